@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "NavigationValues",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "NavigationValues", targets: ["NavigationValues"]),
+        .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+    ],
+    targets: [
+        // MARK: - Core model (imports nothing of ours)
+        .target(name: "NavigationValues"),
+        .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
+
+        // MARK: - Persistence
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "NavigationValuesStore", dependencies: ["CSQLite"]),
+        .testTarget(name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore"]),
+
+        // MARK: - HTTP/1.1 server (knows nothing of sessions)
+        .target(name: "HTTPServer"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+    ]
+)
+
+// Compiler settings for every target, set once (as swift-log does).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

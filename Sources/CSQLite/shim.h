@@ -1,0 +1,16 @@
+#ifndef CSQLITE_SHIM_H
+#define CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+// SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import.
+static inline sqlite3_destructor_type csqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
+
+// Variadic configuration calls cannot be made from Swift; these fix their arguments.
+static inline int csqlite_db_config_defensive(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);
+}
+
+#endif

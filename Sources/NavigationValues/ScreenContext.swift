@@ -1,0 +1,2 @@
+/// Placeholder until the core lands (issue 2).
+public enum NavigationValuesModule {}

@@ -1,0 +1,269 @@
+import Foundation
+
+/// The storage contract the session API is written against.
+///
+/// SQLite (`SQLiteSessionStore`) is the embedded default; a PostgreSQL store can join later by
+/// conforming to this protocol. Every method is safe to call from any task.
+///
+/// JSON travels through the store as text: the store never interprets a value, it keeps it so
+/// that an operator can read it with the `sqlite3` shell and the API can decode it again.
+public protocol SessionStore: Sendable {
+    /// Commits one mutation (its event, its state changes, its idempotency record and snapshot)
+    /// atomically. Returns only once that commit is durable under the configured sync mode.
+    /// Concurrent calls may share one transaction (group commit).
+    ///
+    /// - Throws: `StoreError` (`.conflict` when `event.seq` already exists for the session).
+    func commit(_ mutation: StoredMutation) async throws
+
+    /// The whole current state of a session, or nil when it does not exist (or was purged).
+    func loadSession(_ id: SessionID) async throws -> StoredSession?
+
+    /// Events of a session with `seq > after`, oldest first, at most `limit`.
+    func events(of id: SessionID, after: Int64, limit: Int) async throws -> [StoredEvent]
+
+    /// The newest snapshot of a session taken at or before `seq`, if any.
+    func snapshot(of id: SessionID, atOrBefore seq: Int64) async throws -> StoredSnapshot?
+
+    /// Sessions ordered by id, starting after `cursor`, at most `limit`.
+    func sessions(after cursor: SessionID?, limit: Int) async throws -> [SessionSummary]
+
+    /// The first answer recorded under an idempotency key in a scope, if still kept.
+    func idempotencyRecord(scope: String, key: String) async throws -> IdempotencyRecord?
+
+    /// Fails when the database cannot take a write right now (for `/readyz`).
+    func checkWritable() async throws
+}
+
+// MARK: - Identifiers
+
+/// A session's opaque, URL-safe id (`s_…`).
+public struct SessionID: Hashable, Comparable, Sendable, Codable, RawRepresentable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A screen's opaque, URL-safe id (`c_…`), unique across sessions.
+public struct ScreenID: Hashable, Sendable, Codable, RawRepresentable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+// MARK: - Rows
+
+/// Whether a session still takes mutations.
+public enum SessionState: String, Sendable, Codable, Equatable {
+    case active
+    case ended
+}
+
+/// One row of `sessions`.
+public struct SessionRecord: Sendable, Equatable {
+    public var id: SessionID
+    public var version: Int64
+    public var state: SessionState
+    /// The session's schema as JSON text (`{}` when none).
+    public var schemaJSON: String
+    /// SHA-256 of the session token, hex; the token itself is never stored.
+    public var tokenHash: String
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: SessionID, version: Int64, state: SessionState, schemaJSON: String, tokenHash: String,
+        createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.version = version
+        self.state = state
+        self.schemaJSON = schemaJSON
+        self.tokenHash = tokenHash
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One row of `screen_contexts`: a screen of a session's stack, with its links.
+public struct ScreenRecord: Sendable, Equatable {
+    public var id: ScreenID
+    public var session: SessionID
+    /// Position in the stack, 0 for the root.
+    public var index: Int
+    public var name: String
+    /// `screen` or `navigationStack`.
+    public var role: String
+    public var previous: ScreenID?
+
+    public init(id: ScreenID, session: SessionID, index: Int, name: String, role: String, previous: ScreenID?) {
+        self.id = id
+        self.session = session
+        self.index = index
+        self.name = name
+        self.role = role
+        self.previous = previous
+    }
+}
+
+/// One row of `preference_handlers`, with the handler's memory (SEMANTICS.md §3).
+public struct HandlerRecord: Sendable, Equatable {
+    public var passBack: Bool
+    /// The last value this handler received since it was set, JSON text; nil when none yet.
+    public var lastValueJSON: String?
+    /// The value it passed on last time (JSON text), nil when it stopped or saw nothing.
+    public var lastPassedJSON: String?
+
+    public init(passBack: Bool, lastValueJSON: String? = nil, lastPassedJSON: String? = nil) {
+        self.passBack = passBack
+        self.lastValueJSON = lastValueJSON
+        self.lastPassedJSON = lastPassedJSON
+    }
+}
+
+/// A screen with everything stored on it.
+public struct StoredScreen: Sendable, Equatable {
+    public var record: ScreenRecord
+    /// Local value overrides: key → JSON text.
+    public var values: [String: String]
+    public var handlers: [String: HandlerRecord]
+    /// Last received preference per key: key → JSON text.
+    public var preferences: [String: String]
+
+    public init(
+        record: ScreenRecord, values: [String: String] = [:], handlers: [String: HandlerRecord] = [:],
+        preferences: [String: String] = [:]
+    ) {
+        self.record = record
+        self.values = values
+        self.handlers = handlers
+        self.preferences = preferences
+    }
+}
+
+/// A whole session as stored: its row and its screens, root first.
+public struct StoredSession: Sendable, Equatable {
+    public var record: SessionRecord
+    public var screens: [StoredScreen]
+
+    public init(record: SessionRecord, screens: [StoredScreen]) {
+        self.record = record
+        self.screens = screens
+    }
+}
+
+/// A row of the append-only event log.
+public struct StoredEvent: Sendable, Equatable {
+    public var session: SessionID
+    /// Per-session sequence number; 1 is `session.created`; equals the version after it.
+    public var seq: Int64
+    /// `screen.pushed`, `values.updated`, … (API.md, Events).
+    public var type: String
+    /// The whole event as one line of JSON text.
+    public var json: String
+    public var at: Date
+
+    public init(session: SessionID, seq: Int64, type: String, json: String, at: Date) {
+        self.session = session
+        self.seq = seq
+        self.type = type
+        self.json = json
+        self.at = at
+    }
+}
+
+/// The whole session as JSON text right after event `seq`, to make replay fast.
+public struct StoredSnapshot: Sendable, Equatable {
+    public var session: SessionID
+    public var seq: Int64
+    public var json: String
+
+    public init(session: SessionID, seq: Int64, json: String) {
+        self.session = session
+        self.seq = seq
+        self.json = json
+    }
+}
+
+/// A line of the admin session list.
+public struct SessionSummary: Sendable, Equatable {
+    public var id: SessionID
+    public var version: Int64
+    public var state: SessionState
+    public var depth: Int
+    public var updatedAt: Date
+
+    public init(id: SessionID, version: Int64, state: SessionState, depth: Int, updatedAt: Date) {
+        self.id = id
+        self.version = version
+        self.state = state
+        self.depth = depth
+        self.updatedAt = updatedAt
+    }
+}
+
+/// The first answer given under an `Idempotency-Key`, replayed on retries for 24 h.
+public struct IdempotencyRecord: Sendable, Equatable {
+    /// e.g. `POST /v1/sessions/s_1/push`, or `POST /v1/sessions` for creation.
+    public var scope: String
+    public var key: String
+    public var status: Int
+    /// Response headers worth replaying (`Location`, `ETag`), name → value.
+    public var headers: [String: String]
+    public var body: Data
+    public var createdAt: Date
+
+    public init(scope: String, key: String, status: Int, headers: [String: String], body: Data, createdAt: Date) {
+        self.scope = scope
+        self.key = key
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.createdAt = createdAt
+    }
+}
+
+// MARK: - Mutations
+
+/// One change to the stored state of a session, applied in order inside the mutation's transaction.
+public enum StateChange: Sendable, Equatable {
+    case insertSession(SessionRecord)
+    case updateSession(SessionID, version: Int64, state: SessionState, updatedAt: Date)
+    case insertScreen(ScreenRecord)
+    /// Deletes screens with their values, handlers and received preferences.
+    case deleteScreens([ScreenID])
+    case setValue(ScreenID, key: String, json: String)
+    case removeValue(ScreenID, key: String)
+    /// Sets (or replaces, forgetting its memory) a handler.
+    case setHandler(ScreenID, key: String, passBack: Bool)
+    case removeHandler(ScreenID, key: String)
+    /// Records what a handler received and what it passed on (nil: stopped).
+    case rememberDelivery(ScreenID, key: String, valueJSON: String, passedJSON: String?)
+    /// The screen's last received value for a key (kept after its handler goes).
+    case setReceivedPreference(ScreenID, key: String, json: String)
+    /// Deletes every event, snapshot and state row of the session, keeping nothing.
+    case purgeSession(SessionID)
+}
+
+/// Everything one API mutation writes, committed in one transaction.
+public struct StoredMutation: Sendable, Equatable {
+    public var session: SessionID
+    /// The event this mutation appends; its `seq` must be the next of the session.
+    public var event: StoredEvent
+    public var changes: [StateChange]
+    public var idempotency: IdempotencyRecord?
+    public var snapshot: StoredSnapshot?
+
+    public init(
+        session: SessionID, event: StoredEvent, changes: [StateChange], idempotency: IdempotencyRecord? = nil,
+        snapshot: StoredSnapshot? = nil
+    ) {
+        self.session = session
+        self.event = event
+        self.changes = changes
+        self.idempotency = idempotency
+        self.snapshot = snapshot
+    }
+}

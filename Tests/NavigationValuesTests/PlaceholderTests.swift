@@ -1,0 +1,4 @@
+import Testing
+import NavigationValues
+
+@Test func placeholder() { #expect(Bool(true)) }
