@@ -8,11 +8,13 @@ let package = Package(
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues"),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
+        .executableTarget(name: "NavigationValuesBench", dependencies: ["NavigationValues"]),
 
         // MARK: - Persistence
         .systemLibrary(
