@@ -35,4 +35,12 @@ public struct AppliedMigration: Sendable, Equatable {
     public var name: String
     public var checksum: String
     public var appliedAt: Date
+
+    /// Creates a record.
+    public init(version: Int, name: String, checksum: String, appliedAt: Date) {
+        self.version = version
+        self.name = name
+        self.checksum = checksum
+        self.appliedAt = appliedAt
+    }
 }
