@@ -91,6 +91,9 @@ public final class SQLiteSessionStore: SessionStore {
         self.readers = readers
     }
 
+    /// Commits waiting for the writer (not counting the batch it is running).
+    var queuedCommitCount: Int { writeQueue.withLock { $0.count } }
+
     /// The write figures so far (commit latency, batch sizes), for `/metrics`.
     public var metrics: StoreMetrics { figures.withLock { $0 } }
 
@@ -213,6 +216,8 @@ struct WriteQueue {
     private var pending: [Request] = []
     private var isDraining = false
     var isClosed = false
+
+    var count: Int { pending.count }
 
     mutating func enqueue(_ request: Request) -> EnqueueOutcome {
         guard !isClosed else { return .refused }
