@@ -52,6 +52,9 @@ public struct Migrator: Sendable {
     public func pendingMigrations(in db: Database) throws -> [Migration] {
         let applied = try appliedMigrations(in: db)
         for record in applied {
+            guard record.version >= 1 else {
+                throw refusal("the database records a migration numbered \(record.version); versions start at 1")
+            }
             guard record.version <= migrations.count else {
                 let known = migrations.count
                 throw refusal(

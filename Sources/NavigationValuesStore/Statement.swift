@@ -56,7 +56,7 @@ public final class Statement {
             case .real(let real):
                 code = sqlite3_bind_double(handle, index, real)
             case .text(let text):
-                code = sqlite3_bind_text(handle, index, text, -1, csqlite_transient())
+                code = Self.bind(text, to: handle, at: index)
             case .blob(let data):
                 code = data.withUnsafeBytes { bytes in
                     // A zero-length blob with a nil pointer would bind NULL; bind a zeroblob instead.
@@ -67,6 +67,20 @@ public final class Statement {
                 }
             }
             guard code == SQLITE_OK else { throw Database.error(connection, code: code, sql: sql) }
+        }
+    }
+
+    /// Binds text by its UTF-8 bytes and length, so a NUL inside it is kept, not a terminator.
+    private static func bind(_ text: String, to handle: OpaquePointer, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+            }
         }
     }
 

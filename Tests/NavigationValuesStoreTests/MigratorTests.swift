@@ -84,6 +84,15 @@ import Testing
         }
     }
 
+    @Test func aMigrationNumberedZeroIsRefused() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            try Migrator().migrate(db)
+            try db.execute("UPDATE schema_migrations SET version = 0")
+            await expectStoreError(.migrationRefused) { try Migrator().migrate(db) }
+        }
+    }
+
     @Test func aDatabaseOfSomethingElseIsRefused() async throws {
         try await withTemporaryDatabase { path in
             try Database(path: path).execute("CREATE TABLE other (id INTEGER)")
