@@ -48,7 +48,8 @@ public final class Database {
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
         csqlite_db_config_defensive(handle, 1)
-        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds =
+            busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         try execute("PRAGMA foreign_keys = ON")
     }

@@ -11,7 +11,8 @@ extension SQLiteSessionStore {
         guard mutation.event.session == mutation.session,
             mutation.snapshot.map({ $0.session == mutation.session }) ?? true
         else {
-            throw StoreError(code: .invalidData, message: "the event and snapshot must belong to the mutation's session")
+            throw StoreError(
+                code: .invalidData, message: "the event and snapshot must belong to the mutation's session")
         }
         var isPurged = false
         for change in mutation.changes {
@@ -22,8 +23,10 @@ extension SQLiteSessionStore {
             let event = mutation.event
             try db.execute(
                 "INSERT INTO events (session, seq, type, json, at) VALUES (?, ?, ?, ?, ?)",
-                [.text(event.session.rawValue), .integer(event.seq), .text(event.type), .text(event.json),
-                 .milliseconds(event.at)])
+                [
+                    .text(event.session.rawValue), .integer(event.seq), .text(event.type), .text(event.json),
+                    .milliseconds(event.at),
+                ])
             if let snapshot = mutation.snapshot {
                 try db.execute(
                     "INSERT INTO snapshots (session, seq, json) VALUES (?, ?, ?)",
@@ -43,9 +46,11 @@ extension SQLiteSessionStore {
                 INSERT INTO sessions (id, version, state, schema, token_hash, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
-                [.text(session.id.rawValue), .integer(session.version), .text(session.state.rawValue),
-                 .text(session.schemaJSON), .text(session.tokenHash), .milliseconds(session.createdAt),
-                 .milliseconds(session.updatedAt)])
+                [
+                    .text(session.id.rawValue), .integer(session.version), .text(session.state.rawValue),
+                    .text(session.schemaJSON), .text(session.tokenHash), .milliseconds(session.createdAt),
+                    .milliseconds(session.updatedAt),
+                ])
         case .updateSession(let id, let version, let state, let updatedAt):
             try db.execute(
                 "UPDATE sessions SET version = ?, state = ?, updated_at = ? WHERE id = ?",
@@ -54,8 +59,10 @@ extension SQLiteSessionStore {
         case .insertScreen(let screen):
             try db.execute(
                 "INSERT INTO screen_contexts (id, session, idx, name, role, previous) VALUES (?, ?, ?, ?, ?, ?)",
-                [.text(screen.id.rawValue), .text(screen.session.rawValue), .integer(screen.index),
-                 .text(screen.name), .text(screen.role), .text(screen.previous?.rawValue)])
+                [
+                    .text(screen.id.rawValue), .text(screen.session.rawValue), .integer(screen.index),
+                    .text(screen.name), .text(screen.role), .text(screen.previous?.rawValue),
+                ])
         case .deleteScreens(let ids):
             // One statement, so links between the deleted screens are checked once, at its end.
             try db.execute(
@@ -109,8 +116,10 @@ extension SQLiteSessionStore {
             [.text(record.scope), .text(record.key), .milliseconds(idempotencyCutoff)])
         try db.execute(
             "INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(record.scope), .text(record.key), .integer(record.status), .text(try jsonObject(record.headers)),
-             .blob(record.body), .milliseconds(record.createdAt)])
+            [
+                .text(record.scope), .text(record.key), .integer(record.status), .text(try jsonObject(record.headers)),
+                .blob(record.body), .milliseconds(record.createdAt),
+            ])
     }
 
     /// Deletes expired idempotency records, at most once a minute, inside the batch's

@@ -17,7 +17,9 @@ public final class Statement {
     init(connection: OpaquePointer, sql: String) throws {
         var handle: OpaquePointer?
         var tail: UnsafePointer<CChar>?
-        let code = sql.withCString { sqlite3_prepare_v3(connection, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail) }
+        let code = sql.withCString {
+            sqlite3_prepare_v3(connection, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail)
+        }
         guard code == SQLITE_OK, let handle else {
             throw Database.error(connection, code: code, sql: sql)
         }

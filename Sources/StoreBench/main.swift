@@ -21,12 +21,14 @@ func mutation(session: SessionID, seq: Int64) -> StoredMutation {
                     id: session, version: 1, state: .active, schemaJSON: "{}", tokenHash: "00", createdAt: now,
                     updatedAt: now)))
         changes.append(
-            .insertScreen(ScreenRecord(id: root, session: session, index: 0, name: "Home", role: "screen", previous: nil)))
+            .insertScreen(
+                ScreenRecord(id: root, session: session, index: 0, name: "Home", role: "screen", previous: nil)))
     } else {
         changes.append(.updateSession(session, version: seq, state: .active, updatedAt: now))
     }
     changes.append(.setValue(root, key: "title", json: #""title \#(seq)""#))
-    let json = #"{"seq":\#(seq),"type":"values.updated","screen":"\#(root)","set":{"title":"title \#(seq)"},"removed":[]}"#
+    let json =
+        #"{"seq":\#(seq),"type":"values.updated","screen":"\#(root)","set":{"title":"title \#(seq)"},"removed":[]}"#
     let event = StoredEvent(session: session, seq: seq, type: "values.updated", json: json, at: now)
     return StoredMutation(session: session, event: event, changes: changes)
 }
@@ -64,7 +66,9 @@ func replay(in directory: URL) async throws -> Double {
     try await withThrowingTaskGroup(of: Void.self) { group in
         // Queued together, they are written in a few large batches.
         for seq in 1...Int64(eventCount) {
-            if seq == 1 { try await store.commit(mutation(session: session, seq: 1)) } else {
+            if seq == 1 {
+                try await store.commit(mutation(session: session, seq: 1))
+            } else {
                 group.addTask { try await store.commit(mutation(session: session, seq: seq)) }
             }
         }

@@ -8,7 +8,8 @@ import Foundation
 import NavigationValuesStore
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2, let sync = SQLiteSessionStore.SyncMode(rawValue: arguments.count > 2 ? arguments[2] : "normal"),
+guard arguments.count >= 2,
+    let sync = SQLiteSessionStore.SyncMode(rawValue: arguments.count > 2 ? arguments[2] : "normal"),
     let writers = Int(arguments.count > 3 ? arguments[3] : "8"), writers > 0
 else {
     FileHandle.standardError.write(Data("usage: store-crash-helper PATH [normal|full] [WRITERS]\n".utf8))
@@ -42,7 +43,8 @@ func mutation(session: SessionID, seq: Int64) -> StoredMutation {
                     id: session, version: 1, state: .active, schemaJSON: "{}", tokenHash: "00", createdAt: now,
                     updatedAt: now)))
         changes.append(
-            .insertScreen(ScreenRecord(id: root, session: session, index: 0, name: "Home", role: "screen", previous: nil)))
+            .insertScreen(
+                ScreenRecord(id: root, session: session, index: 0, name: "Home", role: "screen", previous: nil)))
     } else {
         changes.append(.updateSession(session, version: seq, state: .active, updatedAt: now))
     }

@@ -52,7 +52,9 @@ import Testing
             }
             // Deleting a screen that another screen still links to.
             try await store.commit(sample.mutation(2, [.insertScreen(sample.screenRecord(1))]))
-            await expectStoreError(.invalidData) { try await store.commit(sample.mutation(3, [.deleteScreens([sample.root])])) }
+            await expectStoreError(.invalidData) {
+                try await store.commit(sample.mutation(3, [.deleteScreens([sample.root])]))
+            }
             // An event of another session.
             var mixed = sample.mutation(3)
             mixed.event.session = stranger.id

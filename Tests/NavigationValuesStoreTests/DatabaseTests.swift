@@ -10,11 +10,15 @@ import Testing
             let text = "nul\u{0}inside, ünïcödé, 'quotes'; DROP TABLE t; --"
             let bytes = Data([0, 1, 2, 255])
             try db.execute(
-                "INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(Int64.min), .real(0.125), .text(text), .blob(bytes), .null])
-            try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(0), .real(-1), .text(""), .blob(Data()), .text(nil)])
+                "INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+                [.integer(Int64.min), .real(0.125), .text(text), .blob(bytes), .null])
+            try db.execute(
+                "INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(0), .real(-1), .text(""), .blob(Data()), .text(nil)])
             struct Read: Equatable { var i: Int64, r: Double, s: String, b: Data, n: String?, isBlobNull: Bool }
             let rows = try db.fetchAll("SELECT i, r, s, b, n FROM t ORDER BY rowid") {
-                Read(i: $0.int64(0), r: $0.double(1), s: $0.string(2), b: $0.data(3), n: $0.optionalString(4), isBlobNull: $0.isNull(3))
+                Read(
+                    i: $0.int64(0), r: $0.double(1), s: $0.string(2), b: $0.data(3), n: $0.optionalString(4),
+                    isBlobNull: $0.isNull(3))
             }
             #expect(
                 rows == [

@@ -41,7 +41,9 @@ import Testing
                 stored.insert(Acknowledged(session: row.string(0), seq: row.int64(1)))
             }
             let missing = Set(acknowledged).subtracting(stored)
-            #expect(missing.isEmpty, "acknowledged but lost: \(missing.sorted { ($0.session, $0.seq) < ($1.session, $1.seq) }.prefix(10))")
+            #expect(
+                missing.isEmpty,
+                "acknowledged but lost: \(missing.sorted { ($0.session, $0.seq) < ($1.session, $1.seq) }.prefix(10))")
 
             // The store opens the file again, and each session's state matches its last event.
             let store = try SQLiteSessionStore(path: path)

@@ -67,11 +67,15 @@ struct SampleSession {
     }
 
     /// Event `seq` with `changes` and the version update that goes with it.
-    func mutation(_ seq: Int64, _ changes: [StateChange] = [], idempotency: IdempotencyRecord? = nil,
-                  snapshot: StoredSnapshot? = nil) -> StoredMutation {
+    func mutation(
+        _ seq: Int64, _ changes: [StateChange] = [], idempotency: IdempotencyRecord? = nil,
+        snapshot: StoredSnapshot? = nil
+    ) -> StoredMutation {
         StoredMutation(
             session: id, event: event(seq),
-            changes: changes + [.updateSession(id, version: seq, state: .active, updatedAt: at.addingTimeInterval(Double(seq)))],
+            changes: changes + [
+                .updateSession(id, version: seq, state: .active, updatedAt: at.addingTimeInterval(Double(seq)))
+            ],
             idempotency: idempotency, snapshot: snapshot)
     }
 }

@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-@testable import NavigationValuesStore
 import Testing
+
+@testable import NavigationValuesStore
 
 @Suite struct GroupCommitTests {
     /// Holds the writer queue until `release()`, so that commits queue up and share one batch.
@@ -39,7 +40,8 @@ import Testing
                     group.addTask {
                         do {
                             let value = position == seqs.count - 1 ? "duplicate" : "\(seq)"
-                            try await store.commit(sample.mutation(seq, [.setValue(sample.root, key: "v\(seq)", json: #""\#(value)""#)]))
+                            try await store.commit(
+                                sample.mutation(seq, [.setValue(sample.root, key: "v\(seq)", json: #""\#(value)""#)]))
                             return (position, nil)
                         } catch let error as StoreError {
                             return (position, error)

@@ -20,11 +20,12 @@ import Testing
             #expect(try tableNames(db) == Self.tables)
             let records = try Migrator().appliedMigrations(in: db)
             #expect(
-                records == Migration.embedded.map {
-                    AppliedMigration(
-                        version: $0.version, name: $0.name, checksum: $0.checksum,
-                        appliedAt: Date(millisecondsSince1970: 1_000))
-                })
+                records
+                    == Migration.embedded.map {
+                        AppliedMigration(
+                            version: $0.version, name: $0.name, checksum: $0.checksum,
+                            appliedAt: Date(millisecondsSince1970: 1_000))
+                    })
             #expect(try db.fetchOne("PRAGMA foreign_key_check") { $0.string(0) } == nil)
         }
     }
@@ -47,7 +48,8 @@ import Testing
     @Test func theChecksumIsTheSHA256OfTheFile() throws {
         for migration in Migration.embedded {
             let bytes = try Data(contentsOf: repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)"))
-            let sum = try runShell("/usr/bin/sha256sum", [repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)").path])
+            let sum = try runShell(
+                "/usr/bin/sha256sum", [repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)").path])
             #expect(sum.hasPrefix(migration.checksum + " "))
             #expect(bytes == Data(migration.sql.utf8))
         }
@@ -58,7 +60,9 @@ import Testing
             try Migrator().migrate(Database(path: path))
             var edited = Migration.embedded
             edited[0].sql += "CREATE TABLE extra (id INTEGER);\n"
-            let error = await expectStoreError(.migrationRefused) { try Migrator(migrations: edited).migrate(Database(path: path)) }
+            let error = await expectStoreError(.migrationRefused) {
+                try Migrator(migrations: edited).migrate(Database(path: path))
+            }
             #expect(error?.message.contains("0001_create_schema.sql") == true)
         }
     }
@@ -67,7 +71,9 @@ import Testing
         try await withTemporaryDatabase { path in
             let db = try Database(path: path)
             try Migrator().migrate(db)
-            try db.execute("UPDATE schema_migrations SET checksum = ? WHERE version = 1", [.text(String(repeating: "0", count: 64))])
+            try db.execute(
+                "UPDATE schema_migrations SET checksum = ? WHERE version = 1",
+                [.text(String(repeating: "0", count: 64))])
             await expectStoreError(.migrationRefused) { _ = try SQLiteSessionStore(path: path) }
         }
     }
@@ -116,7 +122,8 @@ import Testing
         try await withTemporaryDatabase { path in
             let db = try Database(path: path)
             let broken = Migration(
-                version: 2, name: "add_broken", sql: "CREATE TABLE half (id INTEGER);\nCREATE TABLE sessions (id INTEGER);\n")
+                version: 2, name: "add_broken",
+                sql: "CREATE TABLE half (id INTEGER);\nCREATE TABLE sessions (id INTEGER);\n")
             await expectStoreError(.failed) { try Migrator(migrations: Migration.embedded + [broken]).migrate(db) }
             // Migration 1 committed on its own; migration 2 rolled back whole, row and table.
             #expect(try Migrator().appliedMigrations(in: db).map(\.version) == [1])

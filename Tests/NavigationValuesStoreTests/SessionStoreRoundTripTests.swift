@@ -13,17 +13,21 @@ import Testing
             try await store.commit(sample.creation)
             try await store.commit(sample.mutation(2, [.insertScreen(sample.screenRecord(1, name: "Detail"))]))
             try await store.commit(
-                sample.mutation(3, [
-                    .setValue(sample.root, key: "title", json: #""Inbox""#),
-                    .setValue(sample.screen(1), key: "counter", json: "3"),
-                    .setValue(sample.screen(1), key: "filter", json: #"{"unread":true}"#),
-                ]))
+                sample.mutation(
+                    3,
+                    [
+                        .setValue(sample.root, key: "title", json: #""Inbox""#),
+                        .setValue(sample.screen(1), key: "counter", json: "3"),
+                        .setValue(sample.screen(1), key: "filter", json: #"{"unread":true}"#),
+                    ]))
             try await store.commit(sample.mutation(4, [.setHandler(sample.root, key: "selected", passBack: true)]))
             try await store.commit(
-                sample.mutation(5, [
-                    .rememberDelivery(sample.root, key: "selected", valueJSON: #""a""#, passedJSON: #""a""#),
-                    .setReceivedPreference(sample.root, key: "selected", json: #""a""#),
-                ]))
+                sample.mutation(
+                    5,
+                    [
+                        .rememberDelivery(sample.root, key: "selected", valueJSON: #""a""#, passedJSON: #""a""#),
+                        .setReceivedPreference(sample.root, key: "selected", json: #""a""#),
+                    ]))
 
             let loaded = try await subject.reading().loadSession(sample.id)
             var record = sample.record
@@ -34,7 +38,9 @@ import Testing
                 screens: [
                     StoredScreen(
                         record: sample.screenRecord(0, name: "Home"), values: ["title": #""Inbox""#],
-                        handlers: ["selected": HandlerRecord(passBack: true, lastValueJSON: #""a""#, lastPassedJSON: #""a""#)],
+                        handlers: [
+                            "selected": HandlerRecord(passBack: true, lastValueJSON: #""a""#, lastPassedJSON: #""a""#)
+                        ],
                         preferences: ["selected": #""a""#]),
                     StoredScreen(
                         record: sample.screenRecord(1, name: "Detail"),
@@ -50,23 +56,29 @@ import Testing
             let store = subject.store
             try await store.commit(sample.creation)
             try await store.commit(
-                sample.mutation(2, [
-                    .setHandler(sample.root, key: "a", passBack: false),
-                    .setHandler(sample.root, key: "b", passBack: true),
-                    .setValue(sample.root, key: "gone", json: "1"),
-                ]))
+                sample.mutation(
+                    2,
+                    [
+                        .setHandler(sample.root, key: "a", passBack: false),
+                        .setHandler(sample.root, key: "b", passBack: true),
+                        .setValue(sample.root, key: "gone", json: "1"),
+                    ]))
             try await store.commit(
-                sample.mutation(3, [
-                    .rememberDelivery(sample.root, key: "a", valueJSON: "1", passedJSON: nil),
-                    .rememberDelivery(sample.root, key: "b", valueJSON: "2", passedJSON: "2"),
-                    .setReceivedPreference(sample.root, key: "b", json: "2"),
-                ]))
+                sample.mutation(
+                    3,
+                    [
+                        .rememberDelivery(sample.root, key: "a", valueJSON: "1", passedJSON: nil),
+                        .rememberDelivery(sample.root, key: "b", valueJSON: "2", passedJSON: "2"),
+                        .setReceivedPreference(sample.root, key: "b", json: "2"),
+                    ]))
             try await store.commit(
-                sample.mutation(4, [
-                    .setHandler(sample.root, key: "a", passBack: true),
-                    .removeHandler(sample.root, key: "b"),
-                    .removeValue(sample.root, key: "gone"),
-                ]))
+                sample.mutation(
+                    4,
+                    [
+                        .setHandler(sample.root, key: "a", passBack: true),
+                        .removeHandler(sample.root, key: "b"),
+                        .removeValue(sample.root, key: "gone"),
+                    ]))
             let root = try #require(try await subject.reading().loadSession(sample.id)?.screens.first)
             #expect(root.handlers == ["a": HandlerRecord(passBack: true)])
             #expect(root.preferences == ["b": "2"])
@@ -80,12 +92,14 @@ import Testing
             let store = subject.store
             try await store.commit(sample.creation)
             try await store.commit(
-                sample.mutation(2, [
-                    .insertScreen(sample.screenRecord(1)), .insertScreen(sample.screenRecord(2)),
-                    .setValue(sample.screen(1), key: "k", json: "1"),
-                    .setHandler(sample.screen(2), key: "p", passBack: true),
-                    .setReceivedPreference(sample.screen(2), key: "p", json: "1"),
-                ]))
+                sample.mutation(
+                    2,
+                    [
+                        .insertScreen(sample.screenRecord(1)), .insertScreen(sample.screenRecord(2)),
+                        .setValue(sample.screen(1), key: "k", json: "1"),
+                        .setHandler(sample.screen(2), key: "p", passBack: true),
+                        .setReceivedPreference(sample.screen(2), key: "p", json: "1"),
+                    ]))
             try await store.commit(sample.mutation(3, [.deleteScreens([sample.screen(1), sample.screen(2)])]))
             let reader = try await subject.reading()
             let session = try #require(try await reader.loadSession(sample.id))
@@ -122,7 +136,8 @@ import Testing
             let store = subject.store
             try await store.commit(sample.creation)
             for seq in Int64(2)...9 {
-                let snapshot = seq % 4 == 0 ? StoredSnapshot(session: sample.id, seq: seq, json: #"{"v":\#(seq)}"#) : nil
+                let snapshot =
+                    seq % 4 == 0 ? StoredSnapshot(session: sample.id, seq: seq, json: #"{"v":\#(seq)}"#) : nil
                 try await store.commit(sample.mutation(seq, snapshot: snapshot))
             }
             let reader = try await subject.reading()
@@ -171,10 +186,12 @@ import Testing
             try await store.commit(other.creation)
             try await store.commit(sample.creation)
             try await store.commit(
-                sample.mutation(2, [
-                    .insertScreen(sample.screenRecord(1)), .setValue(sample.screen(1), key: "k", json: "1"),
-                    .setHandler(sample.root, key: "p", passBack: true),
-                ], snapshot: StoredSnapshot(session: sample.id, seq: 2, json: "{}")))
+                sample.mutation(
+                    2,
+                    [
+                        .insertScreen(sample.screenRecord(1)), .setValue(sample.screen(1), key: "k", json: "1"),
+                        .setHandler(sample.root, key: "p", passBack: true),
+                    ], snapshot: StoredSnapshot(session: sample.id, seq: 2, json: "{}")))
             let answer = IdempotencyRecord(
                 scope: "DELETE /v1/sessions/s_sample", key: "k1", status: 204, headers: [:], body: Data(),
                 createdAt: Date())

@@ -68,7 +68,9 @@ import Testing
 
     @Test func aFolderThatDoesNotExistIsUnavailable() async throws {
         try await withTemporaryDatabase { path in
-            let error = await expectStoreError(.unavailable) { _ = try SQLiteSessionStore(path: path + "/missing/db.sqlite") }
+            let error = await expectStoreError(.unavailable) {
+                _ = try SQLiteSessionStore(path: path + "/missing/db.sqlite")
+            }
             #expect(error?.message.contains("missing/db.sqlite") == true)
         }
     }
