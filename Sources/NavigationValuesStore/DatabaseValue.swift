@@ -6,10 +6,15 @@ import Foundation
 /// try db.execute("INSERT INTO t(a, b) VALUES (?, ?)", [.integer(1), .text("x")])
 /// ```
 public enum DatabaseValue: Sendable, Equatable {
+    /// SQL NULL.
     case null
+    /// A 64-bit signed integer.
     case integer(Int64)
+    /// An 8-byte floating-point number.
     case real(Double)
+    /// UTF-8 text, bound by length (it may contain NUL).
     case text(String)
+    /// Bytes.
     case blob(Data)
 
     /// `.text(value)`, or `.null` when `value` is nil.

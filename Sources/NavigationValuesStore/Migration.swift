@@ -31,9 +31,13 @@ public struct Migration: Sendable, Equatable {
 
 /// A row of `schema_migrations`: a migration applied to a database.
 public struct AppliedMigration: Sendable, Equatable {
+    /// The migration's number.
     public var version: Int
+    /// The migration's name, such as `create_schema`.
     public var name: String
+    /// SHA-256 of the file when it was applied, lowercase hex.
     public var checksum: String
+    /// When it was applied.
     public var appliedAt: Date
 
     /// Creates a record.

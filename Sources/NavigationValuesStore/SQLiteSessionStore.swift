@@ -97,9 +97,24 @@ public final class SQLiteSessionStore: SessionStore {
     /// The write figures so far (commit latency, batch sizes), for `/metrics`.
     public var metrics: StoreMetrics { figures.withLock { $0 } }
 
+    /// Opens the store like ``init(path:configuration:)``, on a thread of its own rather than
+    /// the caller's, for callers in async code.
+    public static func open(path: String, configuration: Configuration = Configuration()) async throws
+        -> SQLiteSessionStore
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try SQLiteSessionStore(path: path, configuration: configuration) })
+            }
+        }
+    }
+
     /// Finishes every queued commit, then closes the connections. Later calls fail with `.closed`.
     public func close() async {
-        writeQueue.withLock { $0.isClosed = true }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isDraining = writeQueue.withLock { $0.close(notifying: continuation) }
+            if !isDraining { continuation.resume() }
+        }
         await writer.close()
         for reader in readers { await reader.close() }
     }
@@ -134,30 +149,31 @@ public final class SQLiteSessionStore: SessionStore {
 
     // MARK: - Group commit
 
-    /// Runs batches on the writer queue until nothing is queued.
+    /// Runs one batch on the writer queue, then queues itself again while commits wait, so that
+    /// other work on the writer (reads of `:memory:`, `checkWritable`) runs between batches.
     private func drainWriteQueue() {
-        while true {
-            let batch = writeQueue.withLock { $0.takeBatch(maximum: configuration.maximumBatchSize) }
-            guard !batch.isEmpty else { return }
-            let started = ContinuousClock.now
-            let results: [Result<Void, any Error>]
-            do {
-                results = try writer.onQueue { db in runBatch(batch.map(\.mutation), in: db) }
-            } catch {
-                results = Array(repeating: .failure(error), count: batch.count)
-            }
-            let finished = ContinuousClock.now
-            figures.withLock { metrics in
-                metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
-                for (request, result) in zip(batch, results) {
-                    let succeeded = if case .success = result { true } else { false }
-                    metrics.recordCommit(latency: (finished - request.start).seconds, succeeded: succeeded)
-                }
-            }
+        let (batch, closeWaiters) = writeQueue.withLock { $0.takeBatch(maximum: configuration.maximumBatchSize) }
+        for waiter in closeWaiters { waiter.resume() }
+        guard !batch.isEmpty else { return }
+        let started = ContinuousClock.now
+        let results: [Result<Void, any Error>]
+        do {
+            results = try writer.onQueue { db in runBatch(batch.map(\.mutation), in: db) }
+        } catch {
+            results = Array(repeating: .failure(error), count: batch.count)
+        }
+        let finished = ContinuousClock.now
+        figures.withLock { metrics in
+            metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
             for (request, result) in zip(batch, results) {
-                request.continuation.resume(with: result)
+                let succeeded = if case .success = result { true } else { false }
+                metrics.recordCommit(latency: (finished - request.start).seconds, succeeded: succeeded)
             }
         }
+        for (request, result) in zip(batch, results) {
+            request.continuation.resume(with: result)
+        }
+        writer.queue.async { self.drainWriteQueue() }
     }
 
     /// One transaction over `mutations`, each in its own savepoint so that one failing mutation
@@ -215,7 +231,9 @@ struct WriteQueue {
 
     private var pending: [Request] = []
     private var isDraining = false
-    var isClosed = false
+    private var isClosed = false
+    /// `close()` calls waiting for the queued commits to finish.
+    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
     var count: Int { pending.count }
 
@@ -227,16 +245,27 @@ struct WriteQueue {
         return .startDraining
     }
 
-    /// Up to `maximum` requests, oldest first; an empty batch ends the drain.
-    mutating func takeBatch(maximum: Int) -> [Request] {
+    /// Refuses later commits; true when queued ones are still running, in which case
+    /// `continuation` is resumed once they are done.
+    mutating func close(notifying continuation: CheckedContinuation<Void, Never>) -> Bool {
+        isClosed = true
+        guard isDraining else { return false }
+        closeWaiters.append(continuation)
+        return true
+    }
+
+    /// Up to `maximum` requests, oldest first. An empty batch ends the drain and hands back the
+    /// `close()` calls to resume.
+    mutating func takeBatch(maximum: Int) -> (batch: [Request], closeWaiters: [CheckedContinuation<Void, Never>]) {
         guard !pending.isEmpty else {
             isDraining = false
-            return []
+            defer { closeWaiters = [] }
+            return ([], closeWaiters)
         }
         let count = min(max(1, maximum), pending.count)
         let batch = Array(pending.prefix(count))
         pending.removeFirst(count)
-        return batch
+        return (batch, [])
     }
 }
 

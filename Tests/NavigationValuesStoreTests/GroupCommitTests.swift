@@ -68,6 +68,27 @@ import Testing
         }
     }
 
+    @Test func closingFinishesTheQueuedCommitsFirst() async throws {
+        try await withTemporaryDatabase { path in
+            let store = try await SQLiteSessionStore.open(path: path)
+            let gate = WriterGate(store)
+            let sessions = (0..<5).map { SampleSession("s_\($0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for session in sessions {
+                    group.addTask { try await store.commit(session.creation) }
+                }
+                try await waitUntilQueued(store, count: sessions.count)
+                group.addTask { await store.close() }
+                gate.release()
+                try await group.waitForAll()
+            }
+            await expectStoreError(.closed) { try await store.commit(SampleSession("s_late").creation) }
+            let reopened = try SQLiteSessionStore(path: path)
+            #expect(try await reopened.sessions(after: nil, limit: 10).map(\.id) == sessions.map(\.id))
+            await reopened.close()
+        }
+    }
+
     @Test func twoHundredConcurrentCommitsAllLand() async throws {
         try await withStore(.file) { subject in
             let store = subject.store
