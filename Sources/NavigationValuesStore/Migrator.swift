@@ -8,6 +8,10 @@ import Foundation
 /// applied migration whose checksum (or name) changed, a migration newer than the binary knows,
 /// or tables without `schema_migrations`.
 ///
+/// A migration file must not open or close transactions itself, and cannot switch
+/// `PRAGMA foreign_keys` (a no-op inside a transaction): rebuild a table with the steps of
+/// https://sqlite.org/lang_altertable.html#otheralter that keep foreign keys on.
+///
 /// ```swift
 /// let db = try Database(path: path)
 /// let applied = try Migrator().migrate(db)   // the migrations it applied now

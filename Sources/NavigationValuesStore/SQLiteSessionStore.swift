@@ -66,6 +66,20 @@ public final class SQLiteSessionStore: SessionStore {
     /// - Throws: ``StoreError``: `.migrationRefused` when the file's schema does not match this
     ///   binary, `.unavailable` when it cannot be opened.
     public init(path: String, configuration: Configuration = Configuration()) throws {
+        do {
+            (writer, readers) = try Self.openConnections(path: path, configuration: configuration)
+        } catch var error as StoreError {
+            // SQLite's messages do not name the file; operators need it.
+            if !error.message.contains(path) { error.message = "\(path): \(error.message)" }
+            throw error
+        }
+        self.path = path
+        self.configuration = configuration
+    }
+
+    private static func openConnections(
+        path: String, configuration: Configuration
+    ) throws -> (writer: SerialConnection, readers: [SerialConnection]) {
         let database = try Database(path: path, access: configuration.access, busyTimeout: configuration.busyTimeout)
         if configuration.access == .readWrite {
             try database.enableWriteAheadLog(synchronous: configuration.sync == .full ? .full : .normal)
@@ -85,10 +99,7 @@ public final class SQLiteSessionStore: SessionStore {
                 readers.append(SerialConnection(reader, label: "NavigationValuesStore.reader.\(index)"))
             }
         }
-        self.path = path
-        self.configuration = configuration
-        self.writer = SerialConnection(database, label: "NavigationValuesStore.writer")
-        self.readers = readers
+        return (SerialConnection(database, label: "NavigationValuesStore.writer"), readers)
     }
 
     /// Commits waiting for the writer (not counting the batch it is running).

@@ -62,7 +62,8 @@ import Testing
     @Test func aFileThatIsNotADatabaseIsCorrupt() async throws {
         try await withTemporaryDatabase { path in
             try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: path))
-            await expectStoreError(.corrupt) { _ = try SQLiteSessionStore(path: path) }
+            let error = await expectStoreError(.corrupt) { _ = try SQLiteSessionStore(path: path) }
+            #expect(error?.message.hasPrefix(path) == true)
         }
     }
 
