@@ -23,7 +23,12 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "NavigationValuesStore", dependencies: ["CSQLite"]),
-        .testTarget(name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore"]),
+        // Commits in a loop and prints each acknowledged seq; the kill -9 test runs it.
+        .executableTarget(
+            name: "store-crash-helper", dependencies: ["NavigationValuesStore"], path: "Sources/StoreCrashHelper"),
+        .executableTarget(name: "store-bench", dependencies: ["NavigationValuesStore"], path: "Sources/StoreBench"),
+        .testTarget(
+            name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore", "store-crash-helper"]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
         .target(name: "HTTPServer"),
