@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .executable(name: "http-bench-server", targets: ["HTTPBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -24,8 +25,10 @@ let package = Package(
         .testTarget(name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore"]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
-        .target(name: "HTTPServer"),
+        .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
+        .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
     ]
 )
 
