@@ -29,7 +29,8 @@ public struct Request: Sendable {
     /// The decoded path segments, split on `/` before decoding so that `%2F` stays inside a segment.
     var pathSegments: [String]
 
-    /// Creates a request, for tests and for callers that build requests themselves.
+    /// Creates a request, for tests and for callers that build requests themselves. `path` is
+    /// percent-encoded as on the wire and may carry a query, which is added to `query`.
     public init(
         method: HTTPMethod,
         path: String,
@@ -37,15 +38,19 @@ public struct Request: Sendable {
         headers: HTTPHeaders = [:],
         body: [UInt8] = []
     ) {
+        let parsed = try? TargetParser.parse(path)
         self.method = method
         self.target = path
-        self.path = path
+        self.path = parsed?.path ?? path
         self.query = query
+        for (name, value) in parsed?.query ?? Parameters() { self.query.append(name: name, value: value) }
         self.headers = headers
         self.body = body
         self.parameters = Parameters()
         self.minorVersion = 1
-        self.pathSegments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        self.pathSegments =
+            parsed?.segments
+            ?? path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
     }
 
     init(
