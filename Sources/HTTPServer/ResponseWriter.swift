@@ -93,6 +93,9 @@ public final class ResponseWriter: Sendable {
 
     // MARK: - Called by the connection
 
+    /// How many writes are suspended for back-pressure (for tests).
+    var suspendedWriteCount: Int { state.withLock { $0.writeWaiters.count } }
+
     /// The loop wrote `count` payload bytes to the socket.
     func didFlush(_ count: Int) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in

@@ -58,6 +58,37 @@ func first<T: Sendable>(of stream: AsyncStream<T>, timeout: Duration = .seconds(
     }
 }
 
+/// Collects the first `count` elements of a stream (one iterator, so the stream is consumed
+/// by one task), failing after `timeout`.
+func collect<T: Sendable>(_ count: Int, of stream: AsyncStream<T>, timeout: Duration = .seconds(5)) async throws -> [T] {
+    try await withThrowingTaskGroup(of: [T]?.self) { group in
+        group.addTask {
+            var values: [T] = []
+            for await value in stream {
+                values.append(value)
+                if values.count == count { break }
+            }
+            return values
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let values = try await group.next() ?? nil, values.count == count else { throw TestTimeout() }
+        return values
+    }
+}
+
+/// Waits, yielding, until `condition` holds; fails after `timeout`.
+func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw TestTimeout() }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
 struct TestTimeout: Error {}
 struct TestClientError: Error, CustomStringConvertible {
     var description: String
