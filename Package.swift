@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
+        .executable(name: "http-bench-server", targets: ["HTTPBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -31,8 +32,13 @@ let package = Package(
             name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore", "store-crash-helper"]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
-        .target(name: "HTTPServer"),
+        .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
+        .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
+
+        // MARK: - The session API (routes, auth, sessions, events)
+        .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
     ]
 )
 
