@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
     ],
@@ -39,6 +40,7 @@ let package = Package(
 
         // MARK: - The session API (routes, auth, sessions, events)
         .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
+        .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI"]),
     ]
 )
 

@@ -29,6 +29,8 @@ struct PreferenceHandler {
     }
 
     var generation: Int
+    /// For handlers installed with a fixed decision (`setPreferenceHandler(named:passBack:)`).
+    var passBack: Bool?
     /// Calls the handler with a value and a pass-back function.
     var call: (Any, @escaping (Any) -> Void) -> Void
     var equals: (Any, Any) -> Bool
@@ -93,6 +95,19 @@ extension ScreenContext {
             .name(name),
             call: { value, pass in if passBack { pass(value) } },
             equals: jsonEquals)
+        handlers[.name(name)]?.passBack = passBack
+    }
+
+    /// The fixed decision of the named key's handler: nil when there is none, or when it is a closure.
+    public func preferenceHandlerPassesBack(named name: String) -> Bool? {
+        handlers[.name(name)]?.passBack
+    }
+
+    /// The named keys this screen has handlers for, sorted.
+    public var namedPreferenceHandlerKeys: [String] {
+        handlers.keys.compactMap { id in
+            if case .name(let name) = id { name } else { nil }
+        }.sorted()
     }
 
     /// Registers a closure handler for the named key.

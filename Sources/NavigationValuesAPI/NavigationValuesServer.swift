@@ -1,0 +1,97 @@
+import Foundation
+import HTTPServer
+import NavigationValues
+import NavigationValuesStore
+
+/// The whole server: a store, the session service and the HTTP server, wired together.
+///
+/// ```swift
+/// var configuration = NavigationValuesServer.Configuration()
+/// configuration.port = 0
+/// let server = try await NavigationValuesServer.start(configuration)
+/// print("listening on http://127.0.0.1:\(server.port)")
+/// await server.runUntilSignal()
+/// ```
+public final class NavigationValuesServer: Sendable {
+    /// Everything `serve` can be told (API.md, The executable).
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// The SQLite file, or `:memory:` to keep nothing.
+        public var databasePath = "./navigation-values.sqlite"
+        /// The admin token; when nil one is generated (read it back from `adminToken`).
+        public var adminToken: String?
+        public var sync: SQLiteSessionStore.SyncMode = .normal
+        public var service = ServiceConfiguration()
+        /// Event-loop threads; nil for one per core.
+        public var eventLoopCount: Int?
+        public var headerTimeout: Duration = .seconds(10)
+        public var idleTimeout: Duration = .seconds(60)
+        public var shutdownGracePeriod: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    /// The admin token in force (generated when none was configured).
+    public let adminToken: String
+    /// Whether `adminToken` was generated at start.
+    public let isAdminTokenGenerated: Bool
+    public let store: SQLiteSessionStore
+    public let service: SessionService
+    let http: HTTPServer
+
+    private init(
+        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, http: HTTPServer
+    ) {
+        self.adminToken = adminToken
+        self.isAdminTokenGenerated = generated
+        self.store = store
+        self.service = service
+        self.http = http
+    }
+
+    /// Opens (and migrates) the database, then binds and starts serving.
+    ///
+    /// - Throws: `StoreError` when the database cannot be opened or migrated; `SocketError` when
+    ///   the address cannot be bound.
+    public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
+        var storeConfiguration = SQLiteSessionStore.Configuration()
+        storeConfiguration.sync = configuration.sync
+        let store = try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
+        let generated = configuration.adminToken == nil
+        let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
+        let service = SessionService(store: store, configuration: configuration.service)
+        let router = Router()
+        SessionRoutes(service: service, store: store, adminToken: adminToken).register(on: router)
+        var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
+        if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
+        httpConfiguration.headerTimeout = configuration.headerTimeout
+        httpConfiguration.idleTimeout = configuration.idleTimeout
+        httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
+        let http = HTTPServer(
+            configuration: httpConfiguration, responder: router, errorResponder: ProblemMapping.response)
+        do {
+            try await http.start()
+        } catch {
+            await store.close()
+            throw error
+        }
+        return NavigationValuesServer(
+            adminToken: adminToken, generated: generated, store: store, service: service, http: http)
+    }
+
+    /// The bound port (useful with port 0).
+    public var port: Int { http.port }
+
+    /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
+    public func shutdown() async {
+        await http.shutdown()
+        await store.close()
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
+    public func runUntilSignal() async {
+        await http.runUntilSignal()
+        await store.close()
+    }
+}

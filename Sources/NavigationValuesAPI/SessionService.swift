@@ -1,0 +1,218 @@
+import Foundation
+import NavigationValues
+import NavigationValuesStore
+import Synchronization
+
+/// How the session service is set up.
+public struct ServiceConfiguration: Sendable {
+    public var limits = SessionLimits()
+    /// Used when a create request carries no schema (`--schema FILE`).
+    public var defaultSchema: SessionSchema = .empty
+    /// A snapshot of the whole session is stored every this many events (0: never), so replay
+    /// never applies more than this many events.
+    public var snapshotInterval = 64
+
+    public init() {}
+}
+
+/// Makes ids and tokens. The live generator reads the system's random source; tests may pass their own.
+public struct IdentifierGenerator: Sendable {
+    public var randomBytes: @Sendable (Int) -> [UInt8]
+
+    public init(randomBytes: @escaping @Sendable (Int) -> [UInt8]) {
+        self.randomBytes = randomBytes
+    }
+
+    /// 128-bit ids and 256-bit tokens from `SystemRandomNumberGenerator` (getrandom(2)).
+    public static let live = IdentifierGenerator { count in
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(16))) }
+    func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(16))) }
+    func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
+}
+
+enum Base64URL {
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// Session tokens are stored as their SHA-256, never in clear.
+enum TokenHasher {
+    static func hash(_ token: String) -> String { SHA256.hexDigest(of: Array(token.utf8)) }
+}
+
+/// What every session actor shares: the store, the configuration, the clock and the id generator.
+struct ServiceEnvironment: Sendable {
+    let store: any SessionStore
+    let configuration: ServiceConfiguration
+    let now: @Sendable () -> Date
+    let identifiers: IdentifierGenerator
+    let eventCommitted: @Sendable (StoredEvent) -> Void
+
+    var newScreenID: () -> ScreenID { { identifiers.screenID() } }
+
+    /// Calls the store, turning its failures into what a client should see.
+    func storeCall<T: Sendable>(_ body: @Sendable (any SessionStore) async throws -> T) async throws -> T {
+        do {
+            return try await body(store)
+        } catch let error as StoreError where error.code == .unavailable || error.code == .closed {
+            throw APIError(.unavailable, "the database cannot take requests right now", headers: ["Retry-After": "1"])
+        }
+    }
+}
+
+/// The sessions of one server: creates them, finds their actors (loading lazily), lists them.
+///
+/// ```swift
+/// let service = SessionService(store: store)
+/// let created = try await service.create(body: ["root": ["name": "Home"]], context: …)
+/// ```
+public final class SessionService: Sendable {
+    let environment: ServiceEnvironment
+    private let actors = Mutex<[SessionID: SessionActor]>([:])
+
+    public init(
+        store: any SessionStore,
+        configuration: ServiceConfiguration = ServiceConfiguration(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        identifiers: IdentifierGenerator = .live,
+        eventCommitted: @escaping @Sendable (StoredEvent) -> Void = { _ in }
+    ) {
+        environment = ServiceEnvironment(
+            store: store, configuration: configuration, now: now, identifiers: identifiers,
+            eventCommitted: eventCommitted)
+    }
+
+    /// Sessions whose state is held in memory right now.
+    public var loadedSessionCount: Int { actors.withLock { $0.count } }
+
+    private func actor(for id: SessionID) -> SessionActor {
+        actors.withLock { actors in
+            if let actor = actors[id] { return actor }
+            let actor = SessionActor(id: id, environment: environment)
+            actors[id] = actor
+            return actor
+        }
+    }
+
+    private func forget(_ id: SessionID, _ actor: SessionActor) {
+        actors.withLock { actors in
+            if actors[id] === actor { actors[id] = nil }
+        }
+    }
+
+    /// Runs a command on a session. 404 when it does not exist.
+    func perform(_ command: SessionCommand, on id: SessionID, context: CommandContext) async throws -> APIResponse {
+        let actor = actor(for: id)
+        guard let response = try await actor.perform(command, context: context) else {
+            forget(id, actor)
+            throw APIError(.notFound, "no session \(id.rawValue)")
+        }
+        if case .end(purge: true) = command { forget(id, actor) }
+        return response
+    }
+
+    // MARK: - Creating
+
+    /// Creates a session from `{"root": {"name", "values"}, "schema": {}}` (all optional).
+    func create(body: JSONValue, context: CommandContext) async throws -> APIResponse {
+        if let key = context.idempotencyKey,
+            let record = try await environment.storeCall({ try await $0.idempotencyRecord(scope: context.scope, key: key) })
+        {
+            return APIResponse(replaying: record)
+        }
+        guard case .object(let fields) = body else {
+            throw APIError(.unprocessable, "expected a JSON object", pointer: "")
+        }
+        let unknown = fields.keys.filter { $0 != "root" && $0 != "schema" }.sorted()
+        guard unknown.isEmpty else {
+            throw APIError(
+                .unprocessable, "unknown member(s): \(unknown.joined(separator: ", "))",
+                errors: unknown.map { .init(pointer: "/\(pointerEscaped($0))", detail: "unknown member") })
+        }
+        let schema = try fields["schema"].map { json throws(APIError) in try SessionSchema(json: json) }
+            ?? environment.configuration.defaultSchema
+        let id = environment.identifiers.sessionID()
+        let token = environment.identifiers.token()
+        let at = Timestamp.truncated(environment.now())
+        let record = SessionRecord(
+            id: id, version: 1, state: .active, schemaJSON: schema.json.serialized(),
+            tokenHash: TokenHasher.hash(token), createdAt: at, updatedAt: at)
+        let session = LiveSession(record: record, schema: schema)
+        let validator = CommandValidator(
+            session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
+        // The root is validated exactly as a push is.
+        guard case .push(let seed) = try validator.operation(for: .push(fields["root"] ?? [:])) else {
+            preconditionFailure("a push validates to a push")
+        }
+        let root = session.pushScreen(seed)
+        let renderedRoot = session.render(root)
+        let event: JSONValue = [
+            "seq": 1, "type": "session.created", "at": .string(Timestamp.string(from: at)),
+            "root": renderedRoot, "schema": schema.json,
+        ]
+        var changes: [StateChange] = [
+            .insertSession(record),
+            .insertScreen(
+                ScreenRecord(id: root.id, session: id, index: 0, name: root.name, role: root.context.role.rawValue,
+                             previous: nil)),
+        ]
+        for name in seed.values.keys.sorted() {
+            if let value = seed.values[name] { changes.append(.setValue(root.id, key: name, json: value.serialized())) }
+        }
+        var body = session.renderSession()
+        if case .object(var members) = body {
+            members["token"] = .string(token)
+            body = .object(members)
+        }
+        let response = APIResponse(
+            status: 201, headers: ["ETag": "\"1\"", "Location": "/v1/sessions/\(id.rawValue)"], body: body)
+        let stored = StoredEvent(session: id, seq: 1, type: "session.created", json: event.serialized(), at: at)
+        var mutation = StoredMutation(session: id, event: stored, changes: changes)
+        if let key = context.idempotencyKey {
+            mutation.idempotency = IdempotencyRecord(response, scope: context.scope, key: key, at: at)
+        }
+        do {
+            try await environment.storeCall { [mutation] in try await $0.commit(mutation) }
+        } catch let error as StoreError where error.code == .conflict {
+            // A concurrent create with the same idempotency key won: answer what it answered.
+            if let key = context.idempotencyKey,
+                let record = try await environment.storeCall({
+                    try await $0.idempotencyRecord(scope: context.scope, key: key)
+                })
+            {
+                return APIResponse(replaying: record)
+            }
+            throw error
+        }
+        await actor(for: id).install(session)
+        environment.eventCommitted(stored)
+        return response
+    }
+
+    // MARK: - Listing
+
+    /// The admin list: `{"sessions": [...], "nextCursor"}`.
+    func list(limit: Int, cursor: String?) async throws -> APIResponse {
+        let summaries = try await environment.storeCall {
+            try await $0.sessions(after: cursor.map { SessionID($0) }, limit: limit + 1)
+        }
+        let page = summaries.prefix(limit)
+        let items: [JSONValue] = page.map { (summary: SessionSummary) -> JSONValue in
+            [
+                "id": .string(summary.id.rawValue), "version": .integer(summary.version),
+                "state": .string(summary.state.rawValue), "depth": .integer(Int64(summary.depth)),
+                "updatedAt": .string(Timestamp.string(from: summary.updatedAt)),
+            ]
+        }
+        let next: JSONValue = summaries.count > limit ? page.last.map { .string($0.id.rawValue) } ?? .null : .null
+        return APIResponse(status: 200, body: ["sessions": .array(items), "nextCursor": next])
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// RFC 3339 timestamps with milliseconds in UTC, as API.md shows them (`2026-11-30T10:00:00.000Z`).
+enum Timestamp {
+    static func string(from date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let millis = Int32(((milliseconds % 1000) + 1000) % 1000)
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(millis, 3))Z"
+    }
+
+    /// Parses what `string(from:)` writes; nil for anything else.
+    static func date(from text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54, bytes[13] == 0x3A,
+            bytes[16] == 0x3A, bytes[19] == 0x2E, bytes[23] == 0x5A
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int32? {
+            Int32(String(decoding: bytes[range], as: UTF8.self))
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            let millis = number(20..<23)
+        else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        let seconds = timegm(&parts)
+        return Date(timeIntervalSince1970: Double(seconds) + Double(millis) / 1000)
+    }
+
+    /// A date truncated to whole milliseconds, so that what is stored and what is shown agree.
+    static func truncated(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+}
