@@ -1,5 +1,27 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
+import Foundation
 import PackageDescription
+
+/// The toolchain's own swift-syntax host libraries and module interfaces (issue 8): the `@ValueEntry`
+/// macro builds against them, since the swift-syntax package cannot be fetched. They sit beside the
+/// manifest API this manifest was loaded from (`<toolchain>/usr/lib/swift/pm/ManifestAPI/` →
+/// `<toolchain>/usr/lib/swift/host`: `/opt/swift/usr/...` here, `/usr/...` in the `swift:6.x` images).
+/// `NAVIGATION_VALUES_SWIFT_HOST_LIB` overrides the derived folder.
+let swiftHostLibrary: String = {
+    if let path = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_SWIFT_HOST_LIB"], !path.isEmpty {
+        return path
+    }
+    let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+    for line in maps.split(separator: "\n") {
+        guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so") else {
+            continue
+        }
+        let libraryPath = line[start...].dropLast("/pm/ManifestAPI/libPackageDescription.so".count)
+        return libraryPath + "/host"
+    }
+    return "/usr/lib/swift/host"  // the swift:6.x images' layout, when /proc is unavailable
+}()
 
 let package = Package(
     name: "NavigationValues",
@@ -11,8 +33,21 @@ let package = Package(
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
-        .target(name: "NavigationValues"),
+        .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
+
+        // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
+        .macro(
+            name: "NavigationValuesMacros",
+            swiftSettings: [.unsafeFlags(["-I", swiftHostLibrary])],
+            linkerSettings: [.unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])]
+        ),
+        .testTarget(
+            name: "NavigationValuesMacrosTests",
+            dependencies: ["NavigationValuesMacros"],
+            swiftSettings: [.unsafeFlags(["-I", swiftHostLibrary])],
+            linkerSettings: [.unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])]
+        ),
 
         // MARK: - Persistence
         .systemLibrary(
