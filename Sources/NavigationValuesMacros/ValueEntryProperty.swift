@@ -70,7 +70,7 @@ extension ValueEntryProperty {
         if defaultValue == nil, type?.isOptional == true {
             defaultValue = ExprSyntax(NilLiteralExprSyntax())
         }
-        if defaultValue == nil {
+        if defaultValue == nil, binding.accessorBlock == nil {  // a computed property's problem is its accessors
             problems.append(Diagnostic(node: binding, message: ValueEntryDiagnostic.missingDefaultValue(name)))
         }
         guard problems.isEmpty, let type, let defaultValue else {
