@@ -12,7 +12,8 @@ let swiftHostLibrary: String = {
     if let path = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_SWIFT_HOST_LIB"], !path.isEmpty {
         return path
     }
-    let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+    // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files, which report size 0.
+    let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
     for line in maps.split(separator: "\n") {
         guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so") else {
             continue
