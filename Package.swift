@@ -13,7 +13,8 @@ let swiftHostLibrary: String = {
         return path
     }
     // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files, which report size 0.
-    let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+    let maps = String(
+        decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
     for line in maps.split(separator: "\n") {
         guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so") else {
             continue
@@ -23,6 +24,10 @@ let swiftHostLibrary: String = {
     }
     return "/usr/lib/swift/host"  // the swift:6.x images' layout, when /proc is unavailable
 }()
+let swiftHostSettings: [SwiftSetting] = [.unsafeFlags(["-I", swiftHostLibrary])]
+let swiftHostLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])
+]
 
 let package = Package(
     name: "NavigationValues",
@@ -40,14 +45,14 @@ let package = Package(
         // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
         .macro(
             name: "NavigationValuesMacros",
-            swiftSettings: [.unsafeFlags(["-I", swiftHostLibrary])],
-            linkerSettings: [.unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])]
+            swiftSettings: swiftHostSettings,
+            linkerSettings: swiftHostLinkerSettings
         ),
         .testTarget(
             name: "NavigationValuesMacrosTests",
             dependencies: ["NavigationValuesMacros"],
-            swiftSettings: [.unsafeFlags(["-I", swiftHostLibrary])],
-            linkerSettings: [.unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])]
+            swiftSettings: swiftHostSettings,
+            linkerSettings: swiftHostLinkerSettings
         ),
 
         // MARK: - Persistence

@@ -57,12 +57,13 @@ enum ValueEntryMacro: AccessorMacro, PeerMacro {
         // A public or package key must witness the public `ValueKey` requirements at its own level.
         let typeAccess = property.accessLevel.map { "\(TokenSyntax.keyword($0).text) " } ?? ""
         let memberAccess = property.accessLevel == .public || property.accessLevel == .package ? typeAccess : ""
-        let ignoring = property.isObservationIgnored
-            ? "\n    \(memberAccess)static var isObservationIgnored: Bool { true }"
-            : ""
+        var members = ["\(memberAccess)static var defaultValue: \(property.type) { \(property.defaultValue) }"]
+        if property.isObservationIgnored {
+            members.append("\(memberAccess)static var isObservationIgnored: Bool { true }")
+        }
         return """
             \(raw: typeAccess)struct \(raw: property.keyTypeName): NavigationValues.ValueKey {
-                \(raw: memberAccess)static var defaultValue: \(property.type) { \(property.defaultValue) }\(raw: ignoring)
+                \(raw: members.joined(separator: "\n"))
             }
             """
     }

@@ -33,7 +33,9 @@ extension ValueEntryProperty {
         lexicalContext: [Syntax]
     ) throws(DiagnosticsError) {
         guard let variable = declaration.as(VariableDeclSyntax.self) else {
-            throw DiagnosticsError(diagnostics: [Diagnostic(node: attribute, message: ValueEntryDiagnostic.notAVariable)])
+            throw DiagnosticsError(diagnostics: [
+                Diagnostic(node: attribute, message: ValueEntryDiagnostic.notAVariable)
+            ])
         }
         var problems: [Diagnostic] = []
         if !Self.isInsideScreenContextExtension(lexicalContext) {
@@ -105,7 +107,9 @@ extension ValueEntryProperty {
             message: ValueEntryDiagnostic.constant,
             fixIt: FixIt(
                 message: ValueEntryFixIt.replaceLetWithVar,
-                changes: [.replace(oldNode: Syntax(letKeyword), newNode: Syntax(letKeyword.with(\.tokenKind, .keyword(.var))))]
+                changes: [
+                    .replace(oldNode: Syntax(letKeyword), newNode: Syntax(letKeyword.with(\.tokenKind, .keyword(.var))))
+                ]
             )
         )
     }

@@ -25,7 +25,8 @@ import Testing
                 @ValueEntry var selection: Int?
             }
             func readKeys(_ context: ScreenContext) -> Bool {
-                ScreenContext.__Key_draft.isObservationIgnored && context.title == context[ScreenContext.__Key_title.self]
+                ScreenContext.__Key_draft.isObservationIgnored
+                    && context.title == context[ScreenContext.__Key_title.self]
             }
             extension ScreenContext {
                 @ValueEntry var untyped = ""
@@ -39,7 +40,7 @@ import Testing
         let output = try Compiler.typecheck(source)
         let errors = output.split(separator: "\n").filter { $0.contains(": error: ") && $0.contains("@ValueEntry") }
         #expect(
-            errors.map { $0.split(separator: ":").dropFirst().prefix(1).joined() } == ["20", "21", "22", "25"],
+            errors.map { $0.split(separator: ":").dropFirst().prefix(1).joined() } == ["21", "22", "23", "26"],
             "\(output)"
         )
         #expect(errors.count == 4 && errors[0].contains("'untyped' needs an explicit type"), "\(output)")
@@ -88,7 +89,8 @@ enum Compiler {
             return URL(fileURLWithPath: path)
         }
         // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files.
-        let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let maps = String(
+            decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         let suffix = "/lib/swift/linux/libswiftCore.so"
         guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix(suffix) }),
             let start = line.firstIndex(of: "/")

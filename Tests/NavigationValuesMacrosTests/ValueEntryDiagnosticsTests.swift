@@ -17,7 +17,7 @@ import Testing
                     column: 21,
                     id: "missingTypeAnnotation",
                     message: "'@ValueEntry' property 'title' needs an explicit type, as in 'var title: String = \"\"'"
-                ),
+                )
             ]
         )
         #expect(expansion.source.contains("var title = \"\"\n"))  // left as written, no half expansion
@@ -39,7 +39,7 @@ import Testing
                     id: "missingDefaultValue",
                     message: "'@ValueEntry' property 'counter' needs a default value (what screens read before any "
                         + "writes), as in 'var counter: String = \"\"'"
-                ),
+                )
             ]
         )
     }
@@ -61,7 +61,7 @@ import Testing
                     message: "'@ValueEntry' property must be declared with 'var': screens write the value, so it "
                         + "cannot be 'let'",
                     fixIts: ["replace 'let' with 'var'"]
-                ),
+                )
             ]
         )
     }
@@ -71,8 +71,8 @@ import Testing
             ("struct Settings {\n    @ValueEntry var title: String = \"\"\n}", 2, 5),
             ("extension Settings {\n    @ValueEntry var title: String = \"\"\n}", 2, 5),
             ("@ValueEntry var title: String = \"\"", 1, 1),
-            ("extension ScreenContext {\n    struct Nested {\n        @ValueEntry var title: String = \"\"\n    }\n}", 3, 9),
-            ("extension ScreenContext {\n    func make() {\n        @ValueEntry var title: String = \"\"\n    }\n}", 3, 9),
+            ("extension ScreenContext {\n    struct Nested {\n        @ValueEntry var title: Int = 0\n    }\n}", 3, 9),
+            ("extension ScreenContext {\n    func make() {\n        @ValueEntry var title: Int = 0\n    }\n}", 3, 9),
         ]
     )
     func entryOutsideAScreenContextExtensionIsReportedAtTheAttribute(source: String, line: Int, column: Int) {
@@ -85,7 +85,7 @@ import Testing
                     id: "outsideScreenContextExtension",
                     message: "'@ValueEntry' declares a value of a screen: write it directly inside "
                         + "'extension ScreenContext { }'"
-                ),
+                )
             ]
         )
     }
@@ -106,7 +106,7 @@ import Testing
                     column: 17,
                     id: "unsupportedModifier",
                     message: "'@ValueEntry' cannot be combined with '\(modifier)': the value is stored per screen"
-                ),
+                )
             ]
         )
     }
@@ -126,7 +126,7 @@ import Testing
                     column: column,
                     id: "hasAccessors",
                     message: "'@ValueEntry' provides the property's 'get' and 'set': remove its accessors and observers"
-                ),
+                )
             ]
         )
     }
@@ -146,7 +146,7 @@ import Testing
                     column: 21,
                     id: "notAnIdentifier",
                     message: "'@ValueEntry' property must be a single name, not a tuple or other pattern"
-                ),
+                )
             ]
         )
     }
@@ -180,7 +180,7 @@ import Testing
                     column: 17,
                     id: "unknownOption",
                     message: "'@ValueEntry' options must be written literally, as in '@ValueEntry(.observationIgnored)'"
-                ),
+                )
             ]
         )
     }
