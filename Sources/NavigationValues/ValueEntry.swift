@@ -19,7 +19,7 @@ public enum ValueEntryOption: Sendable, Hashable {
 /// and a hand-written key behave the same. The type annotation and default value are required
 /// (an optional type may omit its default: it is `nil`); the property must be a `var` written
 /// directly inside `extension ScreenContext`.
-@attached(accessor, names: named(get), named(set))
+@attached(accessor)
 @attached(peer, names: prefixed(__Key_))
 public macro ValueEntry(_ options: ValueEntryOption...) =
     #externalMacro(module: "NavigationValuesMacros", type: "ValueEntryMacro")
