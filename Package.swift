@@ -36,11 +36,13 @@ let package = Package(
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
+        .executableTarget(name: "NavigationValuesBench", dependencies: ["NavigationValues"]),
 
         // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
         .macro(

@@ -1,2 +1,208 @@
-/// Placeholder until the core lands (issue 2).
-public enum NavigationValuesModule {}
+import Observation
+
+/// The context of one screen: a node of the view-hierarchy tree (`parent`, `children`) and of the
+/// screen chain (`previous`, `next`), holding the screen's forward values, preference handlers and
+/// received preferences (SEMANTICS.md §1).
+///
+/// ```swift
+/// let stack = ScreenStack()
+/// let root = stack.push { $0[TitleKey.self] = "Home" }
+/// let detail = stack.push()
+/// detail[TitleKey.self]   // "Home": forward values flow to later screens
+/// ```
+///
+/// ## Concurrency
+///
+/// A context graph (a stack and all its screens) lives in one isolation domain: create it, read it,
+/// write it and pop it from one actor or thread, or behind one lock. `ScreenContext` is therefore not
+/// `Sendable`; handlers are plain closures called synchronously on the caller's thread. Observation
+/// callbacks (`withObservationTracking`'s `onChange`) fire synchronously inside the mutating call.
+/// The server keeps each session's graph inside one actor and lets only `Sendable` snapshots out.
+public final class ScreenContext: Observable, Identifiable {
+    let registrar = ObservationRegistrar()
+
+    /// The behaviour this context was created with; it decides how it links itself.
+    public let behavior: any ScreenContextBehavior
+    /// `.screen` or `.navigationStack`, stamped by the behaviour.
+    public let role: ScreenContextRole
+
+    private weak var parentStorage: ScreenContext?
+    private var childrenStorage: [ScreenContext] = []
+    weak var previousLink: ScreenContext?
+    private weak var nextStorage: ScreenContext?
+    /// Contexts whose `previous` is this one: the screens that may inherit its values.
+    var successors: [WeakContext] = []
+
+    /// Local value overrides, typed and named, in one storage.
+    var values: [EntryID: Any] = [:]
+    /// Preference handlers with their memory of the last delivery.
+    var handlers: [EntryID: PreferenceHandler] = [:]
+    /// The last value this screen's handlers received, per key; kept when a handler goes.
+    var received: [EntryID: Any] = [:]
+    /// Bumped on every handler change, so that a late `passBack` of a replaced handler is ignored.
+    var handlerGeneration = 0
+
+    /// Creates a context with a behaviour (default `.screen`) and runs `configure` on it at once,
+    /// like `.screenContext(.navigation) { context in … }`.
+    public init(
+        _ behavior: some ScreenContextBehavior = .screen,
+        configure: (ScreenContext) -> Void = { _ in }
+    ) {
+        self.behavior = behavior
+        self.role = behavior.role
+        configure(self)
+    }
+
+    // MARK: - Tree and chain
+
+    /// The context this one is attached to (weak).
+    public var parent: ScreenContext? {
+        registrar.access(self, keyPath: \.parent)
+        return parentStorage
+    }
+
+    /// The contexts attached to this one, in attach order.
+    public var children: [ScreenContext] {
+        registrar.access(self, keyPath: \.children)
+        return childrenStorage
+    }
+
+    /// The screen before this one in its stack (weak); nil for the root.
+    ///
+    /// Set by behaviours. Changing it links the screen to another predecessor but notifies no value
+    /// observers: push and pop never change what the remaining screens resolve.
+    public var previous: ScreenContext? {
+        get {
+            registrar.access(self, keyPath: \.previous)
+            return previousLink
+        }
+        set {
+            guard newValue !== previousLink else { return }
+            precondition(newValue !== self, "a screen context cannot be its own previous")
+            registrar.withMutation(of: self, keyPath: \.previous) {
+                previousLink?.removeSuccessor(self)
+                previousLink = newValue
+                newValue?.successors.append(WeakContext(self))
+            }
+        }
+    }
+
+    /// The screen after this one in its stack (weak); nil for the topmost screen.
+    public var next: ScreenContext? {
+        get {
+            registrar.access(self, keyPath: \.next)
+            return nextStorage
+        }
+        set {
+            guard newValue !== nextStorage else { return }
+            registrar.withMutation(of: self, keyPath: \.next) { nextStorage = newValue }
+        }
+    }
+
+    /// Attaches this context to `parent`, in the seed's order: the context takes its parent, its
+    /// behaviour's `didAttachTo` runs (a `.navigation` screen links to the parent's last child), it
+    /// joins `parent.children`, then the parent's behaviour's `didUpdateChildren` runs (a
+    /// `.navigationStack` links adjacent children). Attaching again to the same parent changes nothing.
+    public func attach(to parent: ScreenContext) {
+        precondition(parent !== self, "a screen context cannot be attached to itself")
+        if let current = parentStorage, current !== parent {
+            detachFromParent()
+        }
+        registrar.withMutation(of: self, keyPath: \.parent) { parentStorage = parent }
+        behavior.context(self, didAttachTo: parent)
+        if !parent.childrenStorage.contains(where: { $0 === self }) {
+            parent.registrar.withMutation(of: parent, keyPath: \.children) {
+                parent.childrenStorage.append(self)
+            }
+        }
+        parent.behavior.context(parent, didUpdateChildren: parent.childrenStorage)
+    }
+
+    /// Leaves the parent (which relinks its remaining children) and runs `cleanup()`.
+    public func detach() {
+        detachFromParent()
+        cleanup()
+    }
+
+    private func detachFromParent() {
+        guard let parent = parentStorage else {
+            previous = nil
+            next = nil
+            return
+        }
+        if let index = parent.childrenStorage.firstIndex(where: { $0 === self }) {
+            parent.registrar.withMutation(of: parent, keyPath: \.children) {
+                _ = parent.childrenStorage.remove(at: index)
+            }
+        }
+        registrar.withMutation(of: self, keyPath: \.parent) { parentStorage = nil }
+        parent.behavior.context(parent, didUpdateChildren: parent.childrenStorage)
+        previous = nil
+        next = nil
+    }
+
+    // MARK: - Traversal
+
+    /// The first context of the `previous` chain: the root screen.
+    public func head() -> ScreenContext {
+        var current = self
+        while let previous = current.previous { current = previous }
+        return current
+    }
+
+    /// The last context of the `next` chain: the topmost screen.
+    public func tail() -> ScreenContext {
+        var current = self
+        while let next = current.next { current = next }
+        return current
+    }
+
+    /// The deepest last child: follows the last of `children` down the tree.
+    public func top() -> ScreenContext {
+        var current = self
+        while let last = current.children.last { current = last }
+        return current
+    }
+
+    // MARK: - Cleanup
+
+    /// Clears this context's stored values, received preferences and handlers (SEMANTICS.md §1).
+    /// Runs when a screen is popped. Observers of cleared values are notified as for a removal.
+    public func cleanup() {
+        for id in Array(values.keys) {
+            _ = removeEntry(id, isObservationIgnored: false, defaultValue: nil)
+        }
+        let receivedIDs = Array(received.keys)
+        for id in receivedIDs {
+            registrar.withMutation(of: self, keyPath: ObservationKeyPaths.preference(id)) {
+                _ = received.removeValue(forKey: id)
+            }
+        }
+        if !handlers.isEmpty {
+            handlers.removeAll()
+            handlerGeneration &+= 1
+        }
+    }
+
+    // MARK: - Internals
+
+    private func removeSuccessor(_ context: ScreenContext) {
+        successors.removeAll { $0.context == nil || $0.context === context }
+    }
+
+    /// Key paths through which observation tracks one entry of one context.
+    subscript(observedValue id: EntryID) -> Int { 0 }
+    subscript(observedPreference id: EntryID) -> Int { 0 }
+}
+
+/// A weak reference to a context, for back links.
+struct WeakContext {
+    weak var context: ScreenContext?
+    init(_ context: ScreenContext) { self.context = context }
+}
+
+extension ScreenContext: CustomStringConvertible {
+    public var description: String {
+        "ScreenContext(\(role.rawValue), values: \(values.count), handlers: \(handlers.count))"
+    }
+}

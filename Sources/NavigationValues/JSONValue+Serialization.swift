@@ -1,0 +1,73 @@
+extension JSONValue {
+    /// The value as compact JSON text, object members sorted by name so that equal values always
+    /// serialize to the same text.
+    public func serialized() -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(64)
+        write(to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the value's compact JSON text to `output`.
+    public func write(to output: inout [UInt8]) {
+        switch self {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .number(let value): JSONValue.writeNumber(value, to: &output)
+        case .string(let value): JSONValue.writeString(value, to: &output)
+        case .array(let items):
+            output.append(UInt8(ascii: "["))
+            for (position, item) in items.enumerated() {
+                if position > 0 { output.append(UInt8(ascii: ",")) }
+                item.write(to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (position, name) in members.keys.sorted().enumerated() {
+                if position > 0 { output.append(UInt8(ascii: ",")) }
+                JSONValue.writeString(name, to: &output)
+                output.append(UInt8(ascii: ":"))
+                members[name, default: .null].write(to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Numbers that are whole and small print without a fraction; others in Swift's shortest
+    /// round-tripping form, which is valid JSON. Non-finite numbers cannot occur in JSON and print
+    /// as `null`.
+    static func writeNumber(_ value: Double, to output: inout [UInt8]) {
+        guard value.isFinite else {
+            output.append(contentsOf: "null".utf8)
+            return
+        }
+        if value == value.rounded(), abs(value) < 1e15 {
+            output.append(contentsOf: String(Int64(value)).utf8)
+        } else {
+            output.append(contentsOf: value.description.utf8)
+        }
+    }
+
+    /// Writes a JSON string literal with the escapes RFC 8259 §7 requires.
+    public static func writeString(_ value: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+            case 0x09: output.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: #"\u00"#.utf8)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,247 @@
+import Observation
+
+// Backward preferences (SEMANTICS.md §3): a publish walks from the publishing screen itself along
+// `previous`; screens without a handler are transparent, a handler receives the value and passes it
+// on (possibly changed) or stops it. Each handler remembers the last value it received and its
+// decision, so the same value arriving again is not delivered twice.
+
+/// What a handler decided for the last value it received.
+public enum PreferenceDecision: Equatable, Sendable {
+    /// It passed a value on (possibly another one than it received).
+    case passedBack(JSONValue)
+    /// It kept the value: the walk stopped there.
+    case stopped
+}
+
+/// The result of one publish: who received what, and where the walk stopped.
+public struct PreferenceWalk {
+    /// Each screen whose handler was called, in walk order, with the value it received.
+    public var deliveries: [(screen: ScreenContext, value: Any)]
+    /// The screen whose handler (or remembered decision) stopped the walk; nil when it went past the root.
+    public var stoppedAt: ScreenContext?
+}
+
+/// A handler and its memory of the last delivery.
+struct PreferenceHandler {
+    enum Decision {
+        case passed(Any)
+        case stopped
+    }
+
+    var generation: Int
+    /// Calls the handler with a value and a pass-back function.
+    var call: (Any, @escaping (Any) -> Void) -> Void
+    var equals: (Any, Any) -> Bool
+    var lastReceived: Any?
+    var decision: Decision?
+}
+
+extension ScreenContext {
+    // MARK: - Typed keys
+
+    /// Registers this screen's handler for `key`, replacing any earlier one (and forgetting its
+    /// memory). Call `passBack` to continue the value toward earlier screens, possibly changed; do
+    /// not call it to stop the value here. A `passBack` made after the handler returned continues the
+    /// walk from this screen then.
+    ///
+    /// ```swift
+    /// root.onPreferenceChange(Selection.self) { value, passBack in passBack(value) }
+    /// ```
+    public func onPreferenceChange<K: PreferenceKey>(
+        _ key: K.Type,
+        perform handler: @escaping (K.Value, _ passBack: @escaping (K.Value) -> Void) -> Void
+    ) {
+        installHandler(
+            .type(ObjectIdentifier(key)),
+            call: { value, passBack in
+                guard let value = value as? K.Value else { return }
+                handler(value) { passBack($0) }
+            },
+            equals: { ($0 as? K.Value) == ($1 as? K.Value) })
+    }
+
+    /// Removes this screen's handler for `key`; the screen becomes transparent for it. The last value
+    /// it received stays readable until `cleanup()`.
+    public func removePreferenceHandler<K: PreferenceKey>(_ key: K.Type) {
+        removeHandler(.type(ObjectIdentifier(key)))
+    }
+
+    /// Whether this screen has a handler for `key`.
+    public func hasPreferenceHandler<K: PreferenceKey>(_ key: K.Type) -> Bool {
+        handlers[.type(ObjectIdentifier(key))] != nil
+    }
+
+    /// The last value this screen's handler received for `key`, or the key's default.
+    public func preference<K: PreferenceKey>(_ key: K.Type) -> K.Value {
+        let id = EntryID.type(ObjectIdentifier(key))
+        registrar.access(self, keyPath: ObservationKeyPaths.preference(id))
+        return received[id] as? K.Value ?? K.defaultValue
+    }
+
+    /// Publishes `value` for `key`, starting the walk at this screen itself.
+    @discardableResult
+    public func updatePreference<K: PreferenceKey>(_ key: K.Type, value: K.Value) -> PreferenceWalk {
+        walkPreference(.type(ObjectIdentifier(key)), value: value, equals: { ($0 as? K.Value) == ($1 as? K.Value) })
+    }
+
+    // MARK: - Named keys (the server's JSON preferences)
+
+    /// Registers a handler for the named key that always passes the value back (`passBack: true`) or
+    /// always stops it (`false`), as the server's `PUT …/handlers/{key}` does.
+    public func setPreferenceHandler(named name: String, passBack: Bool) {
+        installHandler(
+            .name(name),
+            call: { value, pass in if passBack { pass(value) } },
+            equals: jsonEquals)
+    }
+
+    /// Registers a closure handler for the named key.
+    public func onPreferenceChange(
+        named name: String,
+        perform handler: @escaping (JSONValue, _ passBack: @escaping (JSONValue) -> Void) -> Void
+    ) {
+        installHandler(
+            .name(name),
+            call: { value, pass in
+                guard let value = value as? JSONValue else { return }
+                handler(value) { pass($0) }
+            },
+            equals: jsonEquals)
+    }
+
+    /// Removes the handler for the named key.
+    public func removePreferenceHandler(named name: String) {
+        removeHandler(.name(name))
+    }
+
+    /// Whether this screen has a handler for the named key.
+    public func hasPreferenceHandler(named name: String) -> Bool {
+        handlers[.name(name)] != nil
+    }
+
+    /// The last value this screen's handler received for the named key, nil when none.
+    public func receivedPreference(named name: String) -> JSONValue? {
+        let id = EntryID.name(name)
+        registrar.access(self, keyPath: ObservationKeyPaths.preference(id))
+        return received[id] as? JSONValue
+    }
+
+    /// Every named preference this screen's handlers received, by key.
+    public var receivedNamedPreferences: [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for (id, value) in received {
+            if case .name(let name) = id, let json = value as? JSONValue { result[name] = json }
+        }
+        return result
+    }
+
+    /// The handler memory of the named key: what it last received and decided; nil when it has
+    /// no handler or the handler received nothing yet.
+    public func preferenceMemory(named name: String) -> (received: JSONValue, decision: PreferenceDecision)? {
+        guard let handler = handlers[.name(name)], let last = handler.lastReceived as? JSONValue,
+            let decision = handler.decision
+        else { return nil }
+        switch decision {
+        case .passed(let value): return (last, .passedBack(value as? JSONValue ?? .null))
+        case .stopped: return (last, .stopped)
+        }
+    }
+
+    /// Restores state saved earlier (the server reloading a session): a received value, and the
+    /// memory of the named key's current handler.
+    public func restorePreference(
+        named name: String, received value: JSONValue?, memory: (received: JSONValue, decision: PreferenceDecision)?
+    ) {
+        let id = EntryID.name(name)
+        if let value { received[id] = value }
+        if let memory, handlers[id] != nil {
+            handlers[id]?.lastReceived = memory.received
+            switch memory.decision {
+            case .passedBack(let passed): handlers[id]?.decision = .passed(passed)
+            case .stopped: handlers[id]?.decision = .stopped
+            }
+        }
+    }
+
+    /// Publishes `value` for the named key, starting the walk at this screen itself.
+    @discardableResult
+    public func updatePreference(named name: String, value: JSONValue) -> PreferenceWalk {
+        walkPreference(.name(name), value: value, equals: jsonEquals)
+    }
+
+    // MARK: - The walk
+
+    private func installHandler(_ id: EntryID, call: @escaping (Any, @escaping (Any) -> Void) -> Void,
+                                equals: @escaping (Any, Any) -> Bool) {
+        handlerGeneration &+= 1
+        handlers[id] = PreferenceHandler(generation: handlerGeneration, call: call, equals: equals)
+    }
+
+    private func removeHandler(_ id: EntryID) {
+        guard handlers.removeValue(forKey: id) != nil else { return }
+        handlerGeneration &+= 1
+    }
+
+    func walkPreference(_ id: EntryID, value: Any, equals: (Any, Any) -> Bool) -> PreferenceWalk {
+        var walk = PreferenceWalk(deliveries: [], stoppedAt: nil)
+        var current: ScreenContext? = self
+        var value = value
+        while let screen = current {
+            if let handler = screen.handlers[id] {
+                if let last = handler.lastReceived, let decision = handler.decision, equals(last, value) {
+                    // The same value again: no duplicate delivery; the remembered decision applies.
+                    guard case .passed(let passed) = decision else {
+                        walk.stoppedAt = screen
+                        return walk
+                    }
+                    value = passed
+                } else {
+                    walk.deliveries.append((screen, value))
+                    guard let passed = screen.deliver(value, to: id, handler: handler) else {
+                        walk.stoppedAt = screen
+                        return walk
+                    }
+                    value = passed
+                }
+            }
+            current = screen.previousLink
+        }
+        return walk
+    }
+
+    /// Calls the handler, records the received value and the decision; returns what it passed back
+    /// during the call, or nil when it stopped the value.
+    private func deliver(_ value: Any, to id: EntryID, handler: PreferenceHandler) -> Any? {
+        registrar.withMutation(of: self, keyPath: ObservationKeyPaths.preference(id)) {
+            received[id] = value
+        }
+        var isCalling = true
+        var passed: Any?
+        let generation = handler.generation
+        handler.call(value) { [weak self] passedValue in
+            if isCalling {
+                passed = passedValue
+            } else {
+                self?.latePassBack(passedValue, id: id, generation: generation)
+            }
+        }
+        isCalling = false
+        // A handler that replaced itself during the call leaves the new one's memory alone.
+        if handlers[id]?.generation == generation {
+            handlers[id]?.lastReceived = value
+            handlers[id]?.decision = passed.map { .passed($0) } ?? .stopped
+        }
+        return passed
+    }
+
+    /// A `passBack` made after the handler returned: continue the walk from the previous screen.
+    private func latePassBack(_ value: Any, id: EntryID, generation: Int) {
+        guard let handler = handlers[id], handler.generation == generation else { return }
+        handlers[id]?.decision = .passed(value)
+        _ = previousLink?.walkPreference(id, value: value, equals: handler.equals)
+    }
+}
+
+private func jsonEquals(_ lhs: Any, _ rhs: Any) -> Bool {
+    (lhs as? JSONValue) == (rhs as? JSONValue)
+}

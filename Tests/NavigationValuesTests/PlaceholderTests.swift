@@ -1,4 +1,0 @@
-import Testing
-import NavigationValues
-
-@Test func placeholder() { #expect(Bool(true)) }

@@ -1,0 +1,98 @@
+import NavigationValues
+import Testing
+
+@Suite struct ScreenStackTests {
+    @Test func pushRunsConfigureOnceLinked() {
+        let stack = ScreenStack()
+        let root = stack.push { $0.title = "x" }
+        var seen = ""
+        let b = stack.push { seen = $0.title }
+        #expect(seen == "x")
+        #expect(stack.screens.count == 2)
+        #expect(stack.root === root && stack.topScreen === b)
+        #expect(stack.context.role == .navigationStack)
+        #expect(b.role == .screen)
+    }
+
+    @Test func popNeverRemovesTheRoot() {
+        let stack = ScreenStack()
+        #expect(stack.pop() == nil)
+        let root = stack.push()
+        #expect(stack.pop() == nil)
+        #expect(stack.pop(count: 5).isEmpty)
+        #expect(stack.pop(from: root).isEmpty)
+        #expect(stack.screens.count == 1)
+    }
+
+    @Test func popReturnsTheTopmostFirstAndCleansThemUp() {
+        let stack = ScreenStack()
+        let root = stack.push()
+        let b = stack.push { $0.title = "b" }
+        let c = stack.push { $0.title = "c" }
+        c.onPreferenceChange(Selection.self) { _, _ in }
+        c.updatePreference(Selection.self, value: "v")
+        let popped = stack.pop(count: 2)
+        #expect(popped.map(ObjectIdentifier.init) == [c, b].map(ObjectIdentifier.init))
+        #expect(!b.hasValue(TitleKey.self) && !c.hasValue(TitleKey.self))
+        #expect(!c.hasPreferenceHandler(Selection.self))
+        #expect(c.preference(Selection.self) == "")
+        #expect(root.next == nil)
+        #expect(c.parent == nil && c.previous == nil)
+    }
+
+    @Test func popCountIsClampedAboveTheRoot() {
+        let stack = ScreenStack()
+        stack.push()
+        stack.push()
+        stack.push()
+        #expect(stack.pop(count: 10).count == 2)
+        #expect(stack.pop(count: -1).isEmpty)
+    }
+
+    @Test func popToKeepsTheScreenAndPopFromRemovesIt() {
+        let stack = ScreenStack()
+        let root = stack.push()
+        let b = stack.push()
+        let c = stack.push()
+        let d = stack.push()
+        #expect(stack.pop(to: b).map(ObjectIdentifier.init) == [d, c].map(ObjectIdentifier.init))
+        #expect(stack.topScreen === b)
+        #expect(stack.pop(from: b).map(ObjectIdentifier.init) == [ObjectIdentifier(b)])
+        #expect(stack.topScreen === root)
+        #expect(stack.pop(to: c).isEmpty)
+    }
+
+    @Test func tenThousandPushedAndPoppedScreensLeaveNoContextAlive() {
+        let stack = ScreenStack()
+        let root = stack.push { $0.title = "root" }
+        var weakScreens: [WeakBox] = []
+        for round in 0..<100 {
+            for index in 0..<100 {
+                let screen = stack.push { $0.counter = index }
+                screen.onPreferenceChange(Selection.self) { value, passBack in passBack(value) }
+                weakScreens.append(WeakBox(screen))
+            }
+            stack.topScreen?.updatePreference(Selection.self, value: "round \(round)")
+            #expect(stack.pop(to: root).count == 100)
+        }
+        #expect(weakScreens.count == 10_000)
+        #expect(weakScreens.allSatisfy { $0.value == nil })
+        #expect(root.preference(Selection.self) == "")
+        #expect(stack.screens.count == 1)
+    }
+
+    @Test func aDroppedStackFreesEveryScreen() {
+        var boxes: [WeakBox] = []
+        do {
+            let stack = ScreenStack()
+            for _ in 0..<10 { boxes.append(WeakBox(stack.push())) }
+            boxes.append(WeakBox(stack.context))
+        }
+        #expect(boxes.allSatisfy { $0.value == nil })
+    }
+}
+
+struct WeakBox {
+    weak var value: ScreenContext?
+    init(_ value: ScreenContext) { self.value = value }
+}
