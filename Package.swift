@@ -52,7 +52,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NavigationValuesMacrosTests",
-            dependencies: ["NavigationValuesMacros"],
+            dependencies: ["NavigationValuesMacros", "NavigationValues"],
             swiftSettings: swiftHostSettings,
             linkerSettings: swiftHostLinkerSettings
         ),
