@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
+        .executable(name: "http-bench-server", targets: ["HTTPBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -64,11 +65,21 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "NavigationValuesStore", dependencies: ["CSQLite"]),
-        .testTarget(name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore"]),
+        // Commits in a loop and prints each acknowledged seq; the kill -9 test runs it.
+        .executableTarget(
+            name: "store-crash-helper", dependencies: ["NavigationValuesStore"], path: "Sources/StoreCrashHelper"),
+        .executableTarget(name: "store-bench", dependencies: ["NavigationValuesStore"], path: "Sources/StoreBench"),
+        .testTarget(
+            name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore", "store-crash-helper"]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
-        .target(name: "HTTPServer"),
+        .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
+        .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
+
+        // MARK: - The session API (routes, auth, sessions, events)
+        .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
     ]
 )
 

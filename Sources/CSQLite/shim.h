@@ -13,4 +13,9 @@ static inline int csqlite_db_config_defensive(sqlite3 *db, int on) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);
 }
 
+// Extended result codes are macros built with `|` and `<<`, which Swift does not import.
+static const int CSQLITE_CONSTRAINT_UNIQUE = SQLITE_CONSTRAINT_UNIQUE;
+static const int CSQLITE_CONSTRAINT_PRIMARYKEY = SQLITE_CONSTRAINT_PRIMARYKEY;
+static const int CSQLITE_CONSTRAINT_ROWID = SQLITE_CONSTRAINT_ROWID;
+
 #endif

@@ -1,2 +1,192 @@
-/// HTTP/1.1 server on POSIX sockets (issue 4). Placeholder until the event loop lands.
-public enum HTTPServerModule {}
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on non-blocking sockets and `epoll`, one event loop per core.
+///
+/// ```swift
+/// let router = Router()
+/// router.get("/healthz") { _ in try Response(json: ["status": "ok"]) }
+/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router)
+/// try await server.start()
+/// print("listening on http://127.0.0.1:\(server.port)")
+/// try await server.runUntilSignal()      // SIGTERM/SIGINT: graceful shutdown
+/// ```
+///
+/// Errors thrown by handlers, and those the server finds itself (`HTTPRequestError`: 400, 404,
+/// 405, 413, 414, 431, …), become responses in one place: the `errorResponder`, which by default
+/// answers RFC 9457 `application/problem+json`.
+public final class HTTPServer: Sendable {
+    /// Turns an error into a response. The request is nil when the error is in the request's
+    /// framing (the server could not parse one).
+    public typealias ErrorResponder = @Sendable (_ error: any Error, _ request: Request?) -> Response
+
+    /// Where to listen, how many threads, and the limits and timeouts of API.md.
+    public struct Configuration: Sendable {
+        /// An IPv4 or IPv6 literal, or `localhost`.
+        public var host: String
+        /// The port; 0 picks a free one (read it back from `HTTPServer.port`).
+        public var port: Int
+        /// Event-loop threads; defaults to the number of active cores.
+        public var eventLoopCount: Int
+        /// Size limits of a request.
+        public var limits: HTTPLimits
+        /// Time to receive a request's head (a new connection's first head included).
+        public var headerTimeout: Duration
+        /// Time a connection may stay quiet between requests or within a body.
+        public var idleTimeout: Duration
+        /// On shutdown, how long requests and streams under way may take before being cut.
+        public var shutdownGracePeriod: Duration
+        /// Bytes a stream may have waiting for the client before `write` suspends.
+        public var streamHighWaterMark: Int
+        /// The listen backlog.
+        public var backlog: Int32
+
+        /// Creates a configuration; the defaults are those of API.md.
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 8080,
+            eventLoopCount: Int = ProcessInfo.processInfo.activeProcessorCount,
+            limits: HTTPLimits = HTTPLimits(),
+            headerTimeout: Duration = .seconds(10),
+            idleTimeout: Duration = .seconds(60),
+            shutdownGracePeriod: Duration = .seconds(30),
+            streamHighWaterMark: Int = 64 * 1024,
+            backlog: Int32 = 4096
+        ) {
+            self.host = host
+            self.port = port
+            self.eventLoopCount = max(1, eventLoopCount)
+            self.limits = limits
+            self.headerTimeout = headerTimeout
+            self.idleTimeout = idleTimeout
+            self.shutdownGracePeriod = shutdownGracePeriod
+            self.streamHighWaterMark = max(1, streamHighWaterMark)
+            self.backlog = backlog
+        }
+    }
+
+    private enum Phase {
+        case created
+        case running(listener: Int32, loops: [EventLoop], port: Int)
+        case stopping
+        case stopped
+    }
+
+    private let context: ServerContext
+    private let phase = Mutex(Phase.created)
+    private let stopWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+
+    /// Creates a server; nothing is bound until `start()`.
+    public init(
+        configuration: Configuration,
+        responder: some HTTPResponder,
+        errorResponder: @escaping ErrorResponder = HTTPServer.problemResponse
+    ) {
+        context = ServerContext(configuration: configuration, responder: responder, errorResponder: errorResponder)
+    }
+
+    /// The configuration the server was created with.
+    public var configuration: Configuration { context.configuration }
+
+    /// The bound port once started (useful with port 0), else 0.
+    public var port: Int {
+        phase.withLock { phase in
+            if case .running(_, _, let port) = phase { return port }
+            return 0
+        }
+    }
+
+    /// Binds, listens and starts the event loops. Raises the open-file limit to its hard maximum
+    /// so that thousands of connections fit.
+    /// - Throws: `SocketError` when the address cannot be bound (`EADDRINUSE`, …).
+    public func start() async throws {
+        let configuration = context.configuration
+        Socket.raiseDescriptorLimit()
+        let listener = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        var loops: [EventLoop] = []
+        do {
+            let port = try Socket.localPort(listener)
+            for _ in 0..<configuration.eventLoopCount {
+                let loop = try EventLoop(context: context)
+                try loop.start(listener: listener)
+                loops.append(loop)
+            }
+            try phase.withLock { phase throws(SocketError) in
+                guard case .created = phase else { throw SocketError(call: "start", errno: EALREADY) }
+                phase = .running(listener: listener, loops: loops, port: port)
+            }
+        } catch {
+            for loop in loops {
+                await loop.stopAccepting()
+                await loop.drainAndStop(gracePeriod: .zero)
+            }
+            Socket.close(listener)
+            throw error
+        }
+    }
+
+    /// Shuts down gracefully: stops accepting, closes idle connections, lets requests under way
+    /// finish (their responses say `Connection: close`), ends streams, and returns once every
+    /// connection is closed or `shutdownGracePeriod` has passed. Calling it again waits for the first call.
+    public func shutdown() async {
+        let current = phase.withLock { phase -> Phase in
+            let current = phase
+            if case .running = phase { phase = .stopping }
+            return current
+        }
+        switch current {
+        case .running(let listener, let loops, _):
+            for loop in loops { await loop.stopAccepting() }
+            Socket.close(listener)
+            await withTaskGroup(of: Void.self) { group in
+                for loop in loops {
+                    group.addTask { await loop.drainAndStop(gracePeriod: self.context.configuration.shutdownGracePeriod) }
+                }
+            }
+            let waiters = phase.withLock { phase in
+                phase = .stopped
+                return stopWaiters.withLock { waiters in
+                    defer { waiters = [] }
+                    return waiters
+                }
+            }
+            for waiter in waiters { waiter.resume() }
+        case .stopping:
+            await waitUntilStopped()
+        case .created, .stopped:
+            phase.withLock { $0 = .stopped }
+        }
+    }
+
+    /// Returns once the server has shut down.
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isStopped = phase.withLock { phase in
+                if case .stopped = phase { return true }
+                stopWaiters.withLock { $0.append(continuation) }
+                return false
+            }
+            if isStopped { continuation.resume() }
+        }
+    }
+}
+
+/// What every connection of a server shares; immutable.
+final class ServerContext: Sendable {
+    let configuration: HTTPServer.Configuration
+    let responder: any HTTPResponder
+    /// The responder when it is a `Router`: synchronous handlers then run without a task.
+    let router: Router?
+    let errorResponder: HTTPServer.ErrorResponder
+
+    init(configuration: HTTPServer.Configuration, responder: any HTTPResponder, errorResponder: @escaping HTTPServer.ErrorResponder) {
+        self.configuration = configuration
+        self.responder = responder
+        self.router = responder as? Router
+        self.errorResponder = errorResponder
+    }
+}

@@ -10,9 +10,19 @@ import Foundation
 public protocol SessionStore: Sendable {
     /// Commits one mutation (its event, its state changes, its idempotency record and snapshot)
     /// atomically. Returns only once that commit is durable under the configured sync mode.
-    /// Concurrent calls may share one transaction (group commit).
+    /// Concurrent calls may share one transaction (group commit); a failing mutation fails only
+    /// its own call and leaves nothing behind.
     ///
-    /// - Throws: `StoreError` (`.conflict` when `event.seq` already exists for the session).
+    /// The changes apply in order, then the event and snapshot are appended, then the
+    /// idempotency record is kept. A mutation that purges its own session stores no event and
+    /// no snapshot (nothing of the session is kept), but does keep its idempotency record.
+    ///
+    /// - Throws: `StoreError`: `.conflict` when `event.seq` already exists for the session, when
+    ///   a session or screen id is taken, or when an unexpired idempotency record exists under
+    ///   the same scope and key; `.invalidData` when a change targets a row that does not exist
+    ///   (updating an unknown session, remembering a delivery without a handler, a screen of an
+    ///   unknown session) or a JSON text is not valid JSON; `.unavailable` when the database
+    ///   cannot write now; `.closed` after the store was closed.
     func commit(_ mutation: StoredMutation) async throws
 
     /// The whole current state of a session, or nil when it does not exist (or was purged).
@@ -27,7 +37,8 @@ public protocol SessionStore: Sendable {
     /// Sessions ordered by id, starting after `cursor`, at most `limit`.
     func sessions(after cursor: SessionID?, limit: Int) async throws -> [SessionSummary]
 
-    /// The first answer recorded under an idempotency key in a scope, if still kept.
+    /// The first answer recorded under an idempotency key in a scope, if still kept
+    /// (records older than 24 h count as absent).
     func idempotencyRecord(scope: String, key: String) async throws -> IdempotencyRecord?
 
     /// Fails when the database cannot take a write right now (for `/readyz`).
@@ -232,7 +243,8 @@ public enum StateChange: Sendable, Equatable {
     case insertSession(SessionRecord)
     case updateSession(SessionID, version: Int64, state: SessionState, updatedAt: Date)
     case insertScreen(ScreenRecord)
-    /// Deletes screens with their values, handlers and received preferences.
+    /// Deletes screens with their values, handlers and received preferences. A screen whose
+    /// `previous` links to a deleted one must be deleted in the same change (`.invalidData`).
     case deleteScreens([ScreenID])
     case setValue(ScreenID, key: String, json: String)
     case removeValue(ScreenID, key: String)
@@ -243,7 +255,8 @@ public enum StateChange: Sendable, Equatable {
     case rememberDelivery(ScreenID, key: String, valueJSON: String, passedJSON: String?)
     /// The screen's last received value for a key (kept after its handler goes).
     case setReceivedPreference(ScreenID, key: String, json: String)
-    /// Deletes every event, snapshot and state row of the session, keeping nothing.
+    /// Deletes every event, snapshot and state row of the session, keeping nothing (not even
+    /// the purging mutation's own event). Idempotency records stay until they expire.
     case purgeSession(SessionID)
 }
 

@@ -1,0 +1,157 @@
+import CHTTPSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Connection {
+    // MARK: - Responses
+
+    /// Queues a response to the request in flight and starts writing it.
+    func send(_ response: Response, at now: ContinuousClock.Instant) {
+        guard !isClosed, var current = inFlight else { return }
+        let keepAlive = machine.keepsAlive(requested: current.keepAlive)
+        current.keepAlive = keepAlive
+        let date = loop.dateCache.current()
+        let bodyless = current.isHead || response.status.forbidsBody
+        switch response.body {
+        case .bytes(let body):
+            let framing: ResponseEncoder.Framing = response.status.forbidsBody ? .none : .length(body.count)
+            var bytes = ResponseEncoder.head(
+                status: response.status,
+                headers: response.headers,
+                framing: framing,
+                keepAlive: keepAlive,
+                minorVersion: current.minorVersion,
+                date: date,
+                reserving: bodyless || body.count > OutboundQueue.coalescingLimit ? 0 : body.count
+            )
+            if !bodyless {
+                if body.count > OutboundQueue.coalescingLimit {
+                    outbound.append(bytes)
+                    bytes = body
+                } else {
+                    bytes.append(contentsOf: body)
+                }
+            }
+            outbound.append(bytes)
+            current.isResponseQueued = true
+            inFlight = current
+        case .stream(let produce):
+            if bodyless {
+                outbound.append(
+                    ResponseEncoder.head(
+                        status: response.status,
+                        headers: response.headers,
+                        framing: .none,
+                        keepAlive: keepAlive,
+                        minorVersion: current.minorVersion,
+                        date: date
+                    )
+                )
+                current.isResponseQueued = true
+                inFlight = current
+            } else {
+                startStream(produce, response: response, current: current, date: date)
+            }
+        }
+        flush(at: now)
+    }
+
+    private func startStream(
+        _ produce: @escaping @Sendable (ResponseWriter) async throws -> Void,
+        response: Response,
+        current: InFlight,
+        date: [UInt8]
+    ) {
+        var current = current
+        // HTTP/1.0 has no chunked coding: the body ends when the connection closes.
+        current.isChunked = current.minorVersion == 1
+        if !current.isChunked { current.keepAlive = false }
+        outbound.append(
+            ResponseEncoder.head(
+                status: response.status,
+                headers: response.headers,
+                framing: current.isChunked ? .chunked : .untilClose,
+                keepAlive: current.keepAlive,
+                minorVersion: current.minorVersion,
+                date: date
+            )
+        )
+        machine.streamStarted()
+        streamGeneration += 1
+        let generation = streamGeneration
+        let loop = self.loop
+        let writer = ResponseWriter(highWaterMark: loop.context.configuration.streamHighWaterMark) { bytes in
+            loop.execute { self.writeStreamChunk(bytes, generation: generation) }
+        }
+        current.writer = writer
+        if machine.isShuttingDown { writer.close() }
+        current.streamTask = Task(executorPreference: loop) {
+            try? await produce(writer)
+            loop.execute { self.finishStream(generation: generation) }
+        }
+        inFlight = current
+    }
+
+    private func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
+        guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else { return }
+        outbound.append(current.isChunked ? ResponseEncoder.chunk(bytes) : bytes, payload: bytes.count)
+        flush(at: loop.now)
+    }
+
+    private func finishStream(generation: Int) {
+        guard !isClosed, generation == streamGeneration, var current = inFlight else { return }
+        current.writer?.close()
+        if current.isChunked { outbound.append(ResponseEncoder.lastChunk) }
+        current.isResponseQueued = true
+        inFlight = current
+        flush(at: loop.now)
+    }
+
+    // MARK: - Writing
+
+    func flush(at now: ContinuousClock.Instant) {
+        guard !isClosed else { return }
+        let flushed: OutboundQueue.Progress
+        do {
+            flushed = try outbound.flush(to: fd)
+        } catch {
+            close()  // EPIPE, ECONNRESET: the client is gone
+            return
+        }
+        if flushed.payload > 0 { inFlight?.writer?.didFlush(flushed.payload) }
+        if outbound.isEmpty, let current = inFlight, current.isResponseQueued {
+            finishResponse(current, at: now)
+        }
+    }
+
+    private func finishResponse(_ current: InFlight, at now: ContinuousClock.Instant) {
+        inFlight = nil
+        if current.lingersAfterResponse {
+            Socket.shutdownWriting(fd)
+            machine.errorResponseSent(at: now)
+        } else if machine.responseSent(at: now, keepAlive: current.keepAlive) == .close {
+            close()
+            return
+        }
+        if !isProcessing { readAndProcess(at: now) }
+    }
+
+    // MARK: - Closing
+
+    /// Closes the socket now; a stream's writer is closed and its task cancelled.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        machine.closed()
+        if let current = inFlight {
+            current.writer?.close()
+            current.streamTask?.cancel()
+        }
+        inFlight = nil
+        outbound = OutboundQueue()
+        Socket.close(fd)
+        loop.connectionClosed(self)
+    }
+}

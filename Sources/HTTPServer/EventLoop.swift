@@ -1,0 +1,291 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+import CHTTPSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One thread with its own `epoll` instance, owning the connections it accepted.
+///
+/// Every loop registers the one listening socket with `EPOLLEXCLUSIVE`, so the kernel wakes one
+/// loop per incoming connection and there is no acceptor thread to hand descriptors over.
+/// Connection sockets are edge-triggered (`EPOLLET`) and registered once: reading and writing
+/// never need an `epoll_ctl` per request.
+///
+/// The loop is also a `TaskExecutor`: handler and stream tasks prefer it, so a handler that
+/// does not hop elsewhere runs on the loop's thread and its response is written without a
+/// cross-thread wake-up.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked: `connections`, `readBuffer`, `now` and the other plain vars are used only on
+    // the loop's own thread; what other threads touch is in `inbox` (a Mutex) and atomics.
+
+    private enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob)
+    }
+
+    private struct Inbox {
+        var work: [Work] = []
+        var isWakePending = false
+        var hasStopped = false
+    }
+
+    let context: ServerContext
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let inbox = Mutex(Inbox())
+    private let threadID = Atomic<UInt>(0)
+    private var listenFD: Int32 = -1
+    private var isAcceptPaused = false
+    private var connections: [Int32: Connection] = [:]
+    private var isRunning = true
+    private var isShuttingDown = false
+    private var forceCloseAt: ContinuousClock.Instant?
+    private var drainedContinuation: CheckedContinuation<Void, Never>?
+    private var stoppedContinuation: CheckedContinuation<Void, Never>?
+    private var lastSweep: ContinuousClock.Instant
+    private let sweepInterval: Duration
+    /// Shared by all connections of this loop: a socket is read here, then parsed.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    /// The time at the start of this loop iteration.
+    private(set) var now: ContinuousClock.Instant
+    var dateCache = DateCache()
+
+    init(context: ServerContext) throws(SocketError) {
+        self.context = context
+        self.epollFD = try blockingSyscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        do {
+            self.wakeFD = try blockingSyscall("eventfd") {
+                eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+            }
+        } catch {
+            Glibc.close(epollFD)
+            throw error
+        }
+        self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        self.now = .now
+        self.lastSweep = .now
+        let shortest = min(context.configuration.headerTimeout, context.configuration.idleTimeout)
+        self.sweepInterval = max(.milliseconds(10), min(.seconds(1), shortest / 4))
+        try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
+    }
+
+    deinit {
+        Glibc.close(epollFD)
+        Glibc.close(wakeFD)
+        readBuffer.deallocate()
+    }
+
+    // MARK: - Threads
+
+    /// Starts the loop's thread, accepting from `listener`.
+    func start(listener: Int32) throws(SocketError) {
+        listenFD = listener
+        try register(listener, events: UInt32(EPOLLIN.rawValue) | UInt32(1 << 28))  // EPOLLEXCLUSIVE
+        let thread = Thread { [self] in run() }
+        thread.name = "HTTPServer event loop"
+        thread.start()
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    var inEventLoop: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// Runs `work` on the loop's thread, after what was submitted before it.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        submit(.closure(work))
+    }
+
+    private func submit(_ work: Work) {
+        let (mustWake, hasStopped) = inbox.withLock { inbox -> (Bool, Bool) in
+            if inbox.hasStopped { return (false, true) }
+            inbox.work.append(work)
+            defer { inbox.isWakePending = true }
+            return (!inbox.isWakePending, false)
+        }
+        if hasStopped {
+            // Tasks that outlive the loop (a handler still running after shutdown) finish elsewhere.
+            if case .job(let job) = work {
+                DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+            }
+            return
+        }
+        if mustWake && !inEventLoop {
+            var one: UInt64 = 1
+            _ = try? syscall("write(eventfd)") { Glibc.write(wakeFD, &one, 8) }
+        }
+    }
+
+    private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .relaxed)
+        let capacity: Int32 = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        defer { events.deallocate() }
+        var hasWork = false
+        while isRunning {
+            let timeout = hasWork ? 0 : Int32(sweepInterval / .milliseconds(1))
+            let count: Int32
+            switch try? syscall("epoll_wait", { epoll_wait(epollFD, events, capacity, timeout) }) {
+            case .processed(let ready): count = ready
+            default: count = 0
+            }
+            now = .now
+            for index in 0..<Int(count) {
+                let event = events[index]
+                let fd = event.data.fd
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = try? syscall("read(eventfd)") { Glibc.read(wakeFD, &value, 8) }
+                } else if fd == listenFD {
+                    acceptConnections()
+                } else if let connection = connections[fd] {
+                    connection.handle(events: event.events, at: now)
+                }
+            }
+            hasWork = runSubmittedWork()
+            if now - lastSweep >= sweepInterval { sweep() }
+        }
+        let leftover = inbox.withLock { inbox in
+            inbox.hasStopped = true
+            defer { inbox.work = [] }
+            return inbox.work
+        }
+        for item in leftover {
+            switch item {
+            case .closure(let closure): closure()
+            case .job(let job): DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+            }
+        }
+        stoppedContinuation?.resume()
+    }
+
+    /// Runs what other threads (and tasks) submitted; returns whether more is waiting.
+    private func runSubmittedWork() -> Bool {
+        for _ in 0..<4 {
+            let work = inbox.withLock { inbox -> [Work] in
+                inbox.isWakePending = false
+                defer { inbox.work.removeAll(keepingCapacity: true) }
+                return inbox.work
+            }
+            if work.isEmpty { return false }
+            for item in work {
+                switch item {
+                case .closure(let closure): closure()
+                case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+            }
+        }
+        return inbox.withLock { !$0.work.isEmpty }
+    }
+
+    // MARK: - Connections
+
+    private func register(_ fd: Int32, events: UInt32) throws(SocketError) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        try blockingSyscall("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+    }
+
+    private func acceptConnections() {
+        guard !isShuttingDown, !isAcceptPaused else { return }
+        // A bounded batch per wake-up, so one loop does not take every connection of a burst.
+        for _ in 0..<32 {
+            do {
+                guard case .processed(let fd) = try Socket.accept(listenFD) else { return }
+                do {
+                    try register(
+                        fd,
+                        events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+                    )
+                } catch {
+                    Socket.close(fd)
+                    continue
+                }
+                connections[fd] = Connection(fd: fd, loop: self, connectedAt: now)
+            } catch let error {
+                switch error.errno {
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors: stop accepting until the next sweep rather than spin.
+                    pauseAccepting()
+                    return
+                default:
+                    continue  // ECONNABORTED and the like concern that one connection only
+                }
+            }
+        }
+    }
+
+    private func pauseAccepting() {
+        isAcceptPaused = true
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil)
+    }
+
+    private func resumeAccepting() {
+        guard isAcceptPaused, !isShuttingDown else { return }
+        isAcceptPaused = false
+        try? register(listenFD, events: UInt32(EPOLLIN.rawValue) | UInt32(1 << 28))
+    }
+
+    /// Called by a connection once it has closed its socket.
+    func connectionClosed(_ connection: Connection) {
+        connections[connection.fd] = nil
+        if isShuttingDown && connections.isEmpty { finishDraining() }
+    }
+
+    private func sweep() {
+        lastSweep = now
+        resumeAccepting()
+        for connection in connections.values { connection.timerFired(at: now) }
+        if let forceCloseAt, now >= forceCloseAt {
+            for connection in connections.values { connection.close() }
+        }
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting; returns once the listening socket is out of this loop's epoll set.
+    func stopAccepting() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            execute {
+                self.isShuttingDown = true
+                if !self.isAcceptPaused { _ = epoll_ctl(self.epollFD, EPOLL_CTL_DEL, self.listenFD, nil) }
+                self.listenFD = -1
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Lets requests under way finish, ends streams and closes idle connections; connections
+    /// still open after `gracePeriod` are closed. Then stops the thread.
+    func drainAndStop(gracePeriod: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            execute {
+                self.isShuttingDown = true
+                self.drainedContinuation = continuation
+                self.forceCloseAt = self.now + gracePeriod
+                for connection in Array(self.connections.values) { connection.shutdownRequested() }
+                if self.connections.isEmpty { self.finishDraining() }
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            execute {
+                self.stoppedContinuation = continuation
+                self.isRunning = false
+            }
+        }
+    }
+
+    private func finishDraining() {
+        drainedContinuation?.resume()
+        drainedContinuation = nil
+    }
+}
+
+extension EventLoop: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        submit(.job(UnownedJob(job)))
+    }
+}

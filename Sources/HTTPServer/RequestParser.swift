@@ -1,0 +1,239 @@
+/// Limits on what a client may send, enforced while parsing (API.md "Limits").
+public struct HTTPLimits: Sendable, Equatable {
+    /// Request line plus header fields, in bytes; more is 431.
+    public var maxHeadBytes: Int
+    /// The request line, in bytes; more is 414, even when the head is also too large.
+    public var maxRequestLineBytes: Int
+    /// The body, in bytes, after de-chunking; more is 413.
+    public var maxBodyBytes: Int
+    /// The number of header fields; more is 431.
+    public var maxHeaderCount: Int
+
+    /// The defaults of API.md: 16 KiB head, 8 KiB request line, 1 MiB body, 100 fields.
+    public init(
+        maxHeadBytes: Int = 16 * 1024,
+        maxRequestLineBytes: Int = 8 * 1024,
+        maxBodyBytes: Int = 1024 * 1024,
+        maxHeaderCount: Int = 100
+    ) {
+        self.maxHeadBytes = maxHeadBytes
+        self.maxRequestLineBytes = maxRequestLineBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.maxHeaderCount = maxHeaderCount
+    }
+}
+
+/// An incremental HTTP/1.1 request parser (RFC 9112). Feed it bytes with `append`, then call
+/// `next()` until it returns nil. It keeps at most one request's head and body plus one read's
+/// worth of extra bytes, and throws `HTTPRequestError` on anything malformed or over a limit.
+/// Pure: no I/O, no clock.
+package struct RequestParser {
+    package enum Event: Equatable {
+        /// The head asked for `Expect: 100-continue` and the body has not arrived: send `100 Continue`.
+        case sendContinue
+        /// A complete request, and whether the connection may be kept open after it.
+        case request(Request, keepAlive: Bool)
+
+        package static func == (lhs: Event, rhs: Event) -> Bool {
+            switch (lhs, rhs) {
+            case (.sendContinue, .sendContinue): true
+            case (.request(let a, let x), .request(let b, let y)):
+                a.method == b.method && a.target == b.target && a.headers == b.headers && a.body == b.body && x == y
+            default: false
+            }
+        }
+    }
+
+    enum Framing: Equatable {
+        case none
+        case length(Int)
+        case chunked
+    }
+
+    private enum State {
+        /// Looking for the end of the head; offsets are relative to `readIndex`.
+        case head(scanned: Int, lineStart: Int, requestLineEnd: Int?)
+        case lengthBody(Request, keepAlive: Bool, length: Int)
+        case chunkedBody(Request, keepAlive: Bool, decoder: ChunkedBodyDecoder)
+    }
+
+    let limits: HTTPLimits
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+
+    package init(limits: HTTPLimits = HTTPLimits()) {
+        self.limits = limits
+    }
+
+    /// Whether bytes of a request have been received and not yet returned as a request.
+    package var hasPartialRequest: Bool {
+        if case .head = state { return readIndex < buffer.count }
+        return true
+    }
+
+    /// Whether the head of the current request is complete and its body is being received.
+    package var isReceivingBody: Bool {
+        if case .head = state { return false }
+        return true
+    }
+
+    /// Whether unparsed bytes are waiting in the buffer.
+    package var hasBufferedBytes: Bool { readIndex < buffer.count }
+
+    /// Appends received bytes.
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if readIndex == buffer.count {
+            if buffer.capacity > 64 * 1024 {
+                buffer = []  // do not keep a large body's capacity on an idle connection
+            } else {
+                buffer.removeAll(keepingCapacity: true)
+            }
+            readIndex = 0
+        } else if readIndex > 4096 && readIndex * 2 >= buffer.count {
+            buffer.removeSubrange(0..<readIndex)
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    package mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// The next event the buffered bytes allow, or nil when more bytes are needed.
+    /// - Throws: `HTTPRequestError` (400, 413, 414, 431, 501, 505); the connection must then close.
+    package mutating func next() throws(HTTPRequestError) -> Event? {
+        switch state {
+        case .head(let scanned, let lineStart, let requestLineEnd):
+            return try nextHead(scanned: scanned, lineStart: lineStart, requestLineEnd: requestLineEnd)
+        case .lengthBody(var request, let keepAlive, let length):
+            guard buffer.count - readIndex >= length else { return nil }
+            request.body = Array(buffer[readIndex..<readIndex + length])
+            readIndex += length
+            state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+            return .request(request, keepAlive: keepAlive)
+        case .chunkedBody(var request, let keepAlive, var decoder):
+            let (consumed, isDone) = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
+                try decoder.decode(UnsafeBufferPointer(rebasing: pointer[readIndex...]), limits: limits)
+            }
+            readIndex += consumed
+            guard isDone else {
+                state = .chunkedBody(request, keepAlive: keepAlive, decoder: decoder)
+                return nil
+            }
+            request.body = decoder.body
+            state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+            return .request(request, keepAlive: keepAlive)
+        }
+    }
+
+    // MARK: - Head
+
+    private mutating func nextHead(scanned: Int, lineStart: Int, requestLineEnd: Int?) throws(HTTPRequestError)
+        -> Event?
+    {
+        // RFC 9112 §2.2: ignore empty lines received before the request line.
+        if scanned == 0 {
+            while readIndex < buffer.count, buffer[readIndex] == 0x0D || buffer[readIndex] == 0x0A {
+                readIndex += 1
+            }
+        }
+        let scan = buffer.withUnsafeBufferPointer { pointer in
+            HeadScanner.scan(
+                UnsafeBufferPointer(rebasing: pointer[readIndex...]),
+                from: scanned,
+                lineStart: lineStart,
+                requestLineEnd: requestLineEnd
+            )
+        }
+        let available = buffer.count - readIndex
+        switch scan {
+        case .invalidMethod:
+            throw HTTPRequestError(.badRequest, detail: "The request line does not start with a method.")
+        case .incomplete(let lineStart, let requestLineEnd):
+            if (requestLineEnd ?? available) > limits.maxRequestLineBytes {
+                throw HTTPRequestError(.uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
+            }
+            if available > limits.maxHeadBytes {
+                throw HTTPRequestError(.headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
+            }
+            state = .head(scanned: available, lineStart: lineStart, requestLineEnd: requestLineEnd)
+            return nil
+        case .complete(let headEnd, let requestLineEnd):
+            if requestLineEnd > limits.maxRequestLineBytes {
+                throw HTTPRequestError(.uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
+            }
+            if headEnd > limits.maxHeadBytes {
+                throw HTTPRequestError(.headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
+            }
+            let head = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
+                try HeadParser.parse(UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits)
+            }
+            readIndex += headEnd
+            return try startBody(head)
+        }
+    }
+
+    private mutating func startBody(_ head: HeadParser.Head) throws(HTTPRequestError) -> Event? {
+        state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+        switch head.framing {
+        case .none:
+            return .request(head.request, keepAlive: head.keepAlive)
+        case .length(let length):
+            guard length <= limits.maxBodyBytes else {
+                throw HTTPRequestError(.contentTooLarge, detail: "The body is over \(limits.maxBodyBytes) bytes.")
+            }
+            if length == 0 { return .request(head.request, keepAlive: head.keepAlive) }
+            state = .lengthBody(head.request, keepAlive: head.keepAlive, length: length)
+            if head.expectsContinue && buffer.count - readIndex < length { return .sendContinue }
+            return try next()
+        case .chunked:
+            state = .chunkedBody(head.request, keepAlive: head.keepAlive, decoder: ChunkedBodyDecoder())
+            if head.expectsContinue && buffer.count == readIndex { return .sendContinue }
+            return try next()
+        }
+    }
+}
+
+/// Finds the end of a request head incrementally, so a head that arrives a byte at a time
+/// is still scanned once (no quadratic rescans).
+enum HeadScanner {
+    enum Result: Equatable {
+        case incomplete(lineStart: Int, requestLineEnd: Int?)
+        /// `headEnd` is the offset just past the empty line; `requestLineEnd` the request line's length.
+        case complete(headEnd: Int, requestLineEnd: Int)
+        case invalidMethod
+    }
+
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, lineStart: Int, requestLineEnd: Int?)
+        -> Result
+    {
+        var lineStart = lineStart
+        var requestLineEnd = requestLineEnd
+        var index = start
+        if requestLineEnd == nil {
+            // Until the first space, every byte must be a token character (the method), so that
+            // garbage is refused at once rather than after the header timeout. Only the first
+            // 64 bytes are checked, so a head fed a byte at a time costs no quadratic rescans.
+            for position in 0..<min(bytes.count, 64) {
+                let byte = bytes[position]
+                if byte == 0x20 { break }
+                if !HeadParser.isTokenCharacter(byte) { return .invalidMethod }
+            }
+        }
+        while index < bytes.count {
+            if bytes[index] == 0x0A {
+                let length = index - lineStart
+                if requestLineEnd == nil {
+                    requestLineEnd = index
+                } else if length == 0 || (length == 1 && bytes[lineStart] == 0x0D) {
+                    return .complete(headEnd: index + 1, requestLineEnd: requestLineEnd ?? index)
+                }
+                lineStart = index + 1
+            }
+            index += 1
+        }
+        return .incomplete(lineStart: lineStart, requestLineEnd: requestLineEnd)
+    }
+}

@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes response heads (RFC 9112 §4, §6) into byte arrays.
+enum ResponseEncoder {
+    enum Framing {
+        case length(Int)
+        case chunked
+        /// The body ends when the connection closes (a stream to an HTTP/1.0 client).
+        case untilClose
+        /// No body and no length (1xx, 204, 304).
+        case none
+    }
+
+    static func head(
+        status: HTTPStatus,
+        headers: HTTPHeaders,
+        framing: Framing,
+        keepAlive: Bool,
+        minorVersion: Int,
+        date: [UInt8],
+        reserving extra: Int = 0
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + headers.count * 48 + extra)
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(status.code, to: &out)
+        out.append(0x20)
+        appendSafe(status.reasonPhrase, to: &out)
+        out.append(contentsOf: "\r\n".utf8)
+        for field in headers where !isManaged(field.name) && isSafeName(field.name) {
+            out.append(contentsOf: field.name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            appendSafe(field.value, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        switch framing {
+        case .length(let length):
+            out.append(contentsOf: "Content-Length: ".utf8)
+            appendDecimal(length, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        case .chunked:
+            out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+        case .untilClose, .none:
+            break
+        }
+        out.append(contentsOf: "Date: ".utf8)
+        out.append(contentsOf: date)
+        out.append(contentsOf: "\r\n".utf8)
+        if !keepAlive {
+            out.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if minorVersion == 0 {
+            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        out.append(contentsOf: "\r\n".utf8)
+        return out
+    }
+
+    /// Frames one chunk: size in hex, CRLF, data, CRLF.
+    static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 12)
+        out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+        out.append(contentsOf: "\r\n".utf8)
+        out.append(contentsOf: bytes)
+        out.append(contentsOf: "\r\n".utf8)
+        return out
+    }
+
+    static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+    static let continueHead: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// Fields the server writes itself.
+    private static func isManaged(_ name: String) -> Bool {
+        name.equalsIgnoringASCIICase("content-length") || name.equalsIgnoringASCIICase("transfer-encoding")
+            || name.equalsIgnoringASCIICase("date") || name.equalsIgnoringASCIICase("connection")
+    }
+
+    private static func isSafeName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy(HeadParser.isTokenCharacter)
+    }
+
+    /// Appends a value with CR, LF and other controls replaced by spaces, so that no handler can
+    /// split a response (RFC 9110 §5.5).
+    private static func appendSafe(_ value: String, to out: inout [UInt8]) {
+        for byte in value.utf8 {
+            out.append(byte < 0x20 && byte != 0x09 || byte == 0x7F ? 0x20 : byte)
+        }
+    }
+
+    private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        out.append(contentsOf: String(value).utf8)  // a small string: no allocation
+    }
+}
+
+/// The `Date` field (RFC 9110 §5.6.7, IMF-fixdate), formatted once per second per loop.
+struct DateCache {
+    private var second: time_t = -1
+    private var formatted: [UInt8] = []
+
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    mutating func current() -> [UInt8] {
+        let now = time(nil)
+        if now != second {
+            second = now
+            formatted = Array(Self.format(now).utf8)
+        }
+        return formatted
+    }
+
+    static func format(_ seconds: time_t) -> String {
+        var seconds = seconds
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let day = days[Int(parts.tm_wday) % 7]
+        let month = months[Int(parts.tm_mon) % 12]
+        return "\(day), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

@@ -1,0 +1,83 @@
+/// Splits a request-target into a percent-decoded path, its decoded segments and the decoded
+/// query (RFC 9112 §3.2, RFC 3986 §2.1).
+enum TargetParser {
+    static func parse(_ target: String) throws(HTTPRequestError) -> (path: String, segments: [String], query: Parameters) {
+        if target == "*" { return ("*", [], Parameters()) }
+        var rest = Substring(target)
+        if !rest.hasPrefix("/") {
+            // absolute-form (RFC 9112 §3.2.2): keep what follows the authority.
+            let lowered = rest.prefix(8).lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
+                let colon = rest.firstIndex(of: ":")
+            else {
+                throw HeadParser.bad("The request target is not a path.")
+            }
+            let afterAuthority = rest[colon...].dropFirst(3)
+            rest = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { afterAuthority[$0...] } ?? "/"
+            if rest.hasPrefix("?") { rest = "/" + rest }
+        }
+        let rawPath: Substring
+        var query = Parameters()
+        if let mark = rest.firstIndex(of: "?") {
+            rawPath = rest[..<mark]
+            for pair in rest[rest.index(after: mark)...].split(separator: "&") {
+                if let equals = pair.firstIndex(of: "=") {
+                    query.append(
+                        name: try decode(pair[..<equals], plusAsSpace: true),
+                        value: try decode(pair[pair.index(after: equals)...], plusAsSpace: true)
+                    )
+                } else {
+                    query.append(name: try decode(pair, plusAsSpace: true), value: "")
+                }
+            }
+        } else {
+            rawPath = rest
+        }
+        var segments: [String] = []
+        for segment in rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            segments.append(try decode(segment, plusAsSpace: false))
+        }
+        return (try decode(rawPath, plusAsSpace: false), segments, query)
+    }
+
+    /// Decodes `%XX` escapes (and `+` in queries, as form encoding does); refuses malformed escapes,
+    /// `%00` and bytes that are not UTF-8.
+    static func decode(_ text: Substring, plusAsSpace: Bool) throws(HTTPRequestError) -> String {
+        let utf8 = text.utf8
+        guard utf8.contains(where: { $0 == 0x25 || (plusAsSpace && $0 == 0x2B) }) else { return String(text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == 0x25 {
+                let first = utf8.index(after: index)
+                guard first != utf8.endIndex, utf8.index(after: first) != utf8.endIndex,
+                    let high = hexValue(utf8[first]), let low = hexValue(utf8[utf8.index(after: first)])
+                else {
+                    throw HeadParser.bad("Malformed percent-encoding in the request target.")
+                }
+                let decoded = high << 4 | low
+                guard decoded != 0 else { throw HeadParser.bad("The request target encodes a NUL byte.") }
+                bytes.append(decoded)
+                index = utf8.index(index, offsetBy: 3)
+            } else {
+                bytes.append(plusAsSpace && byte == 0x2B ? 0x20 : byte)
+                index = utf8.index(after: index)
+            }
+        }
+        guard let string = String(validating: bytes, as: UTF8.self) else {
+            throw HeadParser.bad("The request target does not decode to UTF-8.")
+        }
+        return string
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+}

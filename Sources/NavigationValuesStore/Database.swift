@@ -1,0 +1,195 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection, with its statement cache.
+///
+/// A `Database` has one owner and is used from one thread at a time; it is not `Sendable`
+/// (SQLite is opened in multi-thread mode, https://sqlite.org/threadsafe.html). Every
+/// connection turns foreign keys on and waits up to `busyTimeout` for a lock.
+///
+/// ```swift
+/// let db = try Database(path: "/tmp/app.sqlite")
+/// try db.inTransaction { try db.execute("INSERT INTO t(a) VALUES (?)", [.integer(1)]) }
+/// ```
+public final class Database {
+    /// Whether the connection may write.
+    public enum Access: Sendable {
+        case readWrite
+        case readOnly
+    }
+
+    /// SQLite's `synchronous` setting (https://sqlite.org/pragma.html#pragma_synchronous).
+    public enum Synchronous: String, Sendable {
+        /// In WAL mode, commits survive a crash of the process but not a power loss.
+        case normal = "NORMAL"
+        /// Commits survive a power loss too: the WAL is synced at every commit.
+        case full = "FULL"
+    }
+
+    /// The path the connection was opened with (`:memory:` for an in-memory database).
+    public let path: String
+    let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating it when `access` is `.readWrite`) the database at `path`.
+    ///
+    /// - Throws: ``StoreError`` (`.unavailable` when the file cannot be opened).
+    public init(path: String, access: Access = .readWrite, busyTimeout: Duration = .seconds(5)) throws {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= access == .readWrite ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
+            sqlite3_close_v2(handle)
+            throw StoreError(resultCode: code, message: "\(message): \(path)", sql: nil)
+        }
+        self.path = path
+        self.handle = handle
+        sqlite3_extended_result_codes(handle, 1)
+        csqlite_db_config_defensive(handle, 1)
+        let milliseconds =
+            busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: - Settings
+
+    /// Switches the file to write-ahead logging (https://sqlite.org/wal.html), so readers on
+    /// other connections never wait for the writer, and sets `synchronous`.
+    /// An in-memory database keeps its own journal mode.
+    public func enableWriteAheadLog(synchronous: Synchronous) throws {
+        let mode = try fetchOne("PRAGMA journal_mode = WAL") { $0.string(0) }
+        if mode?.lowercased() != "wal" && path != ":memory:" {
+            throw StoreError(code: .unavailable, message: "cannot switch \(path) to WAL (journal mode \(mode ?? "?"))")
+        }
+        // PRAGMA arguments cannot be bound; the value comes from a closed enum, not from input.
+        try execute("PRAGMA synchronous = \(synchronous.rawValue)")
+    }
+
+    /// True when the connection cannot write to its main database.
+    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    // MARK: - Statements
+
+    /// The prepared statement for `sql`, prepared once and kept for reuse.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try Statement(connection: handle, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement with `arguments`.
+    public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+        try cachedStatement(sql).execute(arguments)
+    }
+
+    /// Runs a script of several statements without arguments (a migration). Not cached.
+    public func executeScript(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw StoreError(resultCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Calls `body` for each row of `sql` run with `arguments`.
+    public func forEachRow(_ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Void) throws {
+        try cachedStatement(sql).forEachRow(arguments, body)
+    }
+
+    /// The first row of `sql`, read by `read`, or nil when there is none.
+    public func fetchOne<T>(_ sql: String, _ arguments: [DatabaseValue] = [], _ read: (Row) throws -> T) throws -> T? {
+        var result: T?
+        try forEachRow(sql, arguments) { row in
+            if result == nil { result = try read(row) }
+        }
+        return result
+    }
+
+    /// Every row of `sql`, each read by `read`.
+    public func fetchAll<T>(_ sql: String, _ arguments: [DatabaseValue] = [], _ read: (Row) throws -> T) throws -> [T] {
+        var result: [T] = []
+        try forEachRow(sql, arguments) { result.append(try read($0)) }
+        return result
+    }
+
+    // MARK: - Transactions
+
+    /// How a transaction takes its locks (https://sqlite.org/lang_transaction.html).
+    public enum TransactionKind: String, Sendable {
+        /// Takes the write lock at once, so the transaction never fails to upgrade later.
+        case immediate = "BEGIN IMMEDIATE"
+        /// Takes locks as statements need them; for read-only transactions.
+        case deferred = "BEGIN DEFERRED"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try execute(kind.rawValue)
+        let result: T
+        do {
+            result = try body()
+            try execute("COMMIT")
+        } catch {
+            rollback()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` inside a savepoint of the current transaction: on error only its own changes
+    /// are undone (https://sqlite.org/lang_savepoint.html).
+    public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT nested")
+        do {
+            let result = try body()
+            try execute("RELEASE nested")
+            return result
+        } catch {
+            // Undo the savepoint's changes, then drop it; the outer transaction stays open.
+            try? execute("ROLLBACK TO nested")
+            try? execute("RELEASE nested")
+            throw error
+        }
+    }
+
+    /// Rolls back the open transaction, if any. A failed rollback leaves nothing to undo.
+    func rollback() {
+        if sqlite3_get_autocommit(handle) == 0 {
+            try? execute("ROLLBACK")
+        }
+    }
+
+    /// True while a transaction is open.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: - Errors
+
+    /// The connection's last error as a ``StoreError``.
+    func error(code: Int32, sql: String?) -> StoreError {
+        Self.error(handle, code: code, sql: sql)
+    }
+
+    static func error(_ connection: OpaquePointer, code: Int32, sql: String?) -> StoreError {
+        let extended = sqlite3_extended_errcode(connection)
+        // The extended code belongs to the same failure only when its primary part matches.
+        let resultCode = (extended & 0xff) == (code & 0xff) ? extended : code
+        return StoreError(resultCode: resultCode, message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+    }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}

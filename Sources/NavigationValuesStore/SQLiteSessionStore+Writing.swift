@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+
+// MARK: - Applying a mutation
+
+extension SQLiteSessionStore {
+    /// Writes one mutation: its state changes in order, then its event and snapshot (unless the
+    /// mutation purged its own session, which keeps nothing), then its idempotency record.
+    /// Runs inside the batch's savepoint for this mutation.
+    func apply(_ mutation: StoredMutation, in db: Database) throws {
+        guard mutation.event.session == mutation.session,
+            mutation.snapshot.map({ $0.session == mutation.session }) ?? true
+        else {
+            throw StoreError(
+                code: .invalidData, message: "the event and snapshot must belong to the mutation's session")
+        }
+        var isPurged = false
+        for change in mutation.changes {
+            try apply(change, in: db)
+            if case .purgeSession(let id) = change, id == mutation.session { isPurged = true }
+        }
+        if !isPurged {
+            let event = mutation.event
+            try db.execute(
+                "INSERT INTO events (session, seq, type, json, at) VALUES (?, ?, ?, ?, ?)",
+                [
+                    .text(event.session.rawValue), .integer(event.seq), .text(event.type), .text(event.json),
+                    .milliseconds(event.at),
+                ])
+            if let snapshot = mutation.snapshot {
+                try db.execute(
+                    "INSERT INTO snapshots (session, seq, json) VALUES (?, ?, ?)",
+                    [.text(snapshot.session.rawValue), .integer(snapshot.seq), .text(snapshot.json)])
+            }
+        }
+        if let record = mutation.idempotency {
+            try insert(record, in: db)
+        }
+    }
+
+    private func apply(_ change: StateChange, in db: Database) throws {
+        switch change {
+        case .insertSession(let session):
+            try db.execute(
+                """
+                INSERT INTO sessions (id, version, state, schema, token_hash, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(session.id.rawValue), .integer(session.version), .text(session.state.rawValue),
+                    .text(session.schemaJSON), .text(session.tokenHash), .milliseconds(session.createdAt),
+                    .milliseconds(session.updatedAt),
+                ])
+        case .updateSession(let id, let version, let state, let updatedAt):
+            try db.execute(
+                "UPDATE sessions SET version = ?, state = ?, updated_at = ? WHERE id = ?",
+                [.integer(version), .text(state.rawValue), .milliseconds(updatedAt), .text(id.rawValue)])
+            try expectOneRow(in: db, "session \(id) does not exist")
+        case .insertScreen(let screen):
+            try db.execute(
+                "INSERT INTO screen_contexts (id, session, idx, name, role, previous) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    .text(screen.id.rawValue), .text(screen.session.rawValue), .integer(screen.index),
+                    .text(screen.name), .text(screen.role), .text(screen.previous?.rawValue),
+                ])
+        case .deleteScreens(let ids):
+            // One statement, so links between the deleted screens are checked once, at its end.
+            try db.execute(
+                "DELETE FROM screen_contexts WHERE id IN (SELECT value FROM json_each(?))",
+                [.text(try jsonArray(ids.map(\.rawValue)))])
+        case .setValue(let screen, let key, let json):
+            try db.execute(
+                """
+                INSERT INTO context_values (screen, key, json) VALUES (?, ?, ?)
+                ON CONFLICT (screen, key) DO UPDATE SET json = excluded.json
+                """,
+                [.text(screen.rawValue), .text(key), .text(json)])
+        case .removeValue(let screen, let key):
+            try db.execute(
+                "DELETE FROM context_values WHERE screen = ? AND key = ?", [.text(screen.rawValue), .text(key)])
+        case .setHandler(let screen, let key, let passBack):
+            try db.execute(
+                """
+                INSERT INTO preference_handlers (screen, key, pass_back, last_value, last_passed)
+                VALUES (?, ?, ?, NULL, NULL)
+                ON CONFLICT (screen, key) DO UPDATE
+                SET pass_back = excluded.pass_back, last_value = NULL, last_passed = NULL
+                """,
+                [.text(screen.rawValue), .text(key), .bool(passBack)])
+        case .removeHandler(let screen, let key):
+            try db.execute(
+                "DELETE FROM preference_handlers WHERE screen = ? AND key = ?", [.text(screen.rawValue), .text(key)])
+        case .rememberDelivery(let screen, let key, let valueJSON, let passedJSON):
+            try db.execute(
+                "UPDATE preference_handlers SET last_value = ?, last_passed = ? WHERE screen = ? AND key = ?",
+                [.text(valueJSON), .text(passedJSON), .text(screen.rawValue), .text(key)])
+            try expectOneRow(in: db, "screen \(screen) has no handler for \(key)")
+        case .setReceivedPreference(let screen, let key, let json):
+            try db.execute(
+                """
+                INSERT INTO received_preferences (screen, key, json) VALUES (?, ?, ?)
+                ON CONFLICT (screen, key) DO UPDATE SET json = excluded.json
+                """,
+                [.text(screen.rawValue), .text(key), .text(json)])
+        case .purgeSession(let id):
+            // Screens, their rows, events and snapshots follow by ON DELETE CASCADE.
+            try db.execute("DELETE FROM sessions WHERE id = ?", [.text(id.rawValue)])
+        }
+    }
+
+    /// Keeps the first answer under a key: an unexpired record makes this mutation a conflict,
+    /// an expired one is replaced.
+    private func insert(_ record: IdempotencyRecord, in db: Database) throws {
+        try db.execute(
+            "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND created_at < ?",
+            [.text(record.scope), .text(record.key), .milliseconds(idempotencyCutoff)])
+        try db.execute(
+            "INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                .text(record.scope), .text(record.key), .integer(record.status), .text(try jsonObject(record.headers)),
+                .blob(record.body), .milliseconds(record.createdAt),
+            ])
+    }
+
+    /// Deletes expired idempotency records, at most once a minute, inside the batch's
+    /// transaction. A failure here must not fail the batch, so it is only skipped.
+    func removeExpiredIdempotencyRecords(in db: Database) {
+        let now = configuration.now()
+        let isDue = lastIdempotencyCleanup.withLock { last in
+            guard now.timeIntervalSince(last) >= 60 else { return false }
+            last = now
+            return true
+        }
+        guard isDue else { return }
+        try? db.inSavepoint {
+            try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [.milliseconds(idempotencyCutoff)])
+        }
+    }
+
+    /// Records created before this instant count as absent.
+    var idempotencyCutoff: Date {
+        configuration.now().addingTimeInterval(-configuration.idempotencyLifetime.seconds)
+    }
+
+    private func expectOneRow(in db: Database, _ message: @autoclosure () -> String) throws {
+        guard db.changes == 1 else { throw StoreError(code: .invalidData, message: message()) }
+    }
+
+    private func jsonArray(_ strings: [String]) throws -> String {
+        try jsonText(strings)
+    }
+
+    private func jsonObject(_ dictionary: [String: String]) throws -> String {
+        try jsonText(dictionary)
+    }
+
+    private func jsonText(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        } catch {
+            throw StoreError(code: .invalidData, message: "cannot encode \(type(of: value)) as JSON: \(error)")
+        }
+    }
+}

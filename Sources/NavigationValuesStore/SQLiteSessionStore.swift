@@ -1,0 +1,288 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The SQLite implementation of ``SessionStore``: one write connection with group commit, and a
+/// small pool of read connections that never wait for the writer (WAL mode).
+///
+/// SQLite calls run on the store's own serial dispatch queues, never on Swift's cooperative
+/// pool. Concurrent ``commit(_:)`` calls that queue up while a transaction runs share the next
+/// transaction and its sync (group commit); each caller resumes only after that COMMIT.
+///
+/// ```swift
+/// let store = try SQLiteSessionStore(path: "navigation-values.sqlite")
+/// try await store.commit(mutation)
+/// let session = try await store.loadSession(mutation.session)
+/// ```
+public final class SQLiteSessionStore: SessionStore {
+    /// How durable an acknowledged commit is (https://sqlite.org/pragma.html#pragma_synchronous).
+    public enum SyncMode: String, Sendable, CaseIterable {
+        /// WAL with `synchronous=NORMAL`: an acknowledged write survives a crash or `kill -9` of
+        /// the process; a power loss may lose the last commits (never corrupts the file).
+        case normal
+        /// WAL with `synchronous=FULL`: the WAL is synced at every commit, so an acknowledged
+        /// write also survives a power loss.
+        case full
+    }
+
+    /// How the store opens its database.
+    public struct Configuration: Sendable {
+        /// Durability of acknowledged commits; `.normal` by default.
+        public var sync: SyncMode = .normal
+        /// `.readOnly` opens an existing, fully migrated database for reading (`replay`); every
+        /// write then fails with `.unavailable`.
+        public var access: Database.Access = .readWrite
+        /// Read connections (ignored for `:memory:`, which has a single connection).
+        public var readerCount = 4
+        /// How long a connection waits for a lock held by another process.
+        public var busyTimeout: Duration = .seconds(5)
+        /// The most mutations one group-commit transaction takes.
+        public var maximumBatchSize = 1_000
+        /// How long an idempotency record is kept (API.md: 24 h).
+        public var idempotencyLifetime: Duration = .seconds(24 * 60 * 60)
+        /// The clock for idempotency expiry.
+        public var now: @Sendable () -> Date = { Date() }
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The path the store was opened with.
+    public let path: String
+    let configuration: Configuration
+    let writer: SerialConnection
+    /// Read connections; empty for `:memory:`, whose reads go through the writer.
+    let readers: [SerialConnection]
+    let nextReader = Mutex(0)
+    private let writeQueue = Mutex(WriteQueue())
+    private let figures = Mutex(StoreMetrics())
+    /// When expired idempotency records were last removed.
+    let lastIdempotencyCleanup = Mutex(Date.distantPast)
+
+    /// Opens (creating and migrating it when needed) the database at `path`; `:memory:` keeps
+    /// everything in memory on one connection. Blocks while it opens and migrates: call it at
+    /// start-up.
+    ///
+    /// - Throws: ``StoreError``: `.migrationRefused` when the file's schema does not match this
+    ///   binary, `.unavailable` when it cannot be opened.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        do {
+            (writer, readers) = try Self.openConnections(path: path, configuration: configuration)
+        } catch var error as StoreError {
+            // SQLite's messages do not name the file; operators need it.
+            if !error.message.contains(path) { error.message = "\(path): \(error.message)" }
+            throw error
+        }
+        self.path = path
+        self.configuration = configuration
+    }
+
+    private static func openConnections(
+        path: String, configuration: Configuration
+    ) throws -> (writer: SerialConnection, readers: [SerialConnection]) {
+        let database = try Database(path: path, access: configuration.access, busyTimeout: configuration.busyTimeout)
+        if configuration.access == .readWrite {
+            try database.enableWriteAheadLog(synchronous: configuration.sync == .full ? .full : .normal)
+            try Migrator().migrate(database, now: configuration.now())
+        } else {
+            let pending = try Migrator().pendingMigrations(in: database)
+            guard pending.isEmpty else {
+                throw StoreError(
+                    code: .migrationRefused,
+                    message: "\(path) needs migrations \(pending.map(\.fileName)); run `navigation-values migrate`")
+            }
+        }
+        var readers: [SerialConnection] = []
+        if path != ":memory:" {
+            for index in 0..<max(1, configuration.readerCount) {
+                let reader = try Database(path: path, access: .readOnly, busyTimeout: configuration.busyTimeout)
+                readers.append(SerialConnection(reader, label: "NavigationValuesStore.reader.\(index)"))
+            }
+        }
+        return (SerialConnection(database, label: "NavigationValuesStore.writer"), readers)
+    }
+
+    /// Commits waiting for the writer (not counting the batch it is running).
+    var queuedCommitCount: Int { writeQueue.withLock { $0.count } }
+
+    /// The write figures so far (commit latency, batch sizes), for `/metrics`.
+    public var metrics: StoreMetrics { figures.withLock { $0 } }
+
+    /// Opens the store like ``init(path:configuration:)``, on a thread of its own rather than
+    /// the caller's, for callers in async code.
+    public static func open(path: String, configuration: Configuration = Configuration()) async throws
+        -> SQLiteSessionStore
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try SQLiteSessionStore(path: path, configuration: configuration) })
+            }
+        }
+    }
+
+    /// Finishes every queued commit, then closes the connections. Later calls fail with `.closed`.
+    public func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isDraining = writeQueue.withLock { $0.close(notifying: continuation) }
+            if !isDraining { continuation.resume() }
+        }
+        await writer.close()
+        for reader in readers { await reader.close() }
+    }
+
+    // MARK: - SessionStore
+
+    public func commit(_ mutation: StoredMutation) async throws {
+        let start = ContinuousClock.now
+        // Not cancellable once queued: a half-acknowledged write would be worse than a late one.
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let request = WriteQueue.Request(mutation: mutation, continuation: continuation, start: start)
+            switch writeQueue.withLock({ $0.enqueue(request) }) {
+            case .refused:
+                continuation.resume(throwing: StoreError(code: .closed, message: "the store is closed"))
+            case .queued:
+                break
+            case .startDraining:
+                writer.queue.async { self.drainWriteQueue() }
+            }
+        }
+    }
+
+    public func checkWritable() async throws {
+        try await writer.run { db in
+            guard !db.isReadOnly else {
+                throw StoreError(code: .unavailable, message: "the database is read-only")
+            }
+            // Takes and releases the write lock, as a commit would.
+            try db.inTransaction(.immediate) {}
+        }
+    }
+
+    // MARK: - Group commit
+
+    /// Runs one batch on the writer queue, then queues itself again while commits wait, so that
+    /// other work on the writer (reads of `:memory:`, `checkWritable`) runs between batches.
+    private func drainWriteQueue() {
+        let (batch, closeWaiters) = writeQueue.withLock { $0.takeBatch(maximum: configuration.maximumBatchSize) }
+        for waiter in closeWaiters { waiter.resume() }
+        guard !batch.isEmpty else { return }
+        let started = ContinuousClock.now
+        let results: [Result<Void, any Error>]
+        do {
+            results = try writer.onQueue { db in runBatch(batch.map(\.mutation), in: db) }
+        } catch {
+            results = Array(repeating: .failure(error), count: batch.count)
+        }
+        let finished = ContinuousClock.now
+        figures.withLock { metrics in
+            metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
+            for (request, result) in zip(batch, results) {
+                let succeeded = if case .success = result { true } else { false }
+                metrics.recordCommit(latency: (finished - request.start).seconds, succeeded: succeeded)
+            }
+        }
+        for (request, result) in zip(batch, results) {
+            request.continuation.resume(with: result)
+        }
+        writer.queue.async { self.drainWriteQueue() }
+    }
+
+    /// One transaction over `mutations`, each in its own savepoint so that one failing mutation
+    /// fails only its own caller. Every result is final: successes are committed.
+    private func runBatch(_ mutations: [StoredMutation], in db: Database) -> [Result<Void, any Error>] {
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+        } catch {
+            return Array(repeating: .failure(error), count: mutations.count)
+        }
+        var results: [Result<Void, any Error>] = []
+        results.reserveCapacity(mutations.count)
+        for mutation in mutations {
+            do {
+                try db.inSavepoint { try apply(mutation, in: db) }
+                results.append(.success(()))
+            } catch {
+                results.append(.failure(error))
+                // Some errors (disk full, I/O) make SQLite roll back the whole transaction
+                // (https://sqlite.org/lang_transaction.html): nothing of this batch was kept.
+                if !db.isInTransaction {
+                    return Array(repeating: .failure(error), count: mutations.count)
+                }
+            }
+        }
+        removeExpiredIdempotencyRecords(in: db)
+        do {
+            try db.execute("COMMIT")
+        } catch {
+            db.rollback()
+            return results.map { result in result.flatMap { .failure(error) } }
+        }
+        return results
+    }
+}
+
+// MARK: - Write queue
+
+/// The commits waiting for the writer; guarded by the store's mutex.
+struct WriteQueue {
+    struct Request: Sendable {
+        var mutation: StoredMutation
+        var continuation: CheckedContinuation<Void, any Error>
+        var start: ContinuousClock.Instant
+    }
+
+    enum EnqueueOutcome {
+        /// The store is closed.
+        case refused
+        /// A drain is running and will take it.
+        case queued
+        /// The caller must start a drain on the writer queue.
+        case startDraining
+    }
+
+    private var pending: [Request] = []
+    private var isDraining = false
+    private var isClosed = false
+    /// `close()` calls waiting for the queued commits to finish.
+    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
+
+    var count: Int { pending.count }
+
+    mutating func enqueue(_ request: Request) -> EnqueueOutcome {
+        guard !isClosed else { return .refused }
+        pending.append(request)
+        guard !isDraining else { return .queued }
+        isDraining = true
+        return .startDraining
+    }
+
+    /// Refuses later commits; true when queued ones are still running, in which case
+    /// `continuation` is resumed once they are done.
+    mutating func close(notifying continuation: CheckedContinuation<Void, Never>) -> Bool {
+        isClosed = true
+        guard isDraining else { return false }
+        closeWaiters.append(continuation)
+        return true
+    }
+
+    /// Up to `maximum` requests, oldest first. An empty batch ends the drain and hands back the
+    /// `close()` calls to resume.
+    mutating func takeBatch(maximum: Int) -> (batch: [Request], closeWaiters: [CheckedContinuation<Void, Never>]) {
+        guard !pending.isEmpty else {
+            isDraining = false
+            defer { closeWaiters = [] }
+            return ([], closeWaiters)
+        }
+        let count = min(max(1, maximum), pending.count)
+        let batch = Array(pending.prefix(count))
+        pending.removeFirst(count)
+        return (batch, [])
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

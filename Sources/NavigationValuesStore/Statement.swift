@@ -1,0 +1,160 @@
+import CSQLite
+import Foundation
+
+/// A prepared SQLite statement. It belongs to the ``Database`` that prepared it and must be
+/// used on that connection's thread only.
+///
+/// Obtain one with ``Database/cachedStatement(_:)``; run it with ``execute(_:)`` or
+/// ``forEachRow(_:_:)``. Values are always bound, never pasted into the SQL.
+public final class Statement {
+    /// The SQL text, as prepared.
+    public let sql: String
+    let handle: OpaquePointer
+    /// The connection's handle, for error messages. `sqlite3_close_v2` keeps it valid while
+    /// this statement lives, so the statement never dangles even if it outlives its `Database`.
+    private let connection: OpaquePointer
+
+    init(connection: OpaquePointer, sql: String) throws {
+        var handle: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let code = sql.withCString {
+            sqlite3_prepare_v3(connection, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail)
+        }
+        guard code == SQLITE_OK, let handle else {
+            throw Database.error(connection, code: code, sql: sql)
+        }
+        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy(\.isWhitespace) {
+            sqlite3_finalize(handle)
+            throw StoreError(code: .failed, message: "a statement must hold exactly one SQL command", sql: sql)
+        }
+        self.sql = sql
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Resets the statement and binds `arguments` to its parameters, in order.
+    ///
+    /// - Throws: ``StoreError`` when the count of arguments differs from the parameters'.
+    public func bind(_ arguments: [DatabaseValue]) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard arguments.count == expected else {
+            throw StoreError(
+                code: .failed, message: "expected \(expected) arguments, got \(arguments.count)", sql: sql)
+        }
+        for (offset, value) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .null:
+                code = sqlite3_bind_null(handle, index)
+            case .integer(let integer):
+                code = sqlite3_bind_int64(handle, index, integer)
+            case .real(let real):
+                code = sqlite3_bind_double(handle, index, real)
+            case .text(let text):
+                code = Self.bind(text, to: handle, at: index)
+            case .blob(let data):
+                code = data.withUnsafeBytes { bytes in
+                    // A zero-length blob with a nil pointer would bind NULL; bind a zeroblob instead.
+                    guard let base = bytes.baseAddress, bytes.count > 0 else {
+                        return sqlite3_bind_zeroblob(handle, index, 0)
+                    }
+                    return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), csqlite_transient())
+                }
+            }
+            guard code == SQLITE_OK else { throw Database.error(connection, code: code, sql: sql) }
+        }
+    }
+
+    /// Binds text by its UTF-8 bytes and length, so a NUL inside it is kept, not a terminator.
+    private static func bind(_ text: String, to handle: OpaquePointer, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+    }
+
+    /// Runs the statement to completion with `arguments`, ignoring any rows.
+    public func execute(_ arguments: [DatabaseValue] = []) throws {
+        try bind(arguments)
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
+    /// Runs the statement with `arguments` and calls `body` for each row.
+    public func forEachRow(_ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Void) throws {
+        try bind(arguments)
+        defer { sqlite3_reset(handle) }
+        let row = Row(statement: self)
+        while try step() {
+            try body(row)
+        }
+    }
+
+    /// Steps once: true when a row is ready, false when the statement is done.
+    private func step() throws -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let code: throw Database.error(connection, code: code, sql: sql)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Statement: Sendable {}
+
+/// The current row of a running ``Statement``; valid only inside the `forEachRow` closure.
+///
+/// Columns are read by index, from 0. Reading a column of the wrong type converts it as SQLite
+/// does (https://sqlite.org/c3ref/column_blob.html); the `optional…` readers return nil for NULL.
+public struct Row {
+    let statement: Statement
+
+    /// The column as an integer.
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+
+    /// The column as an `Int`.
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement.handle, column)) }
+
+    /// The column as a floating-point number.
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
+
+    /// True when the column is SQL NULL.
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement.handle, column) == SQLITE_NULL }
+
+    /// The column as text (empty for NULL).
+    public func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(statement.handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The column as text, or nil when it is NULL.
+    public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+
+    /// The column as bytes (empty for NULL).
+    public func data(_ column: Int32) -> Data {
+        guard let bytes = sqlite3_column_blob(statement.handle, column) else { return Data() }
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        return Data(bytes: bytes, count: count)
+    }
+
+    /// The column, read as milliseconds since 1970, as a date.
+    public func date(_ column: Int32) -> Date { Date(millisecondsSince1970: int64(column)) }
+}
+
+@available(*, unavailable)
+extension Row: Sendable {}

@@ -1,0 +1,51 @@
+/// Figures about the store's writes since it opened, for `/metrics`.
+///
+/// A *batch* is one transaction of the group commit: every mutation queued while the previous
+/// transaction ran. Commit latency runs from `commit(_:)` being called to its caller resuming.
+public struct StoreMetrics: Sendable, Equatable {
+    /// Upper bounds, in seconds, of the commit-latency histogram's buckets (Prometheus `le`).
+    public static let latencyBucketBounds: [Double] = [
+        0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+    ]
+
+    /// Mutations committed and acknowledged.
+    public var committedMutations = 0
+    /// Mutations that failed (conflicts, invalid data, an unavailable database).
+    public var failedMutations = 0
+    /// Transactions run by the group commit.
+    public var batches = 0
+    /// Mutations in the largest batch so far.
+    public var largestBatch = 0
+    /// Sum of every mutation's commit latency, in seconds (Prometheus `_sum`).
+    public var commitLatencySum: Double = 0
+    /// The longest commit latency seen, in seconds.
+    public var commitLatencyMax: Double = 0
+    /// How many commit latencies fell at or under each of ``latencyBucketBounds``, cumulative
+    /// as Prometheus buckets are; the `+Inf` bucket is `committedMutations + failedMutations`.
+    public var commitLatencyBuckets = [Int](repeating: 0, count: latencyBucketBounds.count)
+    /// Sum of the time spent inside batches (BEGIN to COMMIT), in seconds.
+    public var batchDurationSum: Double = 0
+
+    /// Creates empty figures.
+    public init() {}
+
+    /// Mutations per batch on average; 0 before the first batch.
+    public var averageBatchSize: Double {
+        batches == 0 ? 0 : Double(committedMutations + failedMutations) / Double(batches)
+    }
+
+    mutating func recordBatch(size: Int, duration: Double) {
+        batches += 1
+        largestBatch = max(largestBatch, size)
+        batchDurationSum += duration
+    }
+
+    mutating func recordCommit(latency: Double, succeeded: Bool) {
+        if succeeded { committedMutations += 1 } else { failedMutations += 1 }
+        commitLatencySum += latency
+        commitLatencyMax = max(commitLatencyMax, latency)
+        for (index, bound) in Self.latencyBucketBounds.enumerated() where latency <= bound {
+            commitLatencyBuckets[index] += 1
+        }
+    }
+}

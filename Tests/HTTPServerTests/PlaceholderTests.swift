@@ -1,4 +1,0 @@
-import Testing
-import HTTPServer
-
-@Test func placeholder() { #expect(Bool(true)) }

@@ -1,0 +1,177 @@
+import Foundation
+import HTTPServer
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Requests over real sockets on 127.0.0.1.
+@Suite struct ServerTests {
+    static func makeRouter() -> Router {
+        let router = Router()
+        router.get("/healthz") { _ in try Response(json: ["status": "ok"]) }
+        router.post("/echo") { request in
+            Response(headers: ["Content-Type": "application/octet-stream"], body: request.body)
+        }
+        router.get("/items/{id}") { request in
+            try Response(json: [
+                "id": request.parameters["id"] ?? "",
+                "path": request.path,
+                "q": request.query["q"] ?? "",
+            ])
+        }
+        router.get("/slow/{n}") { request in
+            // Simulated work: the first of a pipelined pair finishes after the second would have.
+            try await Task.sleep(for: .milliseconds(50))
+            return Response(body: Array("slow \(request.parameters["n"] ?? "")".utf8))
+        }
+        router.get("/fast/{n}") { request in Response(body: Array("fast \(request.parameters["n"] ?? "")".utf8)) }
+        return router
+    }
+
+    @Test func reusesAKeptAliveConnection() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            for _ in 0..<3 {
+                let response = try await client.exchange(get("/healthz"))
+                #expect(response.status == 200)
+                #expect(response.text == #"{"status":"ok"}"#)
+                #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+                #expect(response.header("Date") != nil)
+                #expect(response.header("Connection") == nil)
+            }
+        }
+    }
+
+    @Test func answersPipelinedRequestsInOrder() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let texts = try await offload {
+                try client.send(get("/slow/1") + get("/fast/2") + get("/slow/3") + get("/fast/4"))
+                return try (0..<4).map { _ in try client.readResponse().text }
+            }
+            #expect(texts == ["slow 1", "fast 2", "slow 3", "fast 4"])
+        }
+    }
+
+    @Test func echoesContentLengthAndChunkedBodies() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let plain = try await client.exchange("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+            #expect(plain.text == "hello")
+            let chunked = try await client.exchange(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\n\r\n"
+            )
+            #expect(chunked.text == "abcdefg")
+            #expect(chunked.header("Content-Length") == "7")
+        }
+    }
+
+    @Test func decodesPathParametersAndQuery() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange(get("/items/a%20b%2Fc?q=x+y%3D1"))
+            let json = try response.json()
+            #expect(json["id"] as? String == "a b/c")
+            #expect(json["path"] as? String == "/items/a b/c")
+            #expect(json["q"] as? String == "x y=1")
+        }
+    }
+
+    @Test func answers404And405WithAllowAsProblemDetails() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let notFound = try await client.exchange(get("/nope"))
+            #expect(notFound.status == 404)
+            #expect(notFound.header("Content-Type") == "application/problem+json")
+            let problem = try notFound.json()
+            #expect(problem["status"] as? Int == 404)
+            #expect(problem["title"] as? String == "Not Found")
+            #expect(problem["type"] as? String == "about:blank")
+            let notAllowed = try await client.exchange("DELETE /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(notAllowed.status == 405)
+            #expect(notAllowed.header("Allow") == "GET, HEAD")
+            #expect(try notAllowed.json()["status"] as? Int == 405)
+            // The connection stays usable after a routing error.
+            #expect(try await client.exchange(get("/healthz")).status == 200)
+        }
+    }
+
+    @Test func answersHeadWithoutABody() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let head = try await client.exchange("HEAD /healthz HTTP/1.1\r\nHost: t\r\n\r\n", isHead: true)
+            #expect(head.status == 200)
+            #expect(head.header("Content-Length") == "15")
+            #expect(try await client.exchange(get("/healthz")).text == #"{"status":"ok"}"#)
+        }
+    }
+
+    @Test func sendsContinueBeforeReadingAnExpectedBody() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            try await client.write("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            let interim = try await client.response()
+            #expect(interim.status == 100)
+            let response = try await client.exchange("ping")
+            #expect(response.status == 200)
+            #expect(response.text == "ping")
+        }
+    }
+
+    @Test func closesAfterAnHTTP10Request() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange("GET /healthz HTTP/1.0\r\n\r\n")
+            #expect(response.status == 200)
+            #expect(response.header("Connection") == "close")
+            #expect(try await client.untilClosed().isEmpty)
+        }
+    }
+
+    @Test func closesWhenTheClientAsksTo() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange(get("/healthz", "Connection: close\r\n"))
+            #expect(response.header("Connection") == "close")
+            #expect(try await client.untilClosed().isEmpty)
+        }
+    }
+
+    @Test func servesURLSession() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/items/x%2Fy?q=1"))
+            let (data, response) = try await URLSession.shared.data(from: url)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+            #expect(json == ["id": "x/y", "path": "/items/x/y", "q": "1"])
+        }
+    }
+
+    @Test func handlerErrorsGoThroughTheErrorResponder() async throws {
+        struct Teapot: Error {}
+        let router = Router()
+        router.get("/sync") { _ in throw Teapot() }
+        router.get("/async") { _ in
+            await Task.yield()
+            throw Teapot()
+        }
+        router.get("/default") { _ in throw HTTPRequestError(.badRequest, detail: "nope") }
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0, eventLoopCount: 1)
+        configuration.shutdownGracePeriod = .seconds(2)
+        let server = HTTPServer(configuration: configuration, responder: router) { error, request in
+            if error is Teapot { return Response(status: HTTPStatus(code: 418, reasonPhrase: "I'm a teapot")) }
+            return HTTPServer.problemResponse(for: error, request: request)
+        }
+        try await server.start()
+        defer { Task { await server.shutdown() } }
+        let client = try RawClient(port: server.port)
+        #expect(try await client.exchange(get("/sync")).status == 418)
+        #expect(try await client.exchange(get("/async")).status == 418)
+        let problem = try await client.exchange(get("/default"))
+        #expect(problem.status == 400)
+        #expect(try problem.json()["detail"] as? String == "nope")
+        await server.shutdown()
+    }
+}

@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import NavigationValuesStore
+
+@Suite struct GroupCommitTests {
+    /// Holds the writer queue until `release()`, so that commits queue up and share one batch.
+    final class WriterGate: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        init(_ store: SQLiteSessionStore) {
+            store.writer.queue.async { [semaphore] in semaphore.wait() }
+        }
+        func release() { semaphore.signal() }
+    }
+
+    /// Waits, up to `timeout`, until `count` commits are queued.
+    func waitUntilQueued(_ store: SQLiteSessionStore, count: Int, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while store.queuedCommitCount < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("only \(store.queuedCommitCount) of \(count) commits queued")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    @Test(arguments: [StoreSetup.file, .memory])
+    func aDuplicateSeqFailsOnlyItsOwnCallerInsideABatch(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
+            let store = subject.store
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            let gate = WriterGate(store)
+            // Seqs 2...11, and a second seq 6 that must fail alone.
+            let seqs: [Int64] = Array(2...11) + [6]
+            let results = try await withThrowingTaskGroup(of: (Int, StoreError?).self) { group in
+                for (position, seq) in seqs.enumerated() {
+                    group.addTask {
+                        do {
+                            let value = position == seqs.count - 1 ? "duplicate" : "\(seq)"
+                            try await store.commit(
+                                sample.mutation(seq, [.setValue(sample.root, key: "v\(seq)", json: #""\#(value)""#)]))
+                            return (position, nil)
+                        } catch let error as StoreError {
+                            return (position, error)
+                        }
+                    }
+                }
+                try await waitUntilQueued(store, count: seqs.count)
+                gate.release()
+                var results = [StoreError?](repeating: nil, count: seqs.count)
+                for try await (position, error) in group { results[position] = error }
+                return results
+            }
+            // Whichever of the two seq-6 mutations ran second failed; every other one succeeded.
+            let failed = results.enumerated().filter { $0.element != nil }
+            #expect(failed.count == 1)
+            #expect(failed.first.map { seqs[$0.offset] } == 6)
+            #expect(failed.first?.element?.code == .conflict)
+            #expect(store.metrics.largestBatch == seqs.count)
+            #expect(store.metrics.batches == 2)
+            let events = try await store.events(of: sample.id, after: 0, limit: 100)
+            #expect(events.map(\.seq) == Array(1...11))
+            let values = try #require(try await store.loadSession(sample.id)).screens[0].values
+            #expect(values.count == 10)
+        }
+    }
+
+    @Test func closingFinishesTheQueuedCommitsFirst() async throws {
+        try await withTemporaryDatabase { path in
+            let store = try await SQLiteSessionStore.open(path: path)
+            let gate = WriterGate(store)
+            let sessions = (0..<5).map { SampleSession("s_\($0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for session in sessions {
+                    group.addTask { try await store.commit(session.creation) }
+                }
+                try await waitUntilQueued(store, count: sessions.count)
+                group.addTask { await store.close() }
+                gate.release()
+                try await group.waitForAll()
+            }
+            await expectStoreError(.closed) { try await store.commit(SampleSession("s_late").creation) }
+            let reopened = try SQLiteSessionStore(path: path)
+            #expect(try await reopened.sessions(after: nil, limit: 10).map(\.id) == sessions.map(\.id))
+            await reopened.close()
+        }
+    }
+
+    @Test func twoHundredConcurrentCommitsAllLand() async throws {
+        try await withStore(.file) { subject in
+            let store = subject.store
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let session = SampleSession("s_\(1000 + index)")
+                        try await store.commit(session.creation)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let reopened = try await subject.reading()
+            let listed = try await reopened.sessions(after: nil, limit: 1_000)
+            #expect(listed.map(\.id) == (0..<200).map { SessionID("s_\(1000 + $0)") })
+            let metrics = store.metrics
+            #expect(metrics.committedMutations == 200)
+            #expect(metrics.failedMutations == 0)
+            #expect(metrics.batches >= 1 && metrics.batches <= 200)
+            #expect(metrics.commitLatencyBuckets.last ?? 0 <= 200)
+            #expect(metrics.commitLatencySum > 0)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import NavigationValuesStore
+import Testing
+
+@Suite struct MigratorTests {
+    static let tables: Set<String> = [
+        "schema_migrations", "sessions", "screen_contexts", "context_values", "preference_handlers",
+        "received_preferences", "events", "snapshots", "idempotency_keys",
+    ]
+
+    func tableNames(_ db: Database) throws -> Set<String> {
+        Set(try db.fetchAll("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.string(0) })
+    }
+
+    @Test func migratingAnEmptyFileCreatesEveryTableAndRecordsTheMigration() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            let applied = try Migrator().migrate(db, now: Date(millisecondsSince1970: 1_000))
+            #expect(applied == Migration.embedded)
+            #expect(try tableNames(db) == Self.tables)
+            let records = try Migrator().appliedMigrations(in: db)
+            #expect(
+                records
+                    == Migration.embedded.map {
+                        AppliedMigration(
+                            version: $0.version, name: $0.name, checksum: $0.checksum,
+                            appliedAt: Date(millisecondsSince1970: 1_000))
+                    })
+            #expect(try db.fetchOne("PRAGMA foreign_key_check") { $0.string(0) } == nil)
+        }
+    }
+
+    @Test func migratingAgainChangesNothing() async throws {
+        try await withTemporaryDatabase { path in
+            let first = try Database(path: path)
+            try Migrator().migrate(first)
+            let schemaVersion = try first.fetchOne("PRAGMA schema_version") { $0.int64(0) }
+            let records = try Migrator().appliedMigrations(in: first)
+
+            // A second connection, as after a restart.
+            let second = try Database(path: path)
+            #expect(try Migrator().migrate(second).isEmpty)
+            #expect(try second.fetchOne("PRAGMA schema_version") { $0.int64(0) } == schemaVersion)
+            #expect(try Migrator().appliedMigrations(in: second) == records)
+        }
+    }
+
+    @Test func theChecksumIsTheSHA256OfTheFile() throws {
+        for migration in Migration.embedded {
+            let bytes = try Data(contentsOf: repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)"))
+            let sum = try runShell(
+                "/usr/bin/sha256sum", [repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)").path])
+            #expect(sum.hasPrefix(migration.checksum + " "))
+            #expect(bytes == Data(migration.sql.utf8))
+        }
+    }
+
+    @Test func anEditedMigrationIsRefused() async throws {
+        try await withTemporaryDatabase { path in
+            try Migrator().migrate(Database(path: path))
+            var edited = Migration.embedded
+            edited[0].sql += "CREATE TABLE extra (id INTEGER);\n"
+            let error = await expectStoreError(.migrationRefused) {
+                try Migrator(migrations: edited).migrate(Database(path: path))
+            }
+            #expect(error?.message.contains("0001_create_schema.sql") == true)
+        }
+    }
+
+    @Test func aTamperedChecksumInTheDatabaseIsRefusedByTheStore() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            try Migrator().migrate(db)
+            try db.execute(
+                "UPDATE schema_migrations SET checksum = ? WHERE version = 1",
+                [.text(String(repeating: "0", count: 64))])
+            await expectStoreError(.migrationRefused) { _ = try SQLiteSessionStore(path: path) }
+        }
+    }
+
+    @Test func aDatabaseNewerThanTheBinaryIsRefused() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            try Migrator().migrate(db)
+            try db.execute(
+                "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+                [.integer(Migration.embedded.count + 1), .text("add_future"), .text("ff"), .integer(0)])
+            let error = await expectStoreError(.migrationRefused) { _ = try SQLiteSessionStore(path: path) }
+            #expect(error?.message.contains("newer than this binary") == true)
+        }
+    }
+
+    @Test func aMigrationNumberedZeroIsRefused() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            try Migrator().migrate(db)
+            try db.execute("UPDATE schema_migrations SET version = 0")
+            await expectStoreError(.migrationRefused) { try Migrator().migrate(db) }
+        }
+    }
+
+    @Test func aDatabaseOfSomethingElseIsRefused() async throws {
+        try await withTemporaryDatabase { path in
+            try Database(path: path).execute("CREATE TABLE other (id INTEGER)")
+            await expectStoreError(.migrationRefused) { try Migrator().migrate(Database(path: path)) }
+        }
+    }
+
+    @Test func laterMigrationsApplyInOrderEachRecorded() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            try Migrator().migrate(db)
+            let second = Migration(version: 2, name: "add_notes", sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY);\n")
+            let applied = try Migrator(migrations: Migration.embedded + [second]).migrate(db)
+            #expect(applied == [second])
+            #expect(try tableNames(db).contains("notes"))
+            #expect(try Migrator().appliedMigrations(in: db).map(\.version) == [1, 2])
+        }
+    }
+
+    @Test func aFailingMigrationLeavesNoTrace() async throws {
+        try await withTemporaryDatabase { path in
+            let db = try Database(path: path)
+            let broken = Migration(
+                version: 2, name: "add_broken",
+                sql: "CREATE TABLE half (id INTEGER);\nCREATE TABLE sessions (id INTEGER);\n")
+            await expectStoreError(.failed) { try Migrator(migrations: Migration.embedded + [broken]).migrate(db) }
+            // Migration 1 committed on its own; migration 2 rolled back whole, row and table.
+            #expect(try Migrator().appliedMigrations(in: db).map(\.version) == [1])
+            #expect(try !tableNames(db).contains("half"))
+        }
+    }
+}
+
+/// Runs `executable` with `arguments` and returns its stdout; throws when it exits non-zero.
+func runShell(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else {
+        throw StoreError(code: .failed, message: "\(executable) exited \(process.terminationStatus): \(text)")
+    }
+    return text
+}
