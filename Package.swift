@@ -1,5 +1,33 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
+import Foundation
 import PackageDescription
+
+/// The toolchain's own swift-syntax host libraries and module interfaces (issue 8): the `@ValueEntry`
+/// macro builds against them, since the swift-syntax package cannot be fetched. They sit beside the
+/// manifest API this manifest was loaded from (`<toolchain>/usr/lib/swift/pm/ManifestAPI/` →
+/// `<toolchain>/usr/lib/swift/host`: `/opt/swift/usr/...` here, `/usr/...` in the `swift:6.x` images).
+/// `NAVIGATION_VALUES_SWIFT_HOST_LIB` overrides the derived folder.
+let swiftHostLibrary: String = {
+    if let path = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_SWIFT_HOST_LIB"], !path.isEmpty {
+        return path
+    }
+    // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files, which report size 0.
+    let maps = String(
+        decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+    for line in maps.split(separator: "\n") {
+        guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so") else {
+            continue
+        }
+        let libraryPath = line[start...].dropLast("/pm/ManifestAPI/libPackageDescription.so".count)
+        return libraryPath + "/host"
+    }
+    return "/usr/lib/swift/host"  // the swift:6.x images' layout, when /proc is unavailable
+}()
+let swiftHostSettings: [SwiftSetting] = [.unsafeFlags(["-I", swiftHostLibrary])]
+let swiftHostLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])
+]
 
 let package = Package(
     name: "NavigationValues",
@@ -14,9 +42,22 @@ let package = Package(
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
-        .target(name: "NavigationValues"),
+        .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
         .executableTarget(name: "NavigationValuesBench", dependencies: ["NavigationValues"]),
+
+        // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
+        .macro(
+            name: "NavigationValuesMacros",
+            swiftSettings: swiftHostSettings,
+            linkerSettings: swiftHostLinkerSettings
+        ),
+        .testTarget(
+            name: "NavigationValuesMacrosTests",
+            dependencies: ["NavigationValuesMacros", "NavigationValues"],
+            swiftSettings: swiftHostSettings,
+            linkerSettings: swiftHostLinkerSettings
+        ),
 
         // MARK: - Persistence
         .systemLibrary(
