@@ -131,7 +131,8 @@ final class RawClient: @unchecked Sendable {
             }
         }
         guard result == 0 else {
-            Glibc.close(fd)
+            // No close here: a class whose init throws after its properties are set still runs
+            // deinit, which closes `fd`. Closing twice could close a descriptor reused meanwhile.
             throw TestClientError(description: "connect: errno \(errno)")
         }
         let seconds = timeout.components.seconds
