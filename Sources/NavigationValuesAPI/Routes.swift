@@ -15,12 +15,14 @@ public struct SessionRoutes: Sendable {
     let store: any SessionStore
     let adminToken: String
     let limits: SessionLimits
+    let hub: EventHub
 
-    public init(service: SessionService, store: any SessionStore, adminToken: String) {
+    public init(service: SessionService, store: any SessionStore, adminToken: String, hub: EventHub) {
         self.service = service
         self.store = store
         self.adminToken = adminToken
         self.limits = service.environment.configuration.limits
+        self.hub = hub
     }
 
     /// Adds every route to `router`.
@@ -77,6 +79,16 @@ public struct SessionRoutes: Sendable {
                 screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "",
                 body: try jsonBody(request) ?? [:])
         }
+        EventRoutes(routes: self, hub: hub).register(on: router)
+    }
+
+    /// The caller's credential; 401 when there is none.
+    func requireCredential(_ request: Request) throws -> Credential {
+        let credential = credential(request)
+        if case .none = credential {
+            throw APIError(.unauthorized, "send Authorization: Bearer <token>", headers: ["WWW-Authenticate": "Bearer"])
+        }
+        return credential
     }
 
     /// Registers a route that runs a command on the session named by `{id}`.
@@ -144,7 +156,7 @@ public struct SessionRoutes: Sendable {
         }
     }
 
-    private func integerQuery(_ request: Request, _ name: String, default value: Int64, range: ClosedRange<Int64>)
+    func integerQuery(_ request: Request, _ name: String, default value: Int64, range: ClosedRange<Int64>)
         throws -> Int64
     {
         guard let text = request.query[name] else { return value }
@@ -155,7 +167,7 @@ public struct SessionRoutes: Sendable {
         return number
     }
 
-    private func booleanQuery(_ request: Request, _ name: String) throws -> Bool {
+    func booleanQuery(_ request: Request, _ name: String) throws -> Bool {
         guard let text = request.query[name] else { return false }
         switch text.lowercased() {
         case "true", "1", "": return true

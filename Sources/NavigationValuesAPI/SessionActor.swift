@@ -15,6 +15,13 @@ public struct APIResponse: Sendable {
     }
 }
 
+/// A reader's view of a session at one instant.
+struct ReaderHead: Sendable {
+    var version: Int64
+    var isEnded: Bool
+    var snapshot: JSONValue?
+}
+
 /// Who is calling.
 enum Credential: Sendable {
     case admin
@@ -199,6 +206,19 @@ actor SessionActor {
                 .unauthorized, "send Authorization: Bearer <token>", errors: [],
                 headers: ["WWW-Authenticate": "Bearer"])
         }
+    }
+
+    /// Where a reader stands: checks the credential and reports the session's version (and, when
+    /// asked, the whole session at that version). Runs in the turnstile, so no mutation is half
+    /// applied; a subscription taken before this call sees every event after `version`.
+    func readerHead(credential: Credential, snapshot: Bool) async throws -> ReaderHead? {
+        await enter()
+        defer { leave() }
+        guard let session = try await loadedSession() else { return nil }
+        try authorize(credential, for: session)
+        return ReaderHead(
+            version: session.record.version, isEnded: session.record.state == .ended,
+            snapshot: snapshot ? session.renderSession() : nil)
     }
 
     /// Installs a freshly created session.

@@ -108,6 +108,16 @@ public final class SessionService: Sendable {
         }
     }
 
+    /// A reader's view of a session (version, ended, optional snapshot). 404 when it does not exist.
+    func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
+        let actor = actor(for: id)
+        guard let head = try await actor.readerHead(credential: credential, snapshot: snapshot) else {
+            forget(id, actor)
+            throw APIError(.notFound, "no session \(id.rawValue)")
+        }
+        return head
+    }
+
     /// Runs a command on a session. 404 when it does not exist.
     func perform(_ command: SessionCommand, on id: SessionID, context: CommandContext) async throws -> APIResponse {
         let actor = actor(for: id)
