@@ -81,7 +81,7 @@ let package = Package(
 
         // MARK: - The session API (routes, auth, sessions, events)
         .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
-        .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI"]),
+        .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore"]),
     ]
 )
 

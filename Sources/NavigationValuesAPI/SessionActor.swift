@@ -83,7 +83,8 @@ actor SessionActor {
         guard let session = try await loadedSession() else { return nil }
         try authorize(context.credential, for: session)
         guard command.isMutation else { return try read(command, session: session) }
-        if session.record.state == .ended {
+        // An ended session takes no mutation but a purge of its history.
+        if session.record.state == .ended, !command.isPurge {
             throw APIError(.gone, "session \(id.rawValue) has ended")
         }
         if let key = context.idempotencyKey,

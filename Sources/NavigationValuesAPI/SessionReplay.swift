@@ -28,6 +28,22 @@ public enum SessionReplay {
         return try await rebuild(id, at: target, in: store).renderSession()
     }
 
+    /// The same, read straight from a database file (read-only, so it works while a server writes
+    /// to it): what `navigation-values replay --db PATH SESSION [--at N]` prints.
+    public static func session(_ id: SessionID, at: Int64? = nil, databasePath: String) async throws -> JSONValue {
+        var configuration = SQLiteSessionStore.Configuration()
+        configuration.access = .readOnly
+        let store = try await SQLiteSessionStore.open(path: databasePath, configuration: configuration)
+        do {
+            let result = try await session(id, at: at, in: store)
+            await store.close()
+            return result
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
     /// The newest event's seq, from the event log (which also covers ended sessions).
     static func latestSeq(of id: SessionID, in store: any SessionStore) async throws -> Int64 {
         guard let stored = try await store.loadSession(id) else {
