@@ -151,6 +151,8 @@ final class Connection: @unchecked Sendable {
             }
             switch event {
             case nil:
+                // A head without its body yet: from now on the idle timeout applies, not the header one.
+                if parser.isReceivingBody { machine.bytesReceived(at: now, isBody: true) }
                 return
             case .sendContinue?:
                 machine.bytesReceived(at: now, isBody: true)
