@@ -1,7 +1,7 @@
 import CHTTPSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension Connection {
@@ -95,7 +95,9 @@ extension Connection {
     }
 
     private func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
-        guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else { return }
+        guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else {
+            return
+        }
         outbound.append(current.isChunked ? ResponseEncoder.chunk(bytes) : bytes, payload: bytes.count)
         flush(at: loop.now)
     }

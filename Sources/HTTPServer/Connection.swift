@@ -1,7 +1,7 @@
 import CHTTPSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One accepted socket: reads and parses requests, runs handlers one at a time (so pipelined

@@ -1,11 +1,10 @@
+import CHTTPSystem
 import Dispatch
 import Foundation
 import Synchronization
 
-import CHTTPSystem
-
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One thread with its own `epoll` instance, owning the connections it accepted.
@@ -84,7 +83,7 @@ final class EventLoop: @unchecked Sendable {
     /// Starts the loop's thread, accepting from `listener`.
     func start(listener: Int32) throws(SocketError) {
         listenFD = listener
-        try register(listener, events: UInt32(EPOLLIN.rawValue) | UInt32(1 << 28))  // EPOLLEXCLUSIVE
+        try register(listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
         let thread = Thread { [self] in run() }
         thread.name = "HTTPServer event loop"
         thread.start()
@@ -226,7 +225,7 @@ final class EventLoop: @unchecked Sendable {
     private func resumeAccepting() {
         guard isAcceptPaused, !isShuttingDown else { return }
         isAcceptPaused = false
-        try? register(listenFD, events: UInt32(EPOLLIN.rawValue) | UInt32(1 << 28))
+        try? register(listenFD, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
     }
 
     /// Called by a connection once it has closed its socket.

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/1.1 server on non-blocking sockets and `epoll`, one event loop per core.
@@ -106,7 +106,8 @@ public final class HTTPServer: Sendable {
     public func start() async throws {
         let configuration = context.configuration
         Socket.raiseDescriptorLimit()
-        let listener = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        let listener = try Socket.listen(
+            host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         var loops: [EventLoop] = []
         do {
             let port = try Socket.localPort(listener)
@@ -144,7 +145,9 @@ public final class HTTPServer: Sendable {
             Socket.close(listener)
             await withTaskGroup(of: Void.self) { group in
                 for loop in loops {
-                    group.addTask { await loop.drainAndStop(gracePeriod: self.context.configuration.shutdownGracePeriod) }
+                    group.addTask {
+                        await loop.drainAndStop(gracePeriod: self.context.configuration.shutdownGracePeriod)
+                    }
                 }
             }
             let waiters = phase.withLock { phase in
@@ -183,7 +186,10 @@ final class ServerContext: Sendable {
     let router: Router?
     let errorResponder: HTTPServer.ErrorResponder
 
-    init(configuration: HTTPServer.Configuration, responder: any HTTPResponder, errorResponder: @escaping HTTPServer.ErrorResponder) {
+    init(
+        configuration: HTTPServer.Configuration, responder: any HTTPResponder,
+        errorResponder: @escaping HTTPServer.ErrorResponder
+    ) {
         self.configuration = configuration
         self.responder = responder
         self.router = responder as? Router

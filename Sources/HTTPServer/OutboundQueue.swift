@@ -41,7 +41,9 @@ struct OutboundQueue {
         while first < buffers.count {
             let start = offset
             let result = buffers[first].withUnsafeBytes { bytes in
-                Result { () throws(SocketError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[start...])) }
+                Result { () throws(SocketError) in
+                    try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[start...]))
+                }
             }
             guard case .processed(let written) = try result.get() else { break }
             offset += written

@@ -153,22 +153,27 @@ package struct RequestParser {
             throw HTTPRequestError(.badRequest, detail: "The request line does not start with a method.")
         case .incomplete(let lineStart, let requestLineEnd):
             if (requestLineEnd ?? available) > limits.maxRequestLineBytes {
-                throw HTTPRequestError(.uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
+                throw HTTPRequestError(
+                    .uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
             }
             if available > limits.maxHeadBytes {
-                throw HTTPRequestError(.headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
+                throw HTTPRequestError(
+                    .headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
             }
             state = .head(scanned: available, lineStart: lineStart, requestLineEnd: requestLineEnd)
             return nil
         case .complete(let headEnd, let requestLineEnd):
             if requestLineEnd > limits.maxRequestLineBytes {
-                throw HTTPRequestError(.uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
+                throw HTTPRequestError(
+                    .uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
             }
             if headEnd > limits.maxHeadBytes {
-                throw HTTPRequestError(.headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
+                throw HTTPRequestError(
+                    .headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
             }
             let head = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
-                try HeadParser.parse(UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits)
+                try HeadParser.parse(
+                    UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits)
             }
             readIndex += headEnd
             return try startBody(head)

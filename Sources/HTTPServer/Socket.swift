@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Thin wrappers over the socket calls, each going through `syscall` (System.swift).
@@ -10,7 +10,8 @@ enum Socket {
         let length = try makeAddress(host: host, port: port, into: &storage)
         let family = Int32(storage.ss_family)
         let fd = try blockingSyscall("socket") {
-            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            socket(
+                family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         do {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
@@ -43,7 +44,9 @@ enum Socket {
             }
         default:
             return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin6_port))
+                }
             }
         }
     }

@@ -3,7 +3,9 @@ import Testing
 @testable import HTTPServer
 
 @Suite struct RequestParserTests {
-    private func parse(_ text: String, limits: HTTPLimits = HTTPLimits()) throws(HTTPRequestError) -> [RequestParser.Event] {
+    private func parse(_ text: String, limits: HTTPLimits = HTTPLimits()) throws(HTTPRequestError) -> [RequestParser
+        .Event]
+    {
         var parser = RequestParser(limits: limits)
         parser.append(Array(text.utf8))
         var events: [RequestParser.Event] = []
@@ -101,8 +103,12 @@ import Testing
         let longTarget = "/" + String(repeating: "a", count: 200)
         #expect(error("GET \(longTarget) HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits)?.code == .uriTooLong)
         #expect(error("GET \(longTarget)", limits: limits)?.code == .uriTooLong)
-        #expect(error("GET /\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))\r\n\r\n", limits: limits)?.code == .headerFieldsTooLarge)
-        #expect(error("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))", limits: limits)?.code == .headerFieldsTooLarge)
+        #expect(
+            error("GET /\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))\r\n\r\n", limits: limits)?.code
+                == .headerFieldsTooLarge)
+        #expect(
+            error("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))", limits: limits)?.code
+                == .headerFieldsTooLarge)
     }
 
     @Test func refusesTooManyHeaderFieldsWith431() {
@@ -112,10 +118,15 @@ import Testing
 
     @Test func refusesBodiesOverTheLimitWith413() {
         let limits = HTTPLimits(maxBodyBytes: 10)
-        #expect(error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits: limits)?.code == .contentTooLarge)
-        #expect(error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n")?.code == .contentTooLarge)
         #expect(
-            error("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\nabcde\r\n", limits: limits)?
+            error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits: limits)?.code == .contentTooLarge)
+        #expect(
+            error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n")?.code
+                == .contentTooLarge)
+        #expect(
+            error(
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\nabcde\r\n",
+                limits: limits)?
                 .code == .contentTooLarge
         )
     }
@@ -145,7 +156,8 @@ import Testing
     }
 
     @Test func refusesUnknownCodingsAndVersions() {
-        #expect(error("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")?.code == .notImplemented)
+        #expect(
+            error("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")?.code == .notImplemented)
         #expect(error("GET / HTTP/2.0\r\nHost: h\r\n\r\n")?.code == .versionNotSupported)
     }
 

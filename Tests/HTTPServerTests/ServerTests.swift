@@ -3,7 +3,7 @@ import HTTPServer
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Requests over real sockets on 127.0.0.1.
@@ -111,7 +111,8 @@ import FoundationNetworking
     @Test func sendsContinueBeforeReadingAnExpectedBody() async throws {
         try await withRunningServer(Self.makeRouter()) { server in
             let client = try RawClient(port: server.port)
-            try await client.write("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            try await client.write(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
             let interim = try await client.response()
             #expect(interim.status == 100)
             let response = try await client.exchange("ping")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs the built `http-bench-server` and stops it with SIGTERM and SIGINT.
@@ -11,7 +11,9 @@ import Glibc
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = testBinary.deletingLastPathComponent()
         // Swift Testing on Linux runs `<bin>/<Package>PackageTests.xctest`; the executable is beside it.
-        while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("http-bench-server").path) {
+        while directory.path != "/"
+            && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("http-bench-server").path)
+        {
             directory = directory.deletingLastPathComponent()
         }
         return directory.appendingPathComponent("http-bench-server")
