@@ -9,7 +9,7 @@ extension Connection {
 
     /// Queues a response to the request in flight and starts writing it.
     func send(_ response: Response, at now: ContinuousClock.Instant) {
-        guard !isClosed, var current = inFlight else { return }
+        guard !isClosed, var current = inFlight, !current.isResponseQueued, current.writer == nil else { return }
         let keepAlive = machine.keepsAlive(requested: current.keepAlive)
         current.keepAlive = keepAlive
         let date = loop.dateCache.current()
@@ -130,9 +130,12 @@ extension Connection {
 
     private func finishResponse(_ current: InFlight, at now: ContinuousClock.Instant) {
         inFlight = nil
-        if current.lingersAfterResponse {
+        // Closing with unread requests would reset the connection and could destroy the response
+        // before the client reads it: shut down our side and drain theirs first (RFC 9112 §9.6).
+        let hasUnreadRequests = !current.keepAlive && !machine.isShuttingDown && parser.hasBufferedBytes
+        if current.lingersAfterResponse || hasUnreadRequests {
             Socket.shutdownWriting(fd)
-            machine.errorResponseSent(at: now)
+            machine.finalResponseSent(at: now)
         } else if machine.responseSent(at: now, keepAlive: current.keepAlive) == .close {
             close()
             return

@@ -33,6 +33,8 @@ final class Connection: @unchecked Sendable {
     var isClosed = false
     /// Edge-triggered sockets report readability once: remember it while not reading.
     var mayHaveUnreadInput = true
+    /// The client has closed its sending side (`EPOLLRDHUP`), even if its last bytes are unread.
+    var hasSeenReadHangup = false
     /// Set while `processBufferedRequests` runs, so that a synchronous response does not recurse into it.
     var isProcessing = false
     var streamGeneration = 0
@@ -62,6 +64,7 @@ final class Connection: @unchecked Sendable {
         guard !isClosed else { return }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 {
             mayHaveUnreadInput = true
+            if events & EPOLLRDHUP.rawValue != 0 { hasSeenReadHangup = true }
             if machine.isReading {
                 readAndProcess(at: now)
             } else if events & EPOLLRDHUP.rawValue != 0, machine.peerClosed() == .close {
@@ -112,8 +115,9 @@ final class Connection: @unchecked Sendable {
                 if machine.peerClosed() == .close { close() }
                 return
             case .processed(let count):
-                // A short read drained the socket; the next arrival raises a new edge.
-                mayHaveUnreadInput = count == loop.readBuffer.count
+                // A short read drained the socket and the next arrival raises a new edge; but an
+                // end of stream already signalled raises none, so then read on until it shows.
+                mayHaveUnreadInput = count == loop.readBuffer.count || hasSeenReadHangup
                 parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count]))
                 machine.bytesReceived(at: now, isBody: parser.isReceivingBody)
             }

@@ -21,9 +21,10 @@ struct ConnectionStateMachine {
         case responding
         /// A streaming response is being written.
         case streaming
-        /// An error response was sent and our side shut down; what the client still sends is read
-        /// and dropped until it closes or `lingerTimeout` passes, so that closing does not reset the
-        /// connection before the client has read the error (RFC 9112 §9.6).
+        /// A last response (an error, or one with unread requests behind it) was sent and our side
+        /// shut down; what the client still sends is read and dropped until it closes or
+        /// `lingerTimeout` passes, so that closing does not reset the connection before the
+        /// client has read the response (RFC 9112 §9.6).
         case lingering(since: Instant)
         case closed
     }
@@ -89,8 +90,9 @@ struct ConnectionStateMachine {
         return .none
     }
 
-    /// An error response (which closes the connection) reached the socket.
-    mutating func errorResponseSent(at now: Instant) {
+    /// A response after which the connection closes reached the socket (an error response, or
+    /// `Connection: close` with more requests unread): start lingering.
+    mutating func finalResponseSent(at now: Instant) {
         guard state != .closed else { return }
         state = .lingering(since: now)
     }

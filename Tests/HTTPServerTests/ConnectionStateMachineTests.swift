@@ -88,7 +88,7 @@ import Testing
     @Test func anErrorResponseLingersAtMostTwoSeconds() {
         var machine = machine()
         machine.requestReceived()
-        machine.errorResponseSent(at: start)
+        machine.finalResponseSent(at: start)
         #expect(machine.isReading)
         #expect(machine.timerFired(at: start + .seconds(1.9)) == .none)
         #expect(machine.timerFired(at: start + .seconds(2)) == .close)
