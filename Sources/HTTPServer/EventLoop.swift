@@ -219,7 +219,13 @@ final class EventLoop: @unchecked Sendable {
 
     private func pauseAccepting() {
         isAcceptPaused = true
-        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil)
+        unregisterListener()
+    }
+
+    /// Removes the listening socket from this loop's set. It can only fail if it was not there,
+    /// which the callers rule out; there is nothing else to do about it.
+    private func unregisterListener() {
+        _ = try? syscall("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil) }
     }
 
     private func resumeAccepting() {
@@ -250,7 +256,7 @@ final class EventLoop: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             execute {
                 self.isShuttingDown = true
-                if !self.isAcceptPaused { _ = epoll_ctl(self.epollFD, EPOLL_CTL_DEL, self.listenFD, nil) }
+                if !self.isAcceptPaused { self.unregisterListener() }
                 self.listenFD = -1
                 continuation.resume()
             }
