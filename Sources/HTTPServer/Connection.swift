@@ -25,6 +25,8 @@ final class Connection: @unchecked Sendable {
     }
 
     let fd: Int32
+    /// The client's address, as `Request.remoteAddress` gives it.
+    let peer: String?
     unowned let loop: EventLoop
     var machine: ConnectionStateMachine
     var parser: RequestParser
@@ -39,8 +41,9 @@ final class Connection: @unchecked Sendable {
     var isProcessing = false
     var streamGeneration = 0
 
-    init(fd: Int32, loop: EventLoop, connectedAt now: ContinuousClock.Instant) {
+    init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: ContinuousClock.Instant) {
         self.fd = fd
+        self.peer = peer
         self.loop = loop
         let configuration = loop.context.configuration
         self.machine = ConnectionStateMachine(
@@ -182,10 +185,13 @@ final class Connection: @unchecked Sendable {
         let context = loop.context
         guard let router = context.router else {
             let responder = context.responder
+            var request = request
+            request.remoteAddress = peer
             startHandler(request) { try await responder.respond(to: $0) }
             return
         }
         var request = request
+        request.remoteAddress = peer
         do {
             switch try router.handler(for: &request) {
             case .synchronous(let handler):

@@ -193,7 +193,7 @@ final class EventLoop: @unchecked Sendable {
         // A bounded batch per wake-up, so one loop does not take every connection of a burst.
         for _ in 0..<32 {
             do {
-                guard case .processed(let fd) = try Socket.accept(listenFD) else { return }
+                guard case .processed(let (fd, peer)) = try Socket.accept(listenFD) else { return }
                 do {
                     try register(
                         fd,
@@ -203,7 +203,8 @@ final class EventLoop: @unchecked Sendable {
                     Socket.close(fd)
                     continue
                 }
-                connections[fd] = Connection(fd: fd, loop: self, connectedAt: now)
+                connections[fd] = Connection(fd: fd, peer: peer, loop: self, connectedAt: now)
+                context.openConnections.add(1, ordering: .relaxed)
             } catch let error {
                 switch error.errno {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
@@ -237,6 +238,7 @@ final class EventLoop: @unchecked Sendable {
     /// Called by a connection once it has closed its socket.
     func connectionClosed(_ connection: Connection) {
         connections[connection.fd] = nil
+        context.openConnections.subtract(1, ordering: .relaxed)
         if isShuttingDown && connections.isEmpty { finishDraining() }
     }
 

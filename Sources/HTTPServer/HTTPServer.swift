@@ -100,6 +100,9 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// The number of client connections open now (idle, busy and streaming), for metrics.
+    public var openConnectionCount: Int { context.openConnections.load(ordering: .relaxed) }
+
     /// Binds, listens and starts the event loops. Raises the open-file limit to its hard maximum
     /// so that thousands of connections fit.
     /// - Throws: `SocketError` when the address cannot be bound (`EADDRINUSE`, …).
@@ -185,6 +188,8 @@ final class ServerContext: Sendable {
     /// The responder when it is a `Router`: synchronous handlers then run without a task.
     let router: Router?
     let errorResponder: HTTPServer.ErrorResponder
+    /// Connections open across all loops.
+    let openConnections = Atomic<Int>(0)
 
     init(
         configuration: HTTPServer.Configuration, responder: any HTTPResponder,

@@ -225,3 +225,23 @@ extension ServerTests {
         }
     }
 }
+
+extension ServerTests {
+    @Test func tellsHandlersTheClientAddressAndCountsOpenConnections() async throws {
+        let router = Router()
+        router.get("/whoami") { request in Response(body: Array((request.remoteAddress ?? "unknown").utf8)) }
+        try await withRunningServer(router) { server in
+            var clients: [RawClient] = []
+            for _ in 0..<3 {
+                let client = try RawClient(port: server.port)
+                let address = try await client.exchange(get("/whoami")).text
+                #expect(address.hasPrefix("127.0.0.1:"))
+                #expect(Int(address.dropFirst("127.0.0.1:".count)) != nil)
+                clients.append(client)
+            }
+            #expect(server.openConnectionCount == 3)
+            for client in clients { client.abort() }
+            try await waitUntil { server.openConnectionCount == 0 }
+        }
+    }
+}
