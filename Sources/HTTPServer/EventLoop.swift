@@ -122,8 +122,10 @@ final class EventLoop: @unchecked Sendable {
         let capacity: Int32 = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
         defer { events.deallocate() }
-        var hasWork = false
         while isRunning {
+            // Work submitted from this thread (a cancelled task resuming after a sweep, say)
+            // wrote no wake-up: do not sleep on it.
+            let hasWork = inbox.withLock { !$0.work.isEmpty }
             let timeout = hasWork ? 0 : Int32(sweepInterval / .milliseconds(1))
             let count: Int32
             switch try? syscall("epoll_wait", { epoll_wait(epollFD, events, capacity, timeout) }) {
@@ -143,7 +145,7 @@ final class EventLoop: @unchecked Sendable {
                     connection.handle(events: event.events, at: now)
                 }
             }
-            hasWork = runSubmittedWork()
+            runSubmittedWork()
             if now - lastSweep >= sweepInterval { sweep() }
         }
         let leftover = inbox.withLock { inbox in
@@ -160,15 +162,15 @@ final class EventLoop: @unchecked Sendable {
         stoppedContinuation?.resume()
     }
 
-    /// Runs what other threads (and tasks) submitted; returns whether more is waiting.
-    private func runSubmittedWork() -> Bool {
+    /// Runs what other threads (and tasks) submitted, a few rounds at most so that I/O is not starved.
+    private func runSubmittedWork() {
         for _ in 0..<4 {
             let work = inbox.withLock { inbox -> [Work] in
                 inbox.isWakePending = false
                 defer { inbox.work.removeAll(keepingCapacity: true) }
                 return inbox.work
             }
-            if work.isEmpty { return false }
+            if work.isEmpty { return }
             for item in work {
                 switch item {
                 case .closure(let closure): closure()
@@ -176,7 +178,6 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
-        return inbox.withLock { !$0.work.isEmpty }
     }
 
     // MARK: - Connections
