@@ -140,6 +140,7 @@ extension Connection {
             close()
             return
         }
+        parser.releaseIdleBuffer()
         if !isProcessing { readAndProcess(at: now) }
     }
 

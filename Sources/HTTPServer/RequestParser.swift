@@ -81,6 +81,14 @@ package struct RequestParser {
     /// Whether unparsed bytes are waiting in the buffer.
     package var hasBufferedBytes: Bool { readIndex < buffer.count }
 
+    /// Frees a large buffer once everything in it is parsed, so that an idle connection holds at
+    /// most a few KiB whatever its last request was.
+    package mutating func releaseIdleBuffer() {
+        guard readIndex == buffer.count, buffer.capacity > 4096 else { return }
+        buffer = []
+        readIndex = 0
+    }
+
     /// Appends received bytes.
     package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if readIndex == buffer.count {

@@ -172,3 +172,21 @@ import Testing
         #expect(request.query["c"] == "d")
     }
 }
+
+extension RequestParserTests {
+    @Test func releasesALargeBufferOnceParsedButKeepsUnparsedBytes() throws {
+        var parser = RequestParser()
+        let body = String(repeating: "b", count: 10000)
+        parser.append(Array("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 10000\r\n\r\n\(body)GET /y HTTP/1.1\r\n".utf8))
+        guard case .request(let first, _)? = try parser.next() else { throw TestTimeout() }
+        #expect(first.body.count == 10000)
+        parser.releaseIdleBuffer()  // unparsed bytes of the next request remain
+        #expect(parser.hasBufferedBytes)
+        parser.append(Array("Host: h\r\n\r\n".utf8))
+        guard case .request(let second, _)? = try parser.next() else { throw TestTimeout() }
+        #expect(second.path == "/y")
+        parser.releaseIdleBuffer()
+        #expect(!parser.hasBufferedBytes)
+        #expect(!parser.hasPartialRequest)
+    }
+}
