@@ -112,3 +112,25 @@ import Testing
         await writer.waitUntilClosed()
     }
 }
+
+extension StreamingTests {
+    @Test func framesServerSentEventsAndComments() async throws {
+        let router = Router()
+        router.get("/events") { _ in
+            Response(headers: ["Content-Type": "text/event-stream"]) { writer in
+                try await writer.writeComment("keep-alive")
+                try await writer.writeEvent(id: "4", event: "screen\npushed", data: "{\"a\":1}\nsecond line")
+                try await writer.writeEvent(data: "")
+            }
+        }
+        try await withRunningServer(router) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange(get("/events"))
+            #expect(response.header("Content-Type") == "text/event-stream")
+            #expect(
+                response.text
+                    == ": keep-alive\n\nid: 4\nevent: screenpushed\ndata: {\"a\":1}\ndata: second line\n\ndata: \n\n"
+            )
+        }
+    }
+}
