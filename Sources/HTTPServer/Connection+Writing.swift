@@ -123,6 +123,11 @@ extension Connection {
             return
         }
         if flushed.payload > 0 { inFlight?.writer?.didFlush(flushed.payload) }
+        if outbound.isEmpty {
+            machine.writeDrained()
+        } else {
+            machine.writeBlocked(at: now, madeProgress: flushed.written > 0)
+        }
         if outbound.isEmpty, let current = inFlight, current.isResponseQueued {
             finishResponse(current, at: now)
         }

@@ -37,6 +37,8 @@ struct ConnectionStateMachine {
 
     private(set) var state: State
     private(set) var isShuttingDown = false
+    /// Since when bytes have waited for a client that reads nothing; nil while writes progress.
+    private(set) var writeBlockedSince: Instant?
     let headerTimeout: Duration
     let idleTimeout: Duration
 
@@ -117,6 +119,18 @@ struct ConnectionStateMachine {
     /// How long an error response lingers: at most 2 s, less when the header timeout is shorter.
     var lingerTimeout: Duration { min(headerTimeout, .seconds(2)) }
 
+    /// A write left bytes waiting (the client's window is full). `madeProgress` when some bytes
+    /// went out; a client that takes none for `idleTimeout` is closed, whatever the state, so a
+    /// client that never reads cannot hold a response (or a stream) open for ever.
+    mutating func writeBlocked(at now: Instant, madeProgress: Bool) {
+        if madeProgress || writeBlockedSince == nil { writeBlockedSince = now }
+    }
+
+    /// Every queued byte reached the socket.
+    mutating func writeDrained() {
+        writeBlockedSince = nil
+    }
+
     /// The periodic timer fired.
     mutating func timerFired(at now: Instant) -> Action {
         let expired: Bool
@@ -127,7 +141,8 @@ struct ConnectionStateMachine {
         case .lingering(let since): expired = now - since >= lingerTimeout
         case .responding, .streaming, .closed: expired = false
         }
-        guard expired else { return .none }
+        let isWriteStalled = writeBlockedSince.map { now - $0 >= idleTimeout } ?? false
+        guard expired || isWriteStalled else { return .none }
         state = .closed
         return .close
     }

@@ -134,3 +134,32 @@ extension StreamingTests {
         }
     }
 }
+
+extension StreamingTests {
+    @Test func aClientThatStopsReadingIsCutOffAfterTheIdleTimeout() async throws {
+        let (outcome, outcomeSink) = AsyncStream.makeStream(of: Int.self)
+        let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
+        let router = Router()
+        router.get("/flood") { _ in
+            Response { writer in
+                var written = 0
+                do {
+                    while true {
+                        try await writer.write(chunk)
+                        written += chunk.count
+                    }
+                } catch {
+                    outcomeSink.yield(written)
+                }
+            }
+        }
+        try await withRunningServer(router, configure: { $0.idleTimeout = .milliseconds(200) }) { server in
+            let client = try RawClient(port: server.port)
+            try await client.write(get("/flood"))
+            // The client reads nothing: the socket buffers fill, writes stall, the server gives up.
+            let written = try await first(of: outcome)
+            #expect(written > 0)
+            #expect(server.openConnectionCount == 0)
+        }
+    }
+}
