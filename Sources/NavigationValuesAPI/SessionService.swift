@@ -76,7 +76,19 @@ struct ServiceEnvironment: Sendable {
 /// ```
 public final class SessionService: Sendable {
     let environment: ServiceEnvironment
-    private let actors = Mutex<[SessionID: SessionActor]>([:])
+    /// The actors of loaded sessions, in shards so that requests to different sessions seldom
+    /// meet on one lock (each shard is held only for a dictionary lookup).
+    private let shards: [Shard] = (0..<64).map { _ in Shard() }
+
+    private final class Shard: Sendable {
+        let actors = Mutex<[SessionID: SessionActor]>([:])
+    }
+
+    private func shard(_ id: SessionID) -> Shard {
+        var hasher = Hasher()
+        hasher.combine(id)
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    }
 
     public init(
         store: any SessionStore,
@@ -91,10 +103,10 @@ public final class SessionService: Sendable {
     }
 
     /// Sessions whose state is held in memory right now.
-    public var loadedSessionCount: Int { actors.withLock { $0.count } }
+    public var loadedSessionCount: Int { shards.reduce(0) { $0 + $1.actors.withLock { $0.count } } }
 
     private func actor(for id: SessionID) -> SessionActor {
-        actors.withLock { actors in
+        shard(id).actors.withLock { actors in
             if let actor = actors[id] { return actor }
             let actor = SessionActor(id: id, environment: environment)
             actors[id] = actor
@@ -103,7 +115,7 @@ public final class SessionService: Sendable {
     }
 
     private func forget(_ id: SessionID, _ actor: SessionActor) {
-        actors.withLock { actors in
+        shard(id).actors.withLock { actors in
             if actors[id] === actor { actors[id] = nil }
         }
     }
