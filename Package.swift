@@ -81,7 +81,12 @@ let package = Package(
 
         // MARK: - The session API (routes, auth, sessions, events)
         .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
-        .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore"]),
+        // Serves on port 0 until killed; the API's kill -9 test runs it.
+        .executableTarget(
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI"], path: "Sources/APICrashServer"),
+        .executableTarget(name: "api-bench", dependencies: ["NavigationValuesAPI"], path: "Sources/APIBench"),
+        .testTarget(
+            name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore", "api-crash-server"]),
     ]
 )
 

@@ -44,8 +44,9 @@ public struct SessionRoutes: Sendable {
             return respond(try await service.create(body: body, context: context))
         }
         router.get("/v1/sessions") { request in
-            guard case .admin = credential(request) else {
-                throw credential(request).isPresent
+            let credential = credential(request)
+            guard case .admin = credential else {
+                throw credential.isWellFormedToken
                     ? APIError(.forbidden, "listing sessions needs the admin token")
                     : APIError(.unauthorized, "send Authorization: Bearer <admin token>",
                                headers: ["WWW-Authenticate": "Bearer"])
@@ -149,8 +150,14 @@ public struct SessionRoutes: Sendable {
                 throw APIError(.unsupportedMediaType, "send the body as application/json, not \(mediaType)")
             }
         }
+        // The envelope around a value nests a few levels (`{"screens": [{"values": {"k": …}}]}`), so
+        // each value's depth is checked where it is validated; a body nested beyond any envelope
+        // is valid JSON of the wrong shape (422), not malformed (400).
+        let envelopeDepth = 8
         do {
-            return try JSONValue(parsing: request.body, maxDepth: limits.maxNesting + 2)
+            return try JSONValue(parsing: request.body, maxDepth: limits.maxNesting + envelopeDepth)
+        } catch where error.reason.hasPrefix("nesting deeper") {
+            throw APIError(.unprocessable, "JSON nested deeper than \(limits.maxNesting)", pointer: "")
         } catch {
             throw APIError(.badRequest, "malformed JSON: \(error)")
         }
@@ -178,8 +185,9 @@ public struct SessionRoutes: Sendable {
 }
 
 extension Credential {
-    var isPresent: Bool {
-        if case .none = self { false } else { true }
+    /// A token that could have been issued (an admin token matched earlier and is `.admin`).
+    var isWellFormedToken: Bool {
+        if case .token(let token) = self { IdentifierGenerator.isWellFormedToken(token) } else { false }
     }
 }
 

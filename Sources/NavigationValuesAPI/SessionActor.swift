@@ -83,14 +83,15 @@ actor SessionActor {
         guard let session = try await loadedSession() else { return nil }
         try authorize(context.credential, for: session)
         guard command.isMutation else { return try read(command, session: session) }
-        // An ended session takes no mutation but a purge of its history.
-        if session.record.state == .ended, !command.isPurge {
-            throw APIError(.gone, "session \(id.rawValue) has ended")
-        }
+        // A retry gets its first answer even if the session has moved on or ended since.
         if let key = context.idempotencyKey,
             let record = try await environment.storeCall({ try await $0.idempotencyRecord(scope: context.scope, key: key) })
         {
             return APIResponse(replaying: record)
+        }
+        // An ended session still accepts a purge (deleting its history); every other mutation is 410.
+        if session.record.state == .ended, !command.isPurge {
+            throw APIError(.gone, "session \(id.rawValue) has ended")
         }
         if let expected = context.ifMatch, expected != session.record.version {
             throw APIError(
@@ -199,6 +200,11 @@ actor SessionActor {
         case .admin:
             return
         case .token(let token):
+            // A token that could not have been issued is invalid (401); a well-formed token that
+            // is not this session's belongs to another session, or to none (403, API.md Auth).
+            guard IdentifierGenerator.isWellFormedToken(token) else {
+                throw APIError(.unauthorized, "invalid token", headers: ["WWW-Authenticate": "Bearer"])
+            }
             guard constantTimeEquals(TokenHasher.hash(token), session.record.tokenHash) else {
                 throw APIError(.forbidden, "this token does not belong to session \(id.rawValue)")
             }

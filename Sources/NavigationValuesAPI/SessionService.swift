@@ -32,6 +32,16 @@ public struct IdentifierGenerator: Sendable {
     func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(16))) }
     func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(16))) }
     func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
+
+    /// Whether `token` has the shape `token()` gives: `t_` and 43 base64url characters.
+    static func isWellFormedToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        guard bytes.count == 45, token.hasPrefix("t_") else { return false }
+        return bytes.dropFirst(2).allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F
+        }
+    }
 }
 
 enum Base64URL {
@@ -171,9 +181,16 @@ public final class SessionService: Sendable {
         let validator = CommandValidator(
             session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
         // The root is validated exactly as a push is.
-        guard case .push(let seed) = try validator.operation(for: .push(fields["root"] ?? [:])) else {
-            preconditionFailure("a push validates to a push")
+        let operation: Operation
+        do {
+            operation = try validator.operation(for: .push(fields["root"] ?? [:]))
+        } catch {
+            // The root is checked as a push body; its pointers are inside `/root`.
+            var error = error
+            error.errors = error.errors.map { .init(pointer: "/root" + $0.pointer, detail: $0.detail) }
+            throw error
         }
+        guard case .push(let seed) = operation else { preconditionFailure("a push validates to a push") }
         let root = session.pushScreen(seed)
         let renderedRoot = session.render(root)
         let event: JSONValue = [
