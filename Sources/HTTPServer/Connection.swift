@@ -161,7 +161,8 @@ final class Connection: @unchecked Sendable {
                 // A head without its body yet: from now on the idle timeout applies, not the header one.
                 if parser.isReceivingBody { machine.bytesReceived(at: now, isBody: true) }
                 return
-            case .sendContinue(let head)?:
+            case .sendContinue(var head)?:
+                head.remoteAddress = peer
                 if let refusal = refusal(of: head) {
                     // Refused before the body is sent (RFC 9110 §10.1.1): the client may skip it, and
                     // since we do not read it, the connection closes after the answer.
