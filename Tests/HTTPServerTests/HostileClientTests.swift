@@ -119,6 +119,8 @@ import Testing
                     "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nonly a few bytes")
                 client.abort()
             }
+            // Every half-received request is dropped and its connection closed.
+            try await waitUntil { server.openConnectionCount == 0 }
             try await expectStillServing(server)
         }
     }
