@@ -39,6 +39,7 @@ let package = Package(
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
+        .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -82,6 +83,11 @@ let package = Package(
         // MARK: - The session API (routes, auth, sessions, events)
         .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
         .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI"]),
+
+        // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
+        .executableTarget(
+            name: "NavigationValuesCLI", dependencies: ["NavigationValuesAPI"], path: "Sources/NavigationValuesCLI"),
+        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI"]),
     ]
 )
 

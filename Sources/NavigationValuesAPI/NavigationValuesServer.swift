@@ -28,6 +28,8 @@ public final class NavigationValuesServer: Sendable {
         public var headerTimeout: Duration = .seconds(10)
         public var idleTimeout: Duration = .seconds(60)
         public var shutdownGracePeriod: Duration = .seconds(10)
+        /// Where request lines and server messages go; nil writes none.
+        public var logger: Logger?
 
         public init() {}
     }
@@ -38,15 +40,19 @@ public final class NavigationValuesServer: Sendable {
     public let isAdminTokenGenerated: Bool
     public let store: SQLiteSessionStore
     public let service: SessionService
+    /// The figures behind `/metrics`.
+    public let metrics: Metrics
     let http: HTTPServer
 
     private init(
-        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, http: HTTPServer
+        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, metrics: Metrics,
+        http: HTTPServer
     ) {
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
         self.store = store
         self.service = service
+        self.metrics = metrics
         self.http = http
     }
 
@@ -60,16 +66,21 @@ public final class NavigationValuesServer: Sendable {
         let store = try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
-        let service = SessionService(store: store, configuration: configuration.service)
+        let metrics = Metrics()
+        let service = SessionService(
+            store: store, configuration: configuration.service, eventCommitted: { _ in metrics.eventAppended() })
         let router = Router()
         SessionRoutes(service: service, store: store, adminToken: adminToken).register(on: router)
+        OperationalRoutes(metrics: metrics, service: service, store: store).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout
         httpConfiguration.idleTimeout = configuration.idleTimeout
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
         let http = HTTPServer(
-            configuration: httpConfiguration, responder: router, errorResponder: ProblemMapping.response)
+            configuration: httpConfiguration,
+            responder: RequestLogging(router: router, logger: configuration.logger, metrics: metrics),
+            errorResponder: ProblemMapping.response)
         do {
             try await http.start()
         } catch {
@@ -77,7 +88,7 @@ public final class NavigationValuesServer: Sendable {
             throw error
         }
         return NavigationValuesServer(
-            adminToken: adminToken, generated: generated, store: store, service: service, http: http)
+            adminToken: adminToken, generated: generated, store: store, service: service, metrics: metrics, http: http)
     }
 
     /// The bound port (useful with port 0).
