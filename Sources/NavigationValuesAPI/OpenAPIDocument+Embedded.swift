@@ -37,6 +37,7 @@ let embeddedJSON = ##"""
   "paths": {
     "/v1/sessions": {
       "post": {
+        "operationId": "createSession",
         "summary": "Create a session",
         "responses": {
           "201": {
@@ -56,6 +57,91 @@ let embeddedJSON = ##"""
                 "description": "The session's URL.",
                 "schema": {
                   "type": "string"
+                }
+              }
+            },
+            "links": {
+              "getSession": {
+                "operationId": "getSession",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "endSession": {
+                "operationId": "endSession",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "pushScreen": {
+                "operationId": "pushScreen",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "popScreens": {
+                "operationId": "popScreens",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "replacePath": {
+                "operationId": "replacePath",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "watchSessionEvents": {
+                "operationId": "watchSessionEvents",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "getHistory": {
+                "operationId": "getHistory",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "replaySession": {
+                "operationId": "replaySession",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
+              },
+              "getScreen": {
+                "operationId": "getScreen",
+                "parameters": {
+                  "id": "$response.body#/id",
+                  "screen": "$response.body#/screens/0/id"
+                }
+              },
+              "updateValues": {
+                "operationId": "updateValues",
+                "parameters": {
+                  "id": "$response.body#/id",
+                  "screen": "$response.body#/screens/0/id"
+                }
+              },
+              "setHandler": {
+                "operationId": "setHandler",
+                "parameters": {
+                  "id": "$response.body#/id",
+                  "screen": "$response.body#/screens/0/id"
+                }
+              },
+              "removeHandler": {
+                "operationId": "removeHandler",
+                "parameters": {
+                  "id": "$response.body#/id",
+                  "screen": "$response.body#/screens/0/id"
+                }
+              },
+              "publishPreference": {
+                "operationId": "publishPreference",
+                "parameters": {
+                  "id": "$response.body#/id",
+                  "screen": "$response.body#/screens/0/id"
                 }
               }
             }
@@ -101,6 +187,7 @@ let embeddedJSON = ##"""
         ]
       },
       "get": {
+        "operationId": "listSessions",
         "summary": "List sessions (admin)",
         "responses": {
           "200": {
@@ -164,6 +251,7 @@ let embeddedJSON = ##"""
         }
       ],
       "get": {
+        "operationId": "getSession",
         "summary": "Read a session",
         "responses": {
           "200": {
@@ -205,6 +293,7 @@ let embeddedJSON = ##"""
         ]
       },
       "delete": {
+        "operationId": "endSession",
         "summary": "End a session",
         "responses": {
           "204": {
@@ -278,6 +367,7 @@ let embeddedJSON = ##"""
         }
       ],
       "post": {
+        "operationId": "pushScreen",
         "summary": "Push a screen",
         "responses": {
           "201": {
@@ -292,6 +382,43 @@ let embeddedJSON = ##"""
             "headers": {
               "ETag": {
                 "$ref": "#/components/headers/ETag"
+              }
+            },
+            "links": {
+              "getScreen": {
+                "operationId": "getScreen",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "updateValues": {
+                "operationId": "updateValues",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "setHandler": {
+                "operationId": "setHandler",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "removeHandler": {
+                "operationId": "removeHandler",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "publishPreference": {
+                "operationId": "publishPreference",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
               }
             }
           },
@@ -362,6 +489,7 @@ let embeddedJSON = ##"""
         }
       ],
       "post": {
+        "operationId": "popScreens",
         "summary": "Pop screens",
         "responses": {
           "200": {
@@ -447,6 +575,7 @@ let embeddedJSON = ##"""
         }
       ],
       "put": {
+        "operationId": "replacePath",
         "summary": "Replace every screen above the root (deep link)",
         "responses": {
           "200": {
@@ -531,6 +660,7 @@ let embeddedJSON = ##"""
         }
       ],
       "get": {
+        "operationId": "getScreen",
         "summary": "Read a screen",
         "responses": {
           "200": {
@@ -582,6 +712,7 @@ let embeddedJSON = ##"""
         }
       ],
       "patch": {
+        "operationId": "updateValues",
         "summary": "Set or remove values on a screen",
         "responses": {
           "200": {
@@ -669,6 +800,7 @@ let embeddedJSON = ##"""
         }
       ],
       "put": {
+        "operationId": "setHandler",
         "summary": "Set a preference handler",
         "responses": {
           "200": {
@@ -743,6 +875,7 @@ let embeddedJSON = ##"""
         ]
       },
       "delete": {
+        "operationId": "removeHandler",
         "summary": "Remove a preference handler",
         "responses": {
           "200": {
@@ -820,6 +953,7 @@ let embeddedJSON = ##"""
         }
       ],
       "post": {
+        "operationId": "publishPreference",
         "summary": "Publish a preference",
         "responses": {
           "200": {
@@ -904,6 +1038,7 @@ let embeddedJSON = ##"""
         }
       ],
       "get": {
+        "operationId": "watchSessionEvents",
         "summary": "Watch a session's events",
         "responses": {
           "200": {
@@ -995,6 +1130,7 @@ let embeddedJSON = ##"""
         }
       ],
       "get": {
+        "operationId": "getHistory",
         "summary": "Read a session's events, page by page",
         "responses": {
           "200": {
@@ -1059,6 +1195,7 @@ let embeddedJSON = ##"""
         }
       ],
       "get": {
+        "operationId": "replaySession",
         "summary": "The session as it was after an event",
         "responses": {
           "200": {
@@ -1114,6 +1251,7 @@ let embeddedJSON = ##"""
     },
     "/v1/events": {
       "get": {
+        "operationId": "watchAllEvents",
         "summary": "Watch every session's events (admin)",
         "responses": {
           "200": {
@@ -1167,6 +1305,7 @@ let embeddedJSON = ##"""
     },
     "/healthz": {
       "get": {
+        "operationId": "healthz",
         "summary": "Liveness",
         "responses": {
           "200": {
@@ -1191,6 +1330,7 @@ let embeddedJSON = ##"""
     },
     "/readyz": {
       "get": {
+        "operationId": "readyz",
         "summary": "Readiness",
         "responses": {
           "200": {
@@ -1218,6 +1358,7 @@ let embeddedJSON = ##"""
     },
     "/metrics": {
       "get": {
+        "operationId": "metrics",
         "summary": "Prometheus metrics",
         "responses": {
           "200": {
@@ -1242,6 +1383,7 @@ let embeddedJSON = ##"""
     },
     "/openapi.json": {
       "get": {
+        "operationId": "openapi",
         "summary": "This document",
         "responses": {
           "200": {
@@ -1368,7 +1510,8 @@ let embeddedJSON = ##"""
           "passBack": {
             "type": "boolean"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Screen": {
         "type": "object",
@@ -1414,17 +1557,26 @@ let embeddedJSON = ##"""
           "values": {
             "type": "object",
             "additionalProperties": true,
-            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-])."
+            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
           },
           "resolved": {
             "type": "object",
             "additionalProperties": true,
-            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-])."
+            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
           },
           "preferences": {
             "type": "object",
             "additionalProperties": true,
-            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-])."
+            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
           },
           "handlers": {
             "type": "object",
@@ -1562,9 +1714,13 @@ let embeddedJSON = ##"""
           "values": {
             "type": "object",
             "additionalProperties": true,
-            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-])."
+            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
           }
-        }
+        },
+        "additionalProperties": false
       },
       "CreateSession": {
         "type": "object",
@@ -1575,7 +1731,8 @@ let embeddedJSON = ##"""
           "schema": {
             "$ref": "#/components/schemas/Schema"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Pop": {
         "type": "object",
@@ -1589,7 +1746,8 @@ let embeddedJSON = ##"""
             "type": "string",
             "description": "A screen id, `root` or `top`: pop everything above it."
           }
-        }
+        },
+        "additionalProperties": false
       },
       "ReplacePath": {
         "type": "object",
@@ -1603,12 +1761,16 @@ let embeddedJSON = ##"""
               "$ref": "#/components/schemas/NewScreen"
             }
           }
-        }
+        },
+        "additionalProperties": false
       },
       "ValuesPatch": {
         "type": "object",
         "additionalProperties": true,
-        "description": "Key to new value; null removes this screen's override."
+        "description": "Key to new value; null removes this screen's override.",
+        "propertyNames": {
+          "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+        }
       },
       "Publish": {
         "type": "object",
@@ -1617,7 +1779,8 @@ let embeddedJSON = ##"""
         ],
         "properties": {
           "value": {}
-        }
+        },
+        "additionalProperties": false
       },
       "Affected": {
         "type": "object",
@@ -2013,8 +2176,10 @@ let embeddedJSON = ##"""
         "in": "path",
         "required": true,
         "schema": {
-          "type": "string"
-        }
+          "type": "string",
+          "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+        },
+        "description": "A preference key: 1-128 characters of [A-Za-z0-9_.-]."
       },
       "IfMatch": {
         "name": "If-Match",
