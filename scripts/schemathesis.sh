@@ -13,6 +13,7 @@ binary=${1:-.build/release/navigation-values}
 examples=${SCHEMATHESIS_MAX_EXAMPLES:-25}
 command -v schemathesis >/dev/null 2>&1 || { echo "schemathesis: not installed (pip install schemathesis)" >&2; exit 1; }
 [ -x "$binary" ] || { echo "schemathesis.sh: $binary is not built" >&2; exit 1; }
+binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
 
 work=$(mktemp -d)
 token="schemathesis-admin-token"
@@ -42,6 +43,7 @@ echo "schemathesis against $url (at most $examples examples per operation)"
 # ("AST constructor recursion depth mismatch").
 # /v1/events is an endless admin stream (SSE): it never answers a complete body, so it is left out.
 status=0
+cd "$work"  # schemathesis leaves a .schemathesis cache folder behind
 timeout 240 schemathesis --no-color run "$url/openapi.json" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --header "Authorization: Bearer $token" \
