@@ -82,7 +82,12 @@ let package = Package(
 
         // MARK: - The session API (routes, auth, sessions, events)
         .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
-        .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI"]),
+        // Serves on port 0 until killed; the API's kill -9 test runs it.
+        .executableTarget(
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI"], path: "Sources/APICrashServer"),
+        .executableTarget(name: "api-bench", dependencies: ["NavigationValuesAPI"], path: "Sources/APIBench"),
+        .testTarget(
+            name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore", "api-crash-server"]),
 
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(

@@ -104,4 +104,15 @@ nginx_median="$(median "${nginx_rps[@]}")"
 echo
 echo "median req/s   ours $ours_median   nginx $nginx_median"
 echo "median p99 ms  ours $(median "${ours_p99[@]}")   nginx $(median "${nginx_p99[@]}")"
-awk -v a="$ours_median" -v b="$nginx_median" 'BEGIN {printf "ratio ours/nginx %.2f (goal >= 0.50)\n", a / b}'
+
+# Verdict against the thresholds kept in the repository.
+thresholds=Benchmarks/Thresholds/http-healthz.json
+min_ratio="$(sed -n 's/.*"minRequestsPerSecondRatioToNginx": *\([0-9.]*\).*/\1/p' "$thresholds")"
+max_p99="$(sed -n 's/.*"maxP99Milliseconds": *\([0-9.]*\).*/\1/p' "$thresholds")"
+ours_p99_median="$(median "${ours_p99[@]}")"
+awk -v a="$ours_median" -v b="$nginx_median" -v min="$min_ratio" -v p99="$ours_p99_median" -v max="$max_p99" 'BEGIN {
+    ratio = a / b
+    printf "ratio ours/nginx %.2f (goal >= %s): %s\n", ratio, min, (ratio >= min ? "met" : "NOT MET")
+    printf "p99 ours %.3f ms (goal < %s ms): %s\n", p99, max, (p99 < max ? "met" : "NOT MET")
+    exit (ratio >= min ? 0 : 1)
+}'

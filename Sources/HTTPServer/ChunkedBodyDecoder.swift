@@ -23,17 +23,22 @@ struct ChunkedBodyDecoder {
             switch phase {
             case .size:
                 guard let lineEnd = bytes[index...].firstIndex(of: 0x0A) else {
-                    if bytes.count - index > Self.maxSizeLineBytes { throw HeadParser.bad("A chunk-size line is too long.") }
+                    if bytes.count - index > Self.maxSizeLineBytes {
+                        throw HeadParser.bad("A chunk-size line is too long.")
+                    }
                     return (index, false)
                 }
-                guard lineEnd - index <= Self.maxSizeLineBytes else { throw HeadParser.bad("A chunk-size line is too long.") }
+                guard lineEnd - index <= Self.maxSizeLineBytes else {
+                    throw HeadParser.bad("A chunk-size line is too long.")
+                }
                 let size = try Self.chunkSize(UnsafeBufferPointer(rebasing: bytes[index..<lineEnd]))
                 index = lineEnd + 1
                 if size == 0 {
                     phase = .trailer(bytesSeen: 0)
                 } else {
                     guard size <= limits.maxBodyBytes - body.count else {
-                        throw HTTPRequestError(.contentTooLarge, detail: "The body is over \(limits.maxBodyBytes) bytes.")
+                        throw HTTPRequestError(
+                            .contentTooLarge, detail: "The body is over \(limits.maxBodyBytes) bytes.")
                     }
                     body.reserveCapacity(body.count + size)
                     phase = .data(remaining: size)

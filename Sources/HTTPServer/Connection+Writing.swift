@@ -1,7 +1,7 @@
 import CHTTPSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension Connection {
@@ -9,7 +9,7 @@ extension Connection {
 
     /// Queues a response to the request in flight and starts writing it.
     func send(_ response: Response, at now: ContinuousClock.Instant) {
-        guard !isClosed, var current = inFlight else { return }
+        guard !isClosed, var current = inFlight, !current.isResponseQueued, current.writer == nil else { return }
         let keepAlive = machine.keepsAlive(requested: current.keepAlive)
         current.keepAlive = keepAlive
         let date = loop.dateCache.current()
@@ -95,7 +95,9 @@ extension Connection {
     }
 
     private func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
-        guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else { return }
+        guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else {
+            return
+        }
         outbound.append(current.isChunked ? ResponseEncoder.chunk(bytes) : bytes, payload: bytes.count)
         flush(at: loop.now)
     }
@@ -121,6 +123,11 @@ extension Connection {
             return
         }
         if flushed.payload > 0 { inFlight?.writer?.didFlush(flushed.payload) }
+        if outbound.isEmpty {
+            machine.writeDrained()
+        } else {
+            machine.writeBlocked(at: now, madeProgress: flushed.written > 0)
+        }
         if outbound.isEmpty, let current = inFlight, current.isResponseQueued {
             finishResponse(current, at: now)
         }
@@ -128,13 +135,17 @@ extension Connection {
 
     private func finishResponse(_ current: InFlight, at now: ContinuousClock.Instant) {
         inFlight = nil
-        if current.lingersAfterResponse {
+        // Closing with unread requests would reset the connection and could destroy the response
+        // before the client reads it: shut down our side and drain theirs first (RFC 9112 §9.6).
+        let hasUnreadRequests = !current.keepAlive && !machine.isShuttingDown && parser.hasBufferedBytes
+        if current.lingersAfterResponse || hasUnreadRequests {
             Socket.shutdownWriting(fd)
-            machine.errorResponseSent(at: now)
+            machine.finalResponseSent(at: now)
         } else if machine.responseSent(at: now, keepAlive: current.keepAlive) == .close {
             close()
             return
         }
+        parser.releaseIdleBuffer()
         if !isProcessing { readAndProcess(at: now) }
     }
 

@@ -1,7 +1,7 @@
 import CHTTPSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One accepted socket: reads and parses requests, runs handlers one at a time (so pipelined
@@ -25,6 +25,8 @@ final class Connection: @unchecked Sendable {
     }
 
     let fd: Int32
+    /// The client's address, as `Request.remoteAddress` gives it.
+    let peer: String?
     unowned let loop: EventLoop
     var machine: ConnectionStateMachine
     var parser: RequestParser
@@ -33,12 +35,15 @@ final class Connection: @unchecked Sendable {
     var isClosed = false
     /// Edge-triggered sockets report readability once: remember it while not reading.
     var mayHaveUnreadInput = true
+    /// The client has closed its sending side (`EPOLLRDHUP`), even if its last bytes are unread.
+    var hasSeenReadHangup = false
     /// Set while `processBufferedRequests` runs, so that a synchronous response does not recurse into it.
     var isProcessing = false
     var streamGeneration = 0
 
-    init(fd: Int32, loop: EventLoop, connectedAt now: ContinuousClock.Instant) {
+    init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: ContinuousClock.Instant) {
         self.fd = fd
+        self.peer = peer
         self.loop = loop
         let configuration = loop.context.configuration
         self.machine = ConnectionStateMachine(
@@ -62,6 +67,7 @@ final class Connection: @unchecked Sendable {
         guard !isClosed else { return }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 {
             mayHaveUnreadInput = true
+            if events & EPOLLRDHUP.rawValue != 0 { hasSeenReadHangup = true }
             if machine.isReading {
                 readAndProcess(at: now)
             } else if events & EPOLLRDHUP.rawValue != 0, machine.peerClosed() == .close {
@@ -112,8 +118,9 @@ final class Connection: @unchecked Sendable {
                 if machine.peerClosed() == .close { close() }
                 return
             case .processed(let count):
-                // A short read drained the socket; the next arrival raises a new edge.
-                mayHaveUnreadInput = count == loop.readBuffer.count
+                // A short read drained the socket and the next arrival raises a new edge; but an
+                // end of stream already signalled raises none, so then read on until it shows.
+                mayHaveUnreadInput = count == loop.readBuffer.count || hasSeenReadHangup
                 parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count]))
                 machine.bytesReceived(at: now, isBody: parser.isReceivingBody)
             }
@@ -151,6 +158,8 @@ final class Connection: @unchecked Sendable {
             }
             switch event {
             case nil:
+                // A head without its body yet: from now on the idle timeout applies, not the header one.
+                if parser.isReceivingBody { machine.bytesReceived(at: now, isBody: true) }
                 return
             case .sendContinue?:
                 machine.bytesReceived(at: now, isBody: true)
@@ -176,10 +185,13 @@ final class Connection: @unchecked Sendable {
         let context = loop.context
         guard let router = context.router else {
             let responder = context.responder
+            var request = request
+            request.remoteAddress = peer
             startHandler(request) { try await responder.respond(to: $0) }
             return
         }
         var request = request
+        request.remoteAddress = peer
         do {
             switch try router.handler(for: &request) {
             case .synchronous(let handler):

@@ -21,9 +21,10 @@ struct ConnectionStateMachine {
         case responding
         /// A streaming response is being written.
         case streaming
-        /// An error response was sent and our side shut down; what the client still sends is read
-        /// and dropped until it closes or `lingerTimeout` passes, so that closing does not reset the
-        /// connection before the client has read the error (RFC 9112 §9.6).
+        /// A last response (an error, or one with unread requests behind it) was sent and our side
+        /// shut down; what the client still sends is read and dropped until it closes or
+        /// `lingerTimeout` passes, so that closing does not reset the connection before the
+        /// client has read the response (RFC 9112 §9.6).
         case lingering(since: Instant)
         case closed
     }
@@ -36,6 +37,8 @@ struct ConnectionStateMachine {
 
     private(set) var state: State
     private(set) var isShuttingDown = false
+    /// Since when bytes have waited for a client that reads nothing; nil while writes progress.
+    private(set) var writeBlockedSince: Instant?
     let headerTimeout: Duration
     let idleTimeout: Duration
 
@@ -89,8 +92,9 @@ struct ConnectionStateMachine {
         return .none
     }
 
-    /// An error response (which closes the connection) reached the socket.
-    mutating func errorResponseSent(at now: Instant) {
+    /// A response after which the connection closes reached the socket (an error response, or
+    /// `Connection: close` with more requests unread): start lingering.
+    mutating func finalResponseSent(at now: Instant) {
         guard state != .closed else { return }
         state = .lingering(since: now)
     }
@@ -115,6 +119,18 @@ struct ConnectionStateMachine {
     /// How long an error response lingers: at most 2 s, less when the header timeout is shorter.
     var lingerTimeout: Duration { min(headerTimeout, .seconds(2)) }
 
+    /// A write left bytes waiting (the client's window is full). `madeProgress` when some bytes
+    /// went out; a client that takes none for `idleTimeout` is closed, whatever the state, so a
+    /// client that never reads cannot hold a response (or a stream) open for ever.
+    mutating func writeBlocked(at now: Instant, madeProgress: Bool) {
+        if madeProgress || writeBlockedSince == nil { writeBlockedSince = now }
+    }
+
+    /// Every queued byte reached the socket.
+    mutating func writeDrained() {
+        writeBlockedSince = nil
+    }
+
     /// The periodic timer fired.
     mutating func timerFired(at now: Instant) -> Action {
         let expired: Bool
@@ -125,7 +141,8 @@ struct ConnectionStateMachine {
         case .lingering(let since): expired = now - since >= lingerTimeout
         case .responding, .streaming, .closed: expired = false
         }
-        guard expired else { return .none }
+        let isWriteStalled = writeBlockedSince.map { now - $0 >= idleTimeout } ?? false
+        guard expired || isWriteStalled else { return .none }
         state = .closed
         return .close
     }

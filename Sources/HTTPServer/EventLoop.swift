@@ -1,11 +1,10 @@
+import CHTTPSystem
 import Dispatch
 import Foundation
 import Synchronization
 
-import CHTTPSystem
-
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One thread with its own `epoll` instance, owning the connections it accepted.
@@ -84,7 +83,7 @@ final class EventLoop: @unchecked Sendable {
     /// Starts the loop's thread, accepting from `listener`.
     func start(listener: Int32) throws(SocketError) {
         listenFD = listener
-        try register(listener, events: UInt32(EPOLLIN.rawValue) | UInt32(1 << 28))  // EPOLLEXCLUSIVE
+        try register(listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
         let thread = Thread { [self] in run() }
         thread.name = "HTTPServer event loop"
         thread.start()
@@ -123,8 +122,10 @@ final class EventLoop: @unchecked Sendable {
         let capacity: Int32 = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
         defer { events.deallocate() }
-        var hasWork = false
         while isRunning {
+            // Work submitted from this thread (a cancelled task resuming after a sweep, say)
+            // wrote no wake-up: do not sleep on it.
+            let hasWork = inbox.withLock { !$0.work.isEmpty }
             let timeout = hasWork ? 0 : Int32(sweepInterval / .milliseconds(1))
             let count: Int32
             switch try? syscall("epoll_wait", { epoll_wait(epollFD, events, capacity, timeout) }) {
@@ -144,7 +145,7 @@ final class EventLoop: @unchecked Sendable {
                     connection.handle(events: event.events, at: now)
                 }
             }
-            hasWork = runSubmittedWork()
+            runSubmittedWork()
             if now - lastSweep >= sweepInterval { sweep() }
         }
         let leftover = inbox.withLock { inbox in
@@ -161,15 +162,15 @@ final class EventLoop: @unchecked Sendable {
         stoppedContinuation?.resume()
     }
 
-    /// Runs what other threads (and tasks) submitted; returns whether more is waiting.
-    private func runSubmittedWork() -> Bool {
+    /// Runs what other threads (and tasks) submitted, a few rounds at most so that I/O is not starved.
+    private func runSubmittedWork() {
         for _ in 0..<4 {
             let work = inbox.withLock { inbox -> [Work] in
                 inbox.isWakePending = false
                 defer { inbox.work.removeAll(keepingCapacity: true) }
                 return inbox.work
             }
-            if work.isEmpty { return false }
+            if work.isEmpty { return }
             for item in work {
                 switch item {
                 case .closure(let closure): closure()
@@ -177,7 +178,6 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
-        return inbox.withLock { !$0.work.isEmpty }
     }
 
     // MARK: - Connections
@@ -194,7 +194,7 @@ final class EventLoop: @unchecked Sendable {
         // A bounded batch per wake-up, so one loop does not take every connection of a burst.
         for _ in 0..<32 {
             do {
-                guard case .processed(let fd) = try Socket.accept(listenFD) else { return }
+                guard case .processed(let (fd, peer)) = try Socket.accept(listenFD) else { return }
                 do {
                     try register(
                         fd,
@@ -204,7 +204,8 @@ final class EventLoop: @unchecked Sendable {
                     Socket.close(fd)
                     continue
                 }
-                connections[fd] = Connection(fd: fd, loop: self, connectedAt: now)
+                connections[fd] = Connection(fd: fd, peer: peer, loop: self, connectedAt: now)
+                context.openConnections.add(1, ordering: .relaxed)
             } catch let error {
                 switch error.errno {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
@@ -220,18 +221,25 @@ final class EventLoop: @unchecked Sendable {
 
     private func pauseAccepting() {
         isAcceptPaused = true
-        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil)
+        unregisterListener()
+    }
+
+    /// Removes the listening socket from this loop's set. It can only fail if it was not there,
+    /// which the callers rule out; there is nothing else to do about it.
+    private func unregisterListener() {
+        _ = try? syscall("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil) }
     }
 
     private func resumeAccepting() {
         guard isAcceptPaused, !isShuttingDown else { return }
         isAcceptPaused = false
-        try? register(listenFD, events: UInt32(EPOLLIN.rawValue) | UInt32(1 << 28))
+        try? register(listenFD, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
     }
 
     /// Called by a connection once it has closed its socket.
     func connectionClosed(_ connection: Connection) {
         connections[connection.fd] = nil
+        context.openConnections.subtract(1, ordering: .relaxed)
         if isShuttingDown && connections.isEmpty { finishDraining() }
     }
 
@@ -251,7 +259,7 @@ final class EventLoop: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             execute {
                 self.isShuttingDown = true
-                if !self.isAcceptPaused { _ = epoll_ctl(self.epollFD, EPOLL_CTL_DEL, self.listenFD, nil) }
+                if !self.isAcceptPaused { self.unregisterListener() }
                 self.listenFD = -1
                 continuation.resume()
             }

@@ -8,9 +8,12 @@
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// One header field as received or to be sent.
     public struct Field: Sendable, Equatable {
+        /// The field name as given (compared case-insensitively).
         public var name: String
+        /// The field value, without surrounding whitespace.
         public var value: String
 
+        /// Creates a field.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -22,6 +25,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Creates an empty header list.
     public init() { fields = [] }
 
+    /// Creates headers from a literal, keeping its order.
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { Field(name: $0.0, value: $0.1) }
     }

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/1.1 server on non-blocking sockets and `epoll`, one event loop per core.
@@ -100,13 +100,17 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// The number of client connections open now (idle, busy and streaming), for metrics.
+    public var openConnectionCount: Int { context.openConnections.load(ordering: .relaxed) }
+
     /// Binds, listens and starts the event loops. Raises the open-file limit to its hard maximum
     /// so that thousands of connections fit.
     /// - Throws: `SocketError` when the address cannot be bound (`EADDRINUSE`, …).
     public func start() async throws {
         let configuration = context.configuration
         Socket.raiseDescriptorLimit()
-        let listener = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        let listener = try Socket.listen(
+            host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         var loops: [EventLoop] = []
         do {
             let port = try Socket.localPort(listener)
@@ -144,7 +148,9 @@ public final class HTTPServer: Sendable {
             Socket.close(listener)
             await withTaskGroup(of: Void.self) { group in
                 for loop in loops {
-                    group.addTask { await loop.drainAndStop(gracePeriod: self.context.configuration.shutdownGracePeriod) }
+                    group.addTask {
+                        await loop.drainAndStop(gracePeriod: self.context.configuration.shutdownGracePeriod)
+                    }
                 }
             }
             let waiters = phase.withLock { phase in
@@ -182,8 +188,13 @@ final class ServerContext: Sendable {
     /// The responder when it is a `Router`: synchronous handlers then run without a task.
     let router: Router?
     let errorResponder: HTTPServer.ErrorResponder
+    /// Connections open across all loops.
+    let openConnections = Atomic<Int>(0)
 
-    init(configuration: HTTPServer.Configuration, responder: any HTTPResponder, errorResponder: @escaping HTTPServer.ErrorResponder) {
+    init(
+        configuration: HTTPServer.Configuration, responder: any HTTPResponder,
+        errorResponder: @escaping HTTPServer.ErrorResponder
+    ) {
         self.configuration = configuration
         self.responder = responder
         self.router = responder as? Router

@@ -18,7 +18,8 @@ enum HeadParser {
                 throw bad("Obsolete line folding is not accepted (RFC 9112 §5.2).")
             }
             guard headers.count < limits.maxHeaderCount else {
-                throw HTTPRequestError(.headerFieldsTooLarge, detail: "More than \(limits.maxHeaderCount) header fields.")
+                throw HTTPRequestError(
+                    .headerFieldsTooLarge, detail: "More than \(limits.maxHeaderCount) header fields.")
             }
             let (name, value) = try parseField(line)
             headers.add(name: name, value: value)

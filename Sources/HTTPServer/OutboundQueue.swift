@@ -8,6 +8,8 @@ struct OutboundQueue {
     struct Progress {
         /// Stream payload bytes whose entries were completely written.
         var payload = 0
+        /// Bytes written to the socket by this flush.
+        var written = 0
     }
 
     private var buffers: [[UInt8]] = []
@@ -41,10 +43,13 @@ struct OutboundQueue {
         while first < buffers.count {
             let start = offset
             let result = buffers[first].withUnsafeBytes { bytes in
-                Result { () throws(SocketError) in try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[start...])) }
+                Result { () throws(SocketError) in
+                    try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[start...]))
+                }
             }
             guard case .processed(let written) = try result.get() else { break }
             offset += written
+            progress.written += written
             if offset == buffers[first].count {
                 progress.payload += payloads[first]
                 buffers[first] = []

@@ -26,6 +26,8 @@ public struct Request: Sendable {
     public var parameters: Parameters
     /// The minor HTTP version: 1 for HTTP/1.1, 0 for HTTP/1.0.
     public var minorVersion: Int
+    /// The client's address and port, such as `127.0.0.1:52100` or `[::1]:52100`, when known.
+    public var remoteAddress: String?
     /// The decoded path segments, split on `/` before decoding so that `%2F` stays inside a segment.
     var pathSegments: [String]
 

@@ -81,6 +81,14 @@ package struct RequestParser {
     /// Whether unparsed bytes are waiting in the buffer.
     package var hasBufferedBytes: Bool { readIndex < buffer.count }
 
+    /// Frees a large buffer once everything in it is parsed, so that an idle connection holds at
+    /// most a few KiB whatever its last request was.
+    package mutating func releaseIdleBuffer() {
+        guard readIndex == buffer.count, buffer.capacity > 4096 else { return }
+        buffer = []
+        readIndex = 0
+    }
+
     /// Appends received bytes.
     package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if readIndex == buffer.count {
@@ -153,22 +161,27 @@ package struct RequestParser {
             throw HTTPRequestError(.badRequest, detail: "The request line does not start with a method.")
         case .incomplete(let lineStart, let requestLineEnd):
             if (requestLineEnd ?? available) > limits.maxRequestLineBytes {
-                throw HTTPRequestError(.uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
+                throw HTTPRequestError(
+                    .uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
             }
             if available > limits.maxHeadBytes {
-                throw HTTPRequestError(.headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
+                throw HTTPRequestError(
+                    .headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
             }
             state = .head(scanned: available, lineStart: lineStart, requestLineEnd: requestLineEnd)
             return nil
         case .complete(let headEnd, let requestLineEnd):
             if requestLineEnd > limits.maxRequestLineBytes {
-                throw HTTPRequestError(.uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
+                throw HTTPRequestError(
+                    .uriTooLong, detail: "The request line is over \(limits.maxRequestLineBytes) bytes.")
             }
             if headEnd > limits.maxHeadBytes {
-                throw HTTPRequestError(.headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
+                throw HTTPRequestError(
+                    .headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
             }
             let head = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
-                try HeadParser.parse(UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits)
+                try HeadParser.parse(
+                    UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits)
             }
             readIndex += headEnd
             return try startBody(head)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes response heads (RFC 9112 §4, §6) into byte arrays.

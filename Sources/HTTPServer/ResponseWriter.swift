@@ -111,7 +111,10 @@ public final class ResponseWriter: Sendable {
     func close() {
         let (writeWaiters, closeWaiters, handlers) = state.withLock { state in
             guard !state.isClosed else {
-                return ([CheckedContinuation<Void, any Error>](), [CheckedContinuation<Void, Never>](), [@Sendable () -> Void]())
+                return (
+                    [CheckedContinuation<Void, any Error>](), [CheckedContinuation<Void, Never>](),
+                    [@Sendable () -> Void]()
+                )
             }
             state.isClosed = true
             defer {

@@ -45,12 +45,15 @@ public final class Router: HTTPResponder {
     // MARK: - Registering
 
     /// Registers a handler for a method and path pattern, replacing an earlier one for the same pair.
-    public func on(_ method: HTTPMethod, _ path: String, use handler: @escaping @Sendable (Request) async throws -> Response) {
+    public func on(
+        _ method: HTTPMethod, _ path: String, use handler: @escaping @Sendable (Request) async throws -> Response
+    ) {
         add(method, path, .asynchronous(handler))
     }
 
     /// Registers a synchronous handler, which the server calls without starting a task.
-    public func on(_ method: HTTPMethod, _ path: String, use handler: @escaping @Sendable (Request) throws -> Response) {
+    public func on(_ method: HTTPMethod, _ path: String, use handler: @escaping @Sendable (Request) throws -> Response)
+    {
         add(method, path, .synchronous(handler))
     }
 

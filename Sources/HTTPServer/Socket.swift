@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Thin wrappers over the socket calls, each going through `syscall` (System.swift).
@@ -10,7 +10,8 @@ enum Socket {
         let length = try makeAddress(host: host, port: port, into: &storage)
         let family = Int32(storage.ss_family)
         let fd = try blockingSyscall("socket") {
-            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            socket(
+                family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         do {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
@@ -43,7 +44,9 @@ enum Socket {
             }
         default:
             return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin6_port))
+                }
             }
         }
     }
@@ -57,10 +60,15 @@ enum Socket {
 
     /// Accepts one pending connection as a non-blocking socket, or `.wouldBlock` when none waits.
     /// (`accept4` is hidden behind `_GNU_SOURCE` in Glibc's module, hence `accept` and `fcntl`.)
-    static func accept(_ listener: Int32) throws(SocketError) -> IOResult<Int32> {
-        guard case .processed(let fd) = try syscall("accept", { Glibc.accept(listener, nil, nil) }) else {
-            return .wouldBlock
+    static func accept(_ listener: Int32) throws(SocketError) -> IOResult<(fd: Int32, peer: String?)> {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let accepted = try withUnsafeMutablePointer(to: &storage) { pointer throws(SocketError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SocketError) in
+                try syscall("accept") { Glibc.accept(listener, address, &length) }
+            }
         }
+        guard case .processed(let fd) = accepted else { return .wouldBlock }
         do {
             try blockingSyscall("fcntl") { fcntl(fd, F_SETFL, O_NONBLOCK) }
             try blockingSyscall("fcntl") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -69,7 +77,34 @@ enum Socket {
             close(fd)
             throw error
         }
-        return .processed(fd)
+        return .processed((fd, describe(&storage)))
+    }
+
+    /// `192.0.2.1:80` or `[2001:db8::1]:80`.
+    private static func describe(_ storage: inout sockaddr_storage) -> String? {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address -> String? in
+                    var ip = address.pointee.sin_addr
+                    guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { return nil }
+                    let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    return "\(host):\(UInt16(bigEndian: address.pointee.sin_port))"
+                }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address -> String? in
+                    var ip = address.pointee.sin6_addr
+                    guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return nil }
+                    let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    return "[\(host)]:\(UInt16(bigEndian: address.pointee.sin6_port))"
+                }
+            }
+        default:
+            return nil
+        }
     }
 
     static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> IOResult<Int> {

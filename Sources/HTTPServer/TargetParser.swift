@@ -1,7 +1,9 @@
 /// Splits a request-target into a percent-decoded path, its decoded segments and the decoded
 /// query (RFC 9112 §3.2, RFC 3986 §2.1).
 enum TargetParser {
-    static func parse(_ target: String) throws(HTTPRequestError) -> (path: String, segments: [String], query: Parameters) {
+    static func parse(_ target: String) throws(HTTPRequestError) -> (
+        path: String, segments: [String], query: Parameters
+    ) {
         if target == "*" { return ("*", [], Parameters()) }
         var rest = Substring(target)
         if !rest.hasPrefix("/") {

@@ -4,27 +4,37 @@ import Synchronization
 
 /// The server's figures for `GET /metrics`, in the Prometheus text format (version 0.0.4).
 ///
-/// Requests are counted by method, route pattern (never the raw path, so labels stay few) and
-/// status; the event-stream code moves the subscriber gauge:
+/// Requests are counted here, by method, route pattern (never the raw path, so labels stay few)
+/// and status; the other figures are read from their owners when the exposition is rendered:
 ///
 /// ```swift
-/// metrics.subscriberAdded()
-/// defer { metrics.subscriberRemoved() }
-/// metrics.subscriberDropped()        // a subscriber cut off for falling behind
+/// metrics.recordRequest(method: "GET", route: "/v1/sessions/{id}", status: 200, duration: 0.000_4)
+/// let text = metrics.exposition(Metrics.Figures(loadedSessions: 3), store: store.metrics)
 /// ```
 public final class Metrics: Sendable {
+    /// The figures of other components, as they are now.
+    public struct Figures: Sendable {
+        /// Sessions whose state is held in memory.
+        public var loadedSessions = 0
+        /// Events committed (and published to subscribers) since start.
+        public var eventsAppended = 0
+        /// Event-stream subscribers connected now.
+        public var subscribers = 0
+        /// Subscribers dropped for falling behind, since start.
+        public var droppedSubscribers = 0
+
+        public init(loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0) {
+            self.loadedSessions = loadedSessions
+            self.eventsAppended = eventsAppended
+            self.subscribers = subscribers
+            self.droppedSubscribers = droppedSubscribers
+        }
+    }
+
     /// Upper bounds, in seconds, of the request-latency histogram's buckets (Prometheus `le`).
     public static let latencyBucketBounds: [Double] = [
         0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
     ]
-
-    /// Event-stream subscribers connected now (`navigation_values_subscribers`).
-    public let subscribers = Atomic<Int>(0)
-    /// Subscribers dropped so far, such as for falling too far behind
-    /// (`navigation_values_subscribers_dropped_total`).
-    public let subscribersDropped = Atomic<Int>(0)
-    /// Events committed so far (`navigation_values_events_appended_total`).
-    public let eventsAppended = Atomic<Int>(0)
 
     private struct RouteKey: Hashable, Comparable {
         var method: String
@@ -49,15 +59,6 @@ public final class Metrics: Sendable {
     /// Creates empty figures.
     public init() {}
 
-    /// Counts one more subscriber.
-    public func subscriberAdded() { subscribers.add(1, ordering: .relaxed) }
-    /// Counts one subscriber fewer.
-    public func subscriberRemoved() { subscribers.subtract(1, ordering: .relaxed) }
-    /// Counts a subscriber the server cut off.
-    public func subscriberDropped() { subscribersDropped.add(1, ordering: .relaxed) }
-    /// Counts one committed event.
-    public func eventAppended() { eventsAppended.add(1, ordering: .relaxed) }
-
     /// Counts one answered request and its latency in seconds.
     public func recordRequest(method: String, route: String, status: Int, duration: Double) {
         let key = RouteKey(method: method, route: route)
@@ -80,8 +81,8 @@ public final class Metrics: Sendable {
 
     // MARK: - Rendering
 
-    /// The whole exposition: these figures, plus the loaded sessions and the store's.
-    public func exposition(loadedSessions: Int, store: StoreMetrics) -> String {
+    /// The whole exposition: the request figures, `figures`, and the store's.
+    public func exposition(_ figures: Figures, store: StoreMetrics) -> String {
         var out = ""
         let snapshot = requests.withLock { $0 }
         header(&out, "navigation_values_http_requests_total", "counter", "HTTP requests answered, by route pattern and status.")
@@ -102,13 +103,13 @@ public final class Metrics: Sendable {
                 bounds: Self.latencyBucketBounds, buckets: latency.buckets, count: latency.count, sum: latency.sum)
         }
         header(&out, "navigation_values_sessions_loaded", "gauge", "Sessions whose state is held in memory.")
-        out += "navigation_values_sessions_loaded \(loadedSessions)\n"
+        out += "navigation_values_sessions_loaded \(figures.loadedSessions)\n"
         header(&out, "navigation_values_events_appended_total", "counter", "Events committed to the database.")
-        out += "navigation_values_events_appended_total \(eventsAppended.load(ordering: .relaxed))\n"
+        out += "navigation_values_events_appended_total \(figures.eventsAppended)\n"
         header(&out, "navigation_values_subscribers", "gauge", "Event-stream subscribers connected.")
-        out += "navigation_values_subscribers \(subscribers.load(ordering: .relaxed))\n"
+        out += "navigation_values_subscribers \(figures.subscribers)\n"
         header(&out, "navigation_values_subscribers_dropped_total", "counter", "Event-stream subscribers cut off.")
-        out += "navigation_values_subscribers_dropped_total \(subscribersDropped.load(ordering: .relaxed))\n"
+        out += "navigation_values_subscribers_dropped_total \(figures.droppedSubscribers)\n"
         storeExposition(&out, store)
         return out
     }

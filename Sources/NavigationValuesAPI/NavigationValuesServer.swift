@@ -28,6 +28,10 @@ public final class NavigationValuesServer: Sendable {
         public var headerTimeout: Duration = .seconds(10)
         public var idleTimeout: Duration = .seconds(60)
         public var shutdownGracePeriod: Duration = .seconds(10)
+        /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
+        public var keepAliveInterval: Duration = .seconds(15)
+        /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
+        public var subscriberBufferLimit = 1_024
         /// Where request lines and server messages go; nil writes none.
         public var logger: Logger?
 
@@ -40,20 +44,30 @@ public final class NavigationValuesServer: Sendable {
     public let isAdminTokenGenerated: Bool
     public let store: SQLiteSessionStore
     public let service: SessionService
-    /// The figures behind `/metrics`.
+    /// The fan-out of committed events to stream subscribers.
+    public let hub: EventHub
+    /// The request figures behind `/metrics`.
     public let metrics: Metrics
     let http: HTTPServer
+    private let ticker: Task<Void, Never>
 
     private init(
-        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, metrics: Metrics,
-        http: HTTPServer
+        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, hub: EventHub,
+        metrics: Metrics, http: HTTPServer, keepAliveInterval: Duration
     ) {
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
         self.store = store
         self.service = service
+        self.hub = hub
         self.metrics = metrics
         self.http = http
+        self.ticker = Task { [hub] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: keepAliveInterval)
+                hub.tick()
+            }
+        }
     }
 
     /// Opens (and migrates) the database, then binds and starts serving.
@@ -66,12 +80,13 @@ public final class NavigationValuesServer: Sendable {
         let store = try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
-        let metrics = Metrics()
+        let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
         let service = SessionService(
-            store: store, configuration: configuration.service, eventCommitted: { _ in metrics.eventAppended() })
+            store: store, configuration: configuration.service, eventCommitted: { hub.publish($0) })
         let router = Router()
-        SessionRoutes(service: service, store: store, adminToken: adminToken).register(on: router)
-        OperationalRoutes(metrics: metrics, service: service, store: store).register(on: router)
+        SessionRoutes(service: service, store: store, adminToken: adminToken, hub: hub).register(on: router)
+        let metrics = Metrics()
+        OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout
@@ -88,7 +103,8 @@ public final class NavigationValuesServer: Sendable {
             throw error
         }
         return NavigationValuesServer(
-            adminToken: adminToken, generated: generated, store: store, service: service, metrics: metrics, http: http)
+            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics, http: http,
+            keepAliveInterval: configuration.keepAliveInterval)
     }
 
     /// The bound port (useful with port 0).
@@ -96,6 +112,8 @@ public final class NavigationValuesServer: Sendable {
 
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
+        ticker.cancel()
+        hub.finishAll()
         await http.shutdown()
         await store.close()
     }
@@ -103,6 +121,8 @@ public final class NavigationValuesServer: Sendable {
     /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
     public func runUntilSignal() async {
         await http.runUntilSignal()
+        ticker.cancel()
+        hub.finishAll()
         await store.close()
     }
 }

@@ -7,10 +7,14 @@ struct OperationalRoutes: Sendable {
     let metrics: Metrics
     let service: SessionService
     let store: SQLiteSessionStore
+    let hub: EventHub
 
     func register(on router: Router) {
         router.get("/metrics") { _ in
-            let text = metrics.exposition(loadedSessions: service.loadedSessionCount, store: store.metrics)
+            let figures = Metrics.Figures(
+                loadedSessions: service.loadedSessionCount, eventsAppended: hub.publishedEventCount,
+                subscribers: hub.subscriberCount, droppedSubscribers: hub.droppedSubscriberCount)
+            let text = metrics.exposition(figures, store: store.metrics)
             return Response(
                 status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: Array(text.utf8))

@@ -15,12 +15,14 @@ public struct SessionRoutes: Sendable {
     let store: any SessionStore
     let adminToken: String
     let limits: SessionLimits
+    let hub: EventHub
 
-    public init(service: SessionService, store: any SessionStore, adminToken: String) {
+    public init(service: SessionService, store: any SessionStore, adminToken: String, hub: EventHub) {
         self.service = service
         self.store = store
         self.adminToken = adminToken
         self.limits = service.environment.configuration.limits
+        self.hub = hub
     }
 
     /// Adds every route to `router`.
@@ -42,8 +44,9 @@ public struct SessionRoutes: Sendable {
             return respond(try await service.create(body: body, context: context))
         }
         router.get("/v1/sessions") { request in
-            guard case .admin = credential(request) else {
-                throw credential(request).isPresent
+            let credential = credential(request)
+            guard case .admin = credential else {
+                throw credential.isWellFormedToken
                     ? APIError(.forbidden, "listing sessions needs the admin token")
                     : APIError(.unauthorized, "send Authorization: Bearer <admin token>",
                                headers: ["WWW-Authenticate": "Bearer"])
@@ -77,6 +80,16 @@ public struct SessionRoutes: Sendable {
                 screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "",
                 body: try jsonBody(request) ?? [:])
         }
+        EventRoutes(routes: self, hub: hub).register(on: router)
+    }
+
+    /// The caller's credential; 401 when there is none.
+    func requireCredential(_ request: Request) throws -> Credential {
+        let credential = credential(request)
+        if case .none = credential {
+            throw APIError(.unauthorized, "send Authorization: Bearer <token>", headers: ["WWW-Authenticate": "Bearer"])
+        }
+        return credential
     }
 
     /// Registers a route that runs a command on the session named by `{id}`.
@@ -137,14 +150,20 @@ public struct SessionRoutes: Sendable {
                 throw APIError(.unsupportedMediaType, "send the body as application/json, not \(mediaType)")
             }
         }
+        // The envelope around a value nests a few levels (`{"screens": [{"values": {"k": …}}]}`), so
+        // each value's depth is checked where it is validated; a body nested beyond any envelope
+        // is valid JSON of the wrong shape (422), not malformed (400).
+        let envelopeDepth = 8
         do {
-            return try JSONValue(parsing: request.body, maxDepth: limits.maxNesting + 2)
+            return try JSONValue(parsing: request.body, maxDepth: limits.maxNesting + envelopeDepth)
+        } catch where error.reason.hasPrefix("nesting deeper") {
+            throw APIError(.unprocessable, "JSON nested deeper than \(limits.maxNesting)", pointer: "")
         } catch {
             throw APIError(.badRequest, "malformed JSON: \(error)")
         }
     }
 
-    private func integerQuery(_ request: Request, _ name: String, default value: Int64, range: ClosedRange<Int64>)
+    func integerQuery(_ request: Request, _ name: String, default value: Int64, range: ClosedRange<Int64>)
         throws -> Int64
     {
         guard let text = request.query[name] else { return value }
@@ -155,7 +174,7 @@ public struct SessionRoutes: Sendable {
         return number
     }
 
-    private func booleanQuery(_ request: Request, _ name: String) throws -> Bool {
+    func booleanQuery(_ request: Request, _ name: String) throws -> Bool {
         guard let text = request.query[name] else { return false }
         switch text.lowercased() {
         case "true", "1", "": return true
@@ -166,8 +185,9 @@ public struct SessionRoutes: Sendable {
 }
 
 extension Credential {
-    var isPresent: Bool {
-        if case .none = self { false } else { true }
+    /// A token that could have been issued (an admin token matched earlier and is `.admin`).
+    var isWellFormedToken: Bool {
+        if case .token(let token) = self { IdentifierGenerator.isWellFormedToken(token) } else { false }
     }
 }
 

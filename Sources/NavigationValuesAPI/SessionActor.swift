@@ -15,6 +15,13 @@ public struct APIResponse: Sendable {
     }
 }
 
+/// A reader's view of a session at one instant.
+struct ReaderHead: Sendable {
+    var version: Int64
+    var isEnded: Bool
+    var snapshot: JSONValue?
+}
+
 /// Who is calling.
 enum Credential: Sendable {
     case admin
@@ -76,13 +83,15 @@ actor SessionActor {
         guard let session = try await loadedSession() else { return nil }
         try authorize(context.credential, for: session)
         guard command.isMutation else { return try read(command, session: session) }
-        if session.record.state == .ended {
-            throw APIError(.gone, "session \(id.rawValue) has ended")
-        }
+        // A retry gets its first answer even if the session has moved on or ended since.
         if let key = context.idempotencyKey,
             let record = try await environment.storeCall({ try await $0.idempotencyRecord(scope: context.scope, key: key) })
         {
             return APIResponse(replaying: record)
+        }
+        // An ended session still accepts a purge (deleting its history); every other mutation is 410.
+        if session.record.state == .ended, !command.isPurge {
+            throw APIError(.gone, "session \(id.rawValue) has ended")
         }
         if let expected = context.ifMatch, expected != session.record.version {
             throw APIError(
@@ -191,6 +200,11 @@ actor SessionActor {
         case .admin:
             return
         case .token(let token):
+            // A token that could not have been issued is invalid (401); a well-formed token that
+            // is not this session's belongs to another session, or to none (403, API.md Auth).
+            guard IdentifierGenerator.isWellFormedToken(token) else {
+                throw APIError(.unauthorized, "invalid token", headers: ["WWW-Authenticate": "Bearer"])
+            }
             guard constantTimeEquals(TokenHasher.hash(token), session.record.tokenHash) else {
                 throw APIError(.forbidden, "this token does not belong to session \(id.rawValue)")
             }
@@ -199,6 +213,19 @@ actor SessionActor {
                 .unauthorized, "send Authorization: Bearer <token>", errors: [],
                 headers: ["WWW-Authenticate": "Bearer"])
         }
+    }
+
+    /// Where a reader stands: checks the credential and reports the session's version (and, when
+    /// asked, the whole session at that version). Runs in the turnstile, so no mutation is half
+    /// applied; a subscription taken before this call sees every event after `version`.
+    func readerHead(credential: Credential, snapshot: Bool) async throws -> ReaderHead? {
+        await enter()
+        defer { leave() }
+        guard let session = try await loadedSession() else { return nil }
+        try authorize(credential, for: session)
+        return ReaderHead(
+            version: session.record.version, isEnded: session.record.state == .ended,
+            snapshot: snapshot ? session.renderSession() : nil)
     }
 
     /// Installs a freshly created session.

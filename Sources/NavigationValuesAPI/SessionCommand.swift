@@ -26,6 +26,10 @@ enum SessionCommand: Sendable {
     case removeHandler(screen: String, key: String)
     case publish(screen: String, key: String, body: JSONValue)
 
+    var isPurge: Bool {
+        if case .end(purge: true) = self { true } else { false }
+    }
+
     var isMutation: Bool {
         switch self {
         case .get, .getScreen: false

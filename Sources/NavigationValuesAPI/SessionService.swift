@@ -32,6 +32,16 @@ public struct IdentifierGenerator: Sendable {
     func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(16))) }
     func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(16))) }
     func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
+
+    /// Whether `token` has the shape `token()` gives: `t_` and 43 base64url characters.
+    static func isWellFormedToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        guard bytes.count == 45, token.hasPrefix("t_") else { return false }
+        return bytes.dropFirst(2).allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F
+        }
+    }
 }
 
 enum Base64URL {
@@ -76,7 +86,19 @@ struct ServiceEnvironment: Sendable {
 /// ```
 public final class SessionService: Sendable {
     let environment: ServiceEnvironment
-    private let actors = Mutex<[SessionID: SessionActor]>([:])
+    /// The actors of loaded sessions, in shards so that requests to different sessions seldom
+    /// meet on one lock (each shard is held only for a dictionary lookup).
+    private let shards: [Shard] = (0..<64).map { _ in Shard() }
+
+    private final class Shard: Sendable {
+        let actors = Mutex<[SessionID: SessionActor]>([:])
+    }
+
+    private func shard(_ id: SessionID) -> Shard {
+        var hasher = Hasher()
+        hasher.combine(id)
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    }
 
     public init(
         store: any SessionStore,
@@ -91,10 +113,10 @@ public final class SessionService: Sendable {
     }
 
     /// Sessions whose state is held in memory right now.
-    public var loadedSessionCount: Int { actors.withLock { $0.count } }
+    public var loadedSessionCount: Int { shards.reduce(0) { $0 + $1.actors.withLock { $0.count } } }
 
     private func actor(for id: SessionID) -> SessionActor {
-        actors.withLock { actors in
+        shard(id).actors.withLock { actors in
             if let actor = actors[id] { return actor }
             let actor = SessionActor(id: id, environment: environment)
             actors[id] = actor
@@ -103,9 +125,19 @@ public final class SessionService: Sendable {
     }
 
     private func forget(_ id: SessionID, _ actor: SessionActor) {
-        actors.withLock { actors in
+        shard(id).actors.withLock { actors in
             if actors[id] === actor { actors[id] = nil }
         }
+    }
+
+    /// A reader's view of a session (version, ended, optional snapshot). 404 when it does not exist.
+    func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
+        let actor = actor(for: id)
+        guard let head = try await actor.readerHead(credential: credential, snapshot: snapshot) else {
+            forget(id, actor)
+            throw APIError(.notFound, "no session \(id.rawValue)")
+        }
+        return head
     }
 
     /// Runs a command on a session. 404 when it does not exist.
@@ -149,9 +181,16 @@ public final class SessionService: Sendable {
         let validator = CommandValidator(
             session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
         // The root is validated exactly as a push is.
-        guard case .push(let seed) = try validator.operation(for: .push(fields["root"] ?? [:])) else {
-            preconditionFailure("a push validates to a push")
+        let operation: Operation
+        do {
+            operation = try validator.operation(for: .push(fields["root"] ?? [:]))
+        } catch {
+            // The root is checked as a push body; its pointers are inside `/root`.
+            var error = error
+            error.errors = error.errors.map { .init(pointer: "/root" + $0.pointer, detail: $0.detail) }
+            throw error
         }
+        guard case .push(let seed) = operation else { preconditionFailure("a push validates to a push") }
         let root = session.pushScreen(seed)
         let renderedRoot = session.render(root)
         let event: JSONValue = [

@@ -1,4 +1,7 @@
 import Foundation
+import NavigationValues
+import NavigationValuesAPI
+import NavigationValuesStore
 
 /// `navigation-values replay --db PATH SESSION [--at N]`: prints a session as it was after event N,
 /// read straight from the database (API.md, The executable).
@@ -30,13 +33,15 @@ struct Replay: Command {
     }
 
     func run() async throws -> Int32 {
-        Console.out(try await replaySession(databasePath: databasePath, session: session, at: event))
+        let json: JSONValue
+        do {
+            json = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
+        } catch let failure as SessionReplay.Failure {
+            throw CommandFailure(failure.description)
+        } catch {
+            throw CommandFailure("\(databasePath): \(error)")
+        }
+        Console.out(json.serialized())
         return 0
     }
-}
-
-// REPLAY-INTEGRATION (issue 7): the lead's `Replay` API in NavigationValuesAPI replaces this stub;
-// call it here, e.g. `try await SessionReplay.replay(databasePath:session:at:)`, and delete this function.
-private func replaySession(databasePath: String, session: String, at event: Int64?) async throws -> String {
-    throw CommandFailure("replay not available in this build")
 }

@@ -88,9 +88,31 @@ import Testing
     @Test func anErrorResponseLingersAtMostTwoSeconds() {
         var machine = machine()
         machine.requestReceived()
-        machine.errorResponseSent(at: start)
+        machine.finalResponseSent(at: start)
         #expect(machine.isReading)
         #expect(machine.timerFired(at: start + .seconds(1.9)) == .none)
         #expect(machine.timerFired(at: start + .seconds(2)) == .close)
+    }
+}
+
+extension ConnectionStateMachineTests {
+    @Test func aClientThatReadsNothingForTheIdleTimeoutIsClosedEvenWhileStreaming() {
+        var machine = machine()
+        machine.requestReceived()
+        machine.streamStarted()
+        machine.writeBlocked(at: start, madeProgress: false)
+        machine.writeBlocked(at: start + .seconds(30), madeProgress: false)  // still stuck: the clock runs on
+        #expect(machine.timerFired(at: start + .seconds(59)) == .none)
+        machine.writeBlocked(at: start + .seconds(59), madeProgress: true)  // it read some: start again
+        #expect(machine.timerFired(at: start + .seconds(100)) == .none)
+        #expect(machine.timerFired(at: start + .seconds(119)) == .close)
+    }
+
+    @Test func aDrainedWriteStopsTheStallClock() {
+        var machine = machine()
+        machine.requestReceived()
+        machine.writeBlocked(at: start, madeProgress: false)
+        machine.writeDrained()
+        #expect(machine.timerFired(at: start + .seconds(3600)) == .none)
     }
 }

@@ -49,14 +49,16 @@ import Testing
     @Test func aBodyOver1MiBIs413() async throws {
         try await withRunningServer(Self.makeRouter()) { server in
             let client = try RawClient(port: server.port)
-            let response = try await client.exchange("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1048577\r\n\r\n")
+            let response = try await client.exchange(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1048577\r\n\r\n")
             try expectProblem(response, status: 413)
 
             // Chunked: the limit applies to the decoded size, while the client is still sending.
             let chunked = try RawClient(port: server.port)
             let chunk = "100000\r\n" + String(repeating: "z", count: 0x100000) + "\r\n"
             let second = try await offload {
-                try chunked.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk + "1\r\nz\r\n")
+                try chunked.send(
+                    "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk + "1\r\nz\r\n")
                 return try chunked.readResponse()
             }
             try expectProblem(second, status: 413)
@@ -68,13 +70,17 @@ import Testing
         try await withRunningServer(Self.makeRouter()) { server in
             let client = try RawClient(port: server.port)
             let body = String(repeating: "b", count: 1_048_576)
-            let response = try await client.exchange("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            let response = try await client.exchange(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
             #expect(response.status == 200)
             #expect(response.body.count == 1_048_576)
         }
     }
 
-    @Test(arguments: ["\u{16}\u{3}\u{1}\u{2}\u{0}garbage", "GET / HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n", "\u{0}\u{0}\u{0}\u{0}"])
+    @Test(arguments: [
+        "\u{16}\u{3}\u{1}\u{2}\u{0}garbage", "GET / HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n",
+        "\u{0}\u{0}\u{0}\u{0}",
+    ])
     func garbageIs400AndCloses(_ garbage: String) async throws {
         try await withRunningServer(Self.makeRouter()) { server in
             let client = try RawClient(port: server.port)
@@ -109,7 +115,8 @@ import Testing
         try await withRunningServer(Self.makeRouter()) { server in
             for _ in 0..<20 {
                 let client = try RawClient(port: server.port)
-                try await client.write("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nonly a few bytes")
+                try await client.write(
+                    "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nonly a few bytes")
                 client.abort()
             }
             try await expectStillServing(server)

@@ -3,7 +3,9 @@ import Testing
 @testable import HTTPServer
 
 @Suite struct RequestParserTests {
-    private func parse(_ text: String, limits: HTTPLimits = HTTPLimits()) throws(HTTPRequestError) -> [RequestParser.Event] {
+    private func parse(_ text: String, limits: HTTPLimits = HTTPLimits()) throws(HTTPRequestError) -> [RequestParser
+        .Event]
+    {
         var parser = RequestParser(limits: limits)
         parser.append(Array(text.utf8))
         var events: [RequestParser.Event] = []
@@ -101,8 +103,12 @@ import Testing
         let longTarget = "/" + String(repeating: "a", count: 200)
         #expect(error("GET \(longTarget) HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits)?.code == .uriTooLong)
         #expect(error("GET \(longTarget)", limits: limits)?.code == .uriTooLong)
-        #expect(error("GET /\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))\r\n\r\n", limits: limits)?.code == .headerFieldsTooLarge)
-        #expect(error("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))", limits: limits)?.code == .headerFieldsTooLarge)
+        #expect(
+            error("GET /\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))\r\n\r\n", limits: limits)?.code
+                == .headerFieldsTooLarge)
+        #expect(
+            error("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "b", count: 200))", limits: limits)?.code
+                == .headerFieldsTooLarge)
     }
 
     @Test func refusesTooManyHeaderFieldsWith431() {
@@ -112,10 +118,15 @@ import Testing
 
     @Test func refusesBodiesOverTheLimitWith413() {
         let limits = HTTPLimits(maxBodyBytes: 10)
-        #expect(error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits: limits)?.code == .contentTooLarge)
-        #expect(error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n")?.code == .contentTooLarge)
         #expect(
-            error("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\nabcde\r\n", limits: limits)?
+            error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits: limits)?.code == .contentTooLarge)
+        #expect(
+            error("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n")?.code
+                == .contentTooLarge)
+        #expect(
+            error(
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\nabcde\r\n",
+                limits: limits)?
                 .code == .contentTooLarge
         )
     }
@@ -145,7 +156,8 @@ import Testing
     }
 
     @Test func refusesUnknownCodingsAndVersions() {
-        #expect(error("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")?.code == .notImplemented)
+        #expect(
+            error("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")?.code == .notImplemented)
         #expect(error("GET / HTTP/2.0\r\nHost: h\r\n\r\n")?.code == .versionNotSupported)
     }
 
@@ -158,5 +170,23 @@ import Testing
         let (request, _) = try request("GET http://example.com:80/a/b?c=d HTTP/1.1\r\nHost: example.com\r\n\r\n")
         #expect(request.path == "/a/b")
         #expect(request.query["c"] == "d")
+    }
+}
+
+extension RequestParserTests {
+    @Test func releasesALargeBufferOnceParsedButKeepsUnparsedBytes() throws {
+        var parser = RequestParser()
+        let body = String(repeating: "b", count: 10000)
+        parser.append(Array("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 10000\r\n\r\n\(body)GET /y HTTP/1.1\r\n".utf8))
+        guard case .request(let first, _)? = try parser.next() else { throw TestTimeout() }
+        #expect(first.body.count == 10000)
+        parser.releaseIdleBuffer()  // unparsed bytes of the next request remain
+        #expect(parser.hasBufferedBytes)
+        parser.append(Array("Host: h\r\n\r\n".utf8))
+        guard case .request(let second, _)? = try parser.next() else { throw TestTimeout() }
+        #expect(second.path == "/y")
+        parser.releaseIdleBuffer()
+        #expect(!parser.hasBufferedBytes)
+        #expect(!parser.hasPartialRequest)
     }
 }

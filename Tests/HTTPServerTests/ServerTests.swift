@@ -2,8 +2,12 @@ import Foundation
 import HTTPServer
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Requests over real sockets on 127.0.0.1.
@@ -111,7 +115,8 @@ import FoundationNetworking
     @Test func sendsContinueBeforeReadingAnExpectedBody() async throws {
         try await withRunningServer(Self.makeRouter()) { server in
             let client = try RawClient(port: server.port)
-            try await client.write("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            try await client.write(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
             let interim = try await client.response()
             #expect(interim.status == 100)
             let response = try await client.exchange("ping")
@@ -173,5 +178,70 @@ import FoundationNetworking
         #expect(problem.status == 400)
         #expect(try problem.json()["detail"] as? String == "nope")
         await server.shutdown()
+    }
+}
+
+extension ServerTests {
+    @Test func answersAPipelinedCloseAndDropsWhatFollows() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let (first, rest) = try await offload {
+                try client.send(get("/fast/1", "Connection: close\r\n") + get("/fast/2"))
+                return (try client.readResponse(), try client.readUntilClosed())
+            }
+            #expect(first.text == "fast 1")
+            #expect(first.header("Connection") == "close")
+            #expect(rest.isEmpty)
+        }
+    }
+
+    @Test func seesTheEndOfAClientThatHalfClosesAfterItsRequest() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let (response, rest) = try await offload {
+                try client.send(get("/fast/1"))
+                shutdown(client.fd, Int32(SHUT_WR))
+                return (try client.readResponse(), try client.readUntilClosed())
+            }
+            #expect(response.text == "fast 1")
+            #expect(rest.isEmpty)
+        }
+    }
+}
+
+extension ServerTests {
+    @Test func aHandlerCannotSplitAResponseWithLineBreaksInAHeader() async throws {
+        let router = Router()
+        router.get("/inject") { _ in
+            Response(headers: ["X-Note": "a\r\nX-Injected: 1", "Content-Length": "999"], body: Array("ok".utf8))
+        }
+        try await withRunningServer(router) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange(get("/inject"))
+            #expect(response.header("X-Note") == "a  X-Injected: 1")
+            #expect(response.header("X-Injected") == nil)
+            #expect(response.header("Content-Length") == "2")
+            #expect(response.text == "ok")
+        }
+    }
+}
+
+extension ServerTests {
+    @Test func tellsHandlersTheClientAddressAndCountsOpenConnections() async throws {
+        let router = Router()
+        router.get("/whoami") { request in Response(body: Array((request.remoteAddress ?? "unknown").utf8)) }
+        try await withRunningServer(router) { server in
+            var clients: [RawClient] = []
+            for _ in 0..<3 {
+                let client = try RawClient(port: server.port)
+                let address = try await client.exchange(get("/whoami")).text
+                #expect(address.hasPrefix("127.0.0.1:"))
+                #expect(Int(address.dropFirst("127.0.0.1:".count)) != nil)
+                clients.append(client)
+            }
+            #expect(server.openConnectionCount == 3)
+            for client in clients { client.abort() }
+            try await waitUntil { server.openConnectionCount == 0 }
+        }
     }
 }

@@ -3,7 +3,7 @@ import HTTPServer
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Graceful shutdown: stop accepting, finish requests under way, end streams.

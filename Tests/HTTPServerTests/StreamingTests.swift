@@ -112,3 +112,54 @@ import Testing
         await writer.waitUntilClosed()
     }
 }
+
+extension StreamingTests {
+    @Test func framesServerSentEventsAndComments() async throws {
+        let router = Router()
+        router.get("/events") { _ in
+            Response(headers: ["Content-Type": "text/event-stream"]) { writer in
+                try await writer.writeComment("keep-alive")
+                try await writer.writeEvent(id: "4", event: "screen\npushed", data: "{\"a\":1}\nsecond line")
+                try await writer.writeEvent(data: "")
+            }
+        }
+        try await withRunningServer(router) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange(get("/events"))
+            #expect(response.header("Content-Type") == "text/event-stream")
+            #expect(
+                response.text
+                    == ": keep-alive\n\nid: 4\nevent: screenpushed\ndata: {\"a\":1}\ndata: second line\n\ndata: \n\n"
+            )
+        }
+    }
+}
+
+extension StreamingTests {
+    @Test func aClientThatStopsReadingIsCutOffAfterTheIdleTimeout() async throws {
+        let (outcome, outcomeSink) = AsyncStream.makeStream(of: Int.self)
+        let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
+        let router = Router()
+        router.get("/flood") { _ in
+            Response { writer in
+                var written = 0
+                do {
+                    while true {
+                        try await writer.write(chunk)
+                        written += chunk.count
+                    }
+                } catch {
+                    outcomeSink.yield(written)
+                }
+            }
+        }
+        try await withRunningServer(router, configure: { $0.idleTimeout = .milliseconds(200) }) { server in
+            let client = try RawClient(port: server.port)
+            try await client.write(get("/flood"))
+            // The client reads nothing: the socket buffers fill, writes stall, the server gives up.
+            let written = try await first(of: outcome)
+            #expect(written > 0)
+            #expect(server.openConnectionCount == 0)
+        }
+    }
+}

@@ -4,7 +4,7 @@ import HTTPServer
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a server on 127.0.0.1, port 0, runs `body`, and shuts the server down on success
@@ -60,7 +60,8 @@ func first<T: Sendable>(of stream: AsyncStream<T>, timeout: Duration = .seconds(
 
 /// Collects the first `count` elements of a stream (one iterator, so the stream is consumed
 /// by one task), failing after `timeout`.
-func collect<T: Sendable>(_ count: Int, of stream: AsyncStream<T>, timeout: Duration = .seconds(5)) async throws -> [T] {
+func collect<T: Sendable>(_ count: Int, of stream: AsyncStream<T>, timeout: Duration = .seconds(5)) async throws -> [T]
+{
     try await withThrowingTaskGroup(of: [T]?.self) { group in
         group.addTask {
             var values: [T] = []
@@ -204,7 +205,8 @@ final class RawClient: @unchecked Sendable {
             let line = try readLine()
             if line.isEmpty { break }
             guard let colon = line.firstIndex(of: ":") else { throw TestClientError(description: "bad header \(line)") }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         return (status, headers)
     }

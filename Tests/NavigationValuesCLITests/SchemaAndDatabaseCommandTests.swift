@@ -81,4 +81,33 @@ import Testing
         #expect(outcome.stderr.hasPrefix("error: "))
         try? FileManager.default.removeItem(at: folder)
     }
+
+    @Test func replayPrintsTheSessionAsItWasAfterAnEvent() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin"])
+        let created = try await request(
+            "POST", server.baseURL.appendingPathComponent("v1/sessions"), body: #"{"root": {"name": "Home"}}"#)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(created.body.utf8)) as? [String: Any])
+        let id = try #require(object["id"] as? String)
+        let pushed = try await request(
+            "POST", server.baseURL.appendingPathComponent("v1/sessions/\(id)/push"), body: #"{"name": "Detail"}"#,
+            headers: ["Authorization": "Bearer admin"])
+        #expect(pushed.status == 201)
+        // Read-only, so it runs beside the server.
+        let database = server.folder.appendingPathComponent("navigation-values.sqlite").path
+        let latest = try await run(["replay", "--db", database, id])
+        let first = try await run(["replay", "--db", database, id, "--at", "1"])
+        #expect(try await server.stop().status == 0)
+        #expect(latest.status == 0)
+        #expect(latest.stderr == "")
+        let latestJSON = try #require(try JSONSerialization.jsonObject(with: Data(latest.stdout.utf8)) as? [String: Any])
+        #expect(latestJSON["version"] as? Int == 2)
+        #expect((latestJSON["screens"] as? [Any])?.count == 2)
+        let firstJSON = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        #expect(firstJSON["version"] as? Int == 1)
+        #expect((firstJSON["screens"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Home"])
+        let beyond = try await run(["replay", "--db", database, id, "--at", "3"])
+        #expect(beyond.status == 1)
+        #expect(beyond.stdout == "")
+        #expect(beyond.stderr.hasPrefix("error: "))
+    }
 }

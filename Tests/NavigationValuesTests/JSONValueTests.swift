@@ -5,11 +5,11 @@ import Testing
 @Suite struct JSONValueTests {
     @Test func parsesEveryKindOfValue() throws {
         let value = try JSONValue(parsing: #" {"a": [1, -2.5, 1e3, true, false, null, "s\u00e9\n\ud83d\ude00"], "b": {}} "#)
-        #expect(value == ["a": [1, -2.5, 1000, true, false, nil, "sé\n😀"], "b": [:]])
+        #expect(value == ["a": [1, -2.5, 1000, true, false, .null, "sé\n😀"], "b": [:]])
     }
 
     @Test func serializesCompactlyWithSortedMembers() {
-        let value: JSONValue = ["b": [1, 2.5, "q\"\\\u{01}"], "a": nil, "c": true]
+        let value: JSONValue = ["b": [1, 2.5, "q\"\\\u{01}"], "a": .null, "c": true]
         #expect(value.serialized() == #"{"a":null,"b":[1,2.5,"q\"\\\u0001"],"c":true}"#)
     }
 

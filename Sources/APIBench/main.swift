@@ -1,0 +1,1 @@
+print("api-bench: not yet")

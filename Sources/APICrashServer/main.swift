@@ -1,0 +1,34 @@
+// api-crash-server --db PATH --admin-token TOKEN
+//
+// Test-only: serves the session API on 127.0.0.1, port 0, on the database at PATH, prints
+// `listening on http://127.0.0.1:PORT` once it accepts connections, and runs until killed. The
+// API's kill -9 test drives it over HTTP, kills it mid-load and restarts it on the same file.
+import Foundation
+import NavigationValuesAPI
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("api-crash-server: \(message)\n".utf8))
+    exit(2)
+}
+
+var configuration = NavigationValuesServer.Configuration()
+configuration.port = 0
+configuration.eventLoopCount = 2
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+    guard let value = arguments.popFirst() else { fail("\(flag) needs a value") }
+    switch flag {
+    case "--db": configuration.databasePath = value
+    case "--admin-token": configuration.adminToken = value
+    default: fail("unknown flag \(flag); usage: api-crash-server --db PATH --admin-token TOKEN")
+    }
+}
+guard configuration.adminToken != nil else { fail("usage: api-crash-server --db PATH --admin-token TOKEN") }
+
+do {
+    let server = try await NavigationValuesServer.start(configuration)
+    FileHandle.standardOutput.write(Data("listening on http://127.0.0.1:\(server.port)\n".utf8))
+    await server.runUntilSignal()
+} catch {
+    fail("\(error)")
+}

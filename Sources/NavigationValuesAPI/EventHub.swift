@@ -1,0 +1,114 @@
+import Foundation
+import NavigationValuesStore
+import Synchronization
+
+/// Fans committed events out to subscribers: those of one session and those of every session
+/// (the admin stream).
+///
+/// Publishing never waits: each subscriber has a bounded buffer, and a subscriber that falls
+/// `bufferLimit` events behind is dropped (its stream ends, and the client resumes by event id).
+/// So a slow reader slows neither writers nor other readers.
+public final class EventHub: Sendable {
+    /// What a subscriber receives.
+    enum Item: Sendable {
+        case event(StoredEvent)
+        /// Time to send a keep-alive comment.
+        case keepAlive
+    }
+
+    private struct State {
+        var nextID: UInt64 = 0
+        var bySession: [SessionID: [UInt64: AsyncStream<Item>.Continuation]] = [:]
+        var everySession: [UInt64: AsyncStream<Item>.Continuation] = [:]
+        var count = 0
+    }
+
+    private let state = Mutex(State())
+    private let dropped = Atomic<Int>(0)
+    private let published = Atomic<Int>(0)
+    /// Events a subscriber may have waiting before it is dropped.
+    public let bufferLimit: Int
+
+    public init(bufferLimit: Int = 1_024) {
+        self.bufferLimit = max(1, bufferLimit)
+    }
+
+    /// Subscribers connected now.
+    public var subscriberCount: Int { state.withLock { $0.count } }
+    /// Subscribers dropped for falling behind, since start.
+    public var droppedSubscriberCount: Int { dropped.load(ordering: .relaxed) }
+    /// Events published since start.
+    public var publishedEventCount: Int { published.load(ordering: .relaxed) }
+
+    /// A subscription to one session's events (or every session's when `session` is nil). Items
+    /// published from now on are buffered until read. The stream ends when the subscriber is
+    /// dropped or cancelled.
+    func subscribe(to session: SessionID?) -> Subscription {
+        let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            let id = state.nextID
+            if let session {
+                state.bySession[session, default: [:]][id] = continuation
+            } else {
+                state.everySession[id] = continuation
+            }
+            state.count += 1
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.remove(id, session: session) }
+        return Subscription(items: stream, continuation: continuation)
+    }
+
+    private func remove(_ id: UInt64, session: SessionID?) {
+        state.withLock { state in
+            if let session {
+                guard state.bySession[session]?.removeValue(forKey: id) != nil else { return }
+                if state.bySession[session]?.isEmpty == true { state.bySession[session] = nil }
+            } else {
+                guard state.everySession.removeValue(forKey: id) != nil else { return }
+            }
+            state.count -= 1
+        }
+    }
+
+    /// Delivers a committed event to its session's subscribers and the admin subscribers.
+    func publish(_ event: StoredEvent) {
+        published.add(1, ordering: .relaxed)
+        let targets = state.withLock { state in
+            Array((state.bySession[event.session] ?? [:]).values) + Array(state.everySession.values)
+        }
+        for continuation in targets { deliver(.event(event), to: continuation) }
+    }
+
+    /// Wakes every subscriber to send a keep-alive comment.
+    func tick() {
+        let targets = state.withLock { state in
+            state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
+        }
+        for continuation in targets { deliver(.keepAlive, to: continuation) }
+    }
+
+    private func deliver(_ item: Item, to continuation: AsyncStream<Item>.Continuation) {
+        if case .dropped = continuation.yield(item) {
+            dropped.add(1, ordering: .relaxed)
+            continuation.finish()
+        }
+    }
+
+    /// Ends every subscription (server shutdown).
+    func finishAll() {
+        let targets = state.withLock { state in
+            state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
+        }
+        for continuation in targets { continuation.finish() }
+    }
+}
+
+/// One subscriber's buffered items.
+struct Subscription: Sendable {
+    let items: AsyncStream<EventHub.Item>
+    let continuation: AsyncStream<EventHub.Item>.Continuation
+
+    func cancel() { continuation.finish() }
+}

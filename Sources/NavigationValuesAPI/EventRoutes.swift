@@ -1,0 +1,210 @@
+import Foundation
+import HTTPServer
+import NavigationValues
+import NavigationValuesStore
+
+/// The reading side of a session's history (API.md, Events): the SSE stream, the JSON long poll,
+/// paged history, replay, and the admin stream of every session.
+struct EventRoutes: Sendable {
+    let routes: SessionRoutes
+    let hub: EventHub
+
+    var service: SessionService { routes.service }
+    var store: any SessionStore { routes.store }
+
+    func register(on router: Router) {
+        router.get("/v1/sessions/{id}/events") { request in try await events(request) }
+        router.get("/v1/sessions/{id}/history") { request in try await history(request) }
+        router.get("/v1/sessions/{id}/replay") { request in try await replay(request) }
+        router.get("/v1/events") { request in try allEvents(request) }
+    }
+
+    // MARK: - One session's events
+
+    private func events(_ request: Request) async throws -> Response {
+        let id = try sessionID(request)
+        let credential = try routes.requireCredential(request)
+        let wantsStream = request.headers["accept"]?.lowercased().contains("text/event-stream") ?? false
+        let isSnapshot = try routes.booleanQuery(request, "snapshot")
+        var cursor: Int64?
+        if let lastEventID = request.headers["last-event-id"], wantsStream {
+            guard let value = Int64(lastEventID.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+                throw APIError(.unprocessable, "Last-Event-ID must be an event seq")
+            }
+            cursor = value
+        }
+        if let after = request.query["after"] {
+            guard let value = Int64(after), value >= 0 else {
+                throw APIError(.unprocessable, "after must be a non-negative integer")
+            }
+            cursor = value
+        }
+        guard wantsStream else {
+            let wait = try routes.integerQuery(request, "wait", default: 0, range: 0...60)
+            return try await longPoll(id, credential: credential, after: cursor ?? 0, wait: wait)
+        }
+        // Subscribe first, then look at the session: every event committed after the look
+        // arrives through the subscription, every one before it is in the store.
+        let subscription = hub.subscribe(to: id)
+        let head: ReaderHead
+        do {
+            head = try await service.readerHead(of: id, credential: credential, snapshot: isSnapshot && cursor == nil)
+            if let cursor { try await checkAvailable(id, after: cursor) }
+        } catch {
+            subscription.cancel()
+            throw error
+        }
+        let start = cursor ?? head.version
+        return Response(
+            status: .ok,
+            headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"]
+        ) { writer in
+            writer.onClose { subscription.cancel() }
+            defer { subscription.cancel() }
+            var last = start
+            if let snapshot = head.snapshot {
+                try await writer.write(Self.frame(id: head.version, type: "session.snapshot", data: snapshot.serialized()))
+            }
+            // Catch up from the store, then follow the subscription, skipping what was sent.
+            var ended = false
+            while true {
+                let page = try await store.events(of: id, after: last, limit: 500)
+                for event in page {
+                    try await writer.write(Self.frame(event))
+                    last = event.seq
+                    if event.type == "session.ended" { ended = true }
+                }
+                if page.count < 500 { break }
+            }
+            if ended || head.isEnded { return }
+            for await item in subscription.items {
+                switch item {
+                case .keepAlive:
+                    try await writer.write(": keep-alive\n\n")
+                case .event(let event):
+                    guard event.seq > last else { continue }
+                    try await writer.write(Self.frame(event))
+                    last = event.seq
+                    if event.type == "session.ended" { return }
+                }
+            }
+        }
+    }
+
+    /// 410 when the events after `cursor` are no longer all stored.
+    private func checkAvailable(_ id: SessionID, after cursor: Int64) async throws {
+        guard cursor > 0 else { return }
+        if let first = try await store.events(of: id, after: cursor - 1, limit: 1).first, first.seq != cursor {
+            throw APIError(.gone, "events after \(cursor) of session \(id.rawValue) were purged")
+        }
+    }
+
+    private func longPoll(_ id: SessionID, credential: Credential, after: Int64, wait: Int64) async throws -> Response {
+        let subscription = hub.subscribe(to: id)
+        defer { subscription.cancel() }
+        _ = try await service.readerHead(of: id, credential: credential, snapshot: false)
+        try await checkAvailable(id, after: after)
+        var page = try await store.events(of: id, after: after, limit: 1_000)
+        if page.isEmpty, wait > 0 {
+            let waiter = Task {
+                for await item in subscription.items {
+                    if case .event(let event) = item, event.seq > after { return true }
+                }
+                return false
+            }
+            let timer = Task {
+                try? await Task.sleep(for: .seconds(wait))
+                subscription.cancel()
+            }
+            if await waiter.value { page = try await store.events(of: id, after: after, limit: 1_000) }
+            timer.cancel()
+        }
+        let last = page.last?.seq ?? after
+        let body = "{\"events\":[" + page.map(\.json).joined(separator: ",") + "],\"last\":\(last)}"
+        return rawJSON(body)
+    }
+
+    // MARK: - History and replay
+
+    private func history(_ request: Request) async throws -> Response {
+        let id = try sessionID(request)
+        let credential = try routes.requireCredential(request)
+        let after = try routes.integerQuery(request, "after", default: 0, range: 0...Int64.max)
+        let limit = try routes.integerQuery(request, "limit", default: 100, range: 1...1_000)
+        _ = try await service.readerHead(of: id, credential: credential, snapshot: false)
+        try await checkAvailable(id, after: after)
+        let page = try await store.events(of: id, after: after, limit: Int(limit) + 1)
+        let shown = page.prefix(Int(limit))
+        let next = page.count > Int(limit) ? shown.last.map { String($0.seq) } ?? "null" : "null"
+        return rawJSON("{\"events\":[" + shown.map(\.json).joined(separator: ",") + "],\"next\":\(next)}")
+    }
+
+    private func replay(_ request: Request) async throws -> Response {
+        let id = try sessionID(request)
+        let credential = try routes.requireCredential(request)
+        let head = try await service.readerHead(of: id, credential: credential, snapshot: false)
+        var at = head.version
+        if let text = request.query["at"] {
+            guard let value = Int64(text), value >= 1 else {
+                throw APIError(.unprocessable, "at must be an event seq of at least 1")
+            }
+            guard value <= head.version else {
+                throw APIError(.notFound, "session \(id.rawValue) has events 1 to \(head.version), not \(value)")
+            }
+            at = value
+        }
+        let session = try await SessionReplay.rebuild(id, at: at, in: store)
+        return json(200, session.renderSession(), headers: ["ETag": "\"\(at)\""])
+    }
+
+    // MARK: - Every session (admin)
+
+    private func allEvents(_ request: Request) throws -> Response {
+        switch routes.credential(request) {
+        case .admin: break
+        case .none:
+            throw APIError(.unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
+        case .token: throw APIError(.forbidden, "the stream of every session needs the admin token")
+        }
+        let subscription = hub.subscribe(to: nil)
+        return Response(
+            status: .ok, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store"]
+        ) { writer in
+            writer.onClose { subscription.cancel() }
+            defer { subscription.cancel() }
+            for await item in subscription.items {
+                switch item {
+                case .keepAlive:
+                    try await writer.write(": keep-alive\n\n")
+                case .event(let event):
+                    var data = event.json
+                    // Tag the event with its session: `{"session":"s_…",` + the rest of the object.
+                    data.removeFirst()
+                    var tagged: [UInt8] = Array("{\"session\":".utf8)
+                    JSONValue.writeString(event.session.rawValue, to: &tagged)
+                    let body = String(decoding: tagged, as: UTF8.self) + (data == "}" ? "}" : "," + data)
+                    try await writer.write(Self.frame(id: event.seq, type: event.type, data: body))
+                }
+            }
+        }
+    }
+
+    // MARK: - Pieces
+
+    private func sessionID(_ request: Request) throws -> SessionID {
+        SessionID(request.parameters["id"] ?? "")
+    }
+
+    static func frame(_ event: StoredEvent) -> String {
+        frame(id: event.seq, type: event.type, data: event.json)
+    }
+
+    /// One server-sent event (HTML Living Standard, 9.2): the JSON is one line, so one `data:` line.
+    static func frame(id: Int64, type: String, data: String) -> String {
+        "id: \(id)\nevent: \(type)\ndata: \(data)\n\n"
+    }
+
+    private func rawJSON(_ body: String) -> Response {
+        Response(status: .ok, headers: ["Content-Type": "application/json; charset=utf-8"], body: Array(body.utf8))
+    }
+}
