@@ -39,6 +39,7 @@ let package = Package(
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
+        .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -87,6 +88,11 @@ let package = Package(
         .executableTarget(name: "api-bench", dependencies: ["NavigationValuesAPI"], path: "Sources/APIBench"),
         .testTarget(
             name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore", "api-crash-server"]),
+
+        // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
+        .executableTarget(
+            name: "NavigationValuesCLI", dependencies: ["NavigationValuesAPI"], path: "Sources/NavigationValuesCLI"),
+        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI"]),
     ]
 )
 

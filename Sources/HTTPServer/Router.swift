@@ -31,6 +31,7 @@ public final class Router: HTTPResponder {
     }
 
     private struct Route {
+        var pattern: String
         var segments: [Segment]
         var handlers: [HTTPMethod: Handler]
     }
@@ -106,7 +107,7 @@ public final class Router: HTTPResponder {
             if let index = routes.firstIndex(where: { $0.segments == segments }) {
                 routes[index].handlers[method] = handler
             } else {
-                routes.append(Route(segments: segments, handlers: [method: handler]))
+                routes.append(Route(pattern: path, segments: segments, handlers: [method: handler]))
                 routes.sort { Self.isMoreSpecific($0.segments, than: $1.segments) }
             }
         }
@@ -161,6 +162,16 @@ public final class Router: HTTPResponder {
             detail: "\(request.path) does not allow \(request.method.rawValue).",
             headers: ["Allow": allow]
         )
+    }
+
+    /// The pattern of the most specific route whose path matches the request's (whatever its
+    /// method), such as `/v1/sessions/{id}`; nil when none does. Logs and metrics label requests
+    /// with it, so that their labels do not grow with every id.
+    public func routePattern(for request: Request) -> String? {
+        let segments = request.pathSegments
+        return routes.withLock { routes in
+            routes.first { $0.segments.count == segments.count && Self.matches($0.segments, segments) }?.pattern
+        }
     }
 
     private static func matches(_ pattern: [Segment], _ segments: [String]) -> Bool {

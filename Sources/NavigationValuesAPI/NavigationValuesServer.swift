@@ -32,6 +32,8 @@ public final class NavigationValuesServer: Sendable {
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
         public var subscriberBufferLimit = 1_024
+        /// Where request lines and server messages go; nil writes none.
+        public var logger: Logger?
 
         public init() {}
     }
@@ -44,18 +46,21 @@ public final class NavigationValuesServer: Sendable {
     public let service: SessionService
     /// The fan-out of committed events to stream subscribers.
     public let hub: EventHub
+    /// The request figures behind `/metrics`.
+    public let metrics: Metrics
     let http: HTTPServer
     private let ticker: Task<Void, Never>
 
     private init(
         adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, hub: EventHub,
-        http: HTTPServer, keepAliveInterval: Duration
+        metrics: Metrics, http: HTTPServer, keepAliveInterval: Duration
     ) {
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
         self.store = store
         self.service = service
         self.hub = hub
+        self.metrics = metrics
         self.http = http
         self.ticker = Task { [hub] in
             while !Task.isCancelled {
@@ -80,13 +85,17 @@ public final class NavigationValuesServer: Sendable {
             store: store, configuration: configuration.service, eventCommitted: { hub.publish($0) })
         let router = Router()
         SessionRoutes(service: service, store: store, adminToken: adminToken, hub: hub).register(on: router)
+        let metrics = Metrics()
+        OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout
         httpConfiguration.idleTimeout = configuration.idleTimeout
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
         let http = HTTPServer(
-            configuration: httpConfiguration, responder: router, errorResponder: ProblemMapping.response)
+            configuration: httpConfiguration,
+            responder: RequestLogging(router: router, logger: configuration.logger, metrics: metrics),
+            errorResponder: ProblemMapping.response)
         do {
             try await http.start()
         } catch {
@@ -94,7 +103,7 @@ public final class NavigationValuesServer: Sendable {
             throw error
         }
         return NavigationValuesServer(
-            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, http: http,
+            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics, http: http,
             keepAliveInterval: configuration.keepAliveInterval)
     }
 

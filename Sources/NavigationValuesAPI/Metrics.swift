@@ -1,0 +1,170 @@
+import Foundation
+import NavigationValuesStore
+import Synchronization
+
+/// The server's figures for `GET /metrics`, in the Prometheus text format (version 0.0.4).
+///
+/// Requests are counted here, by method, route pattern (never the raw path, so labels stay few)
+/// and status; the other figures are read from their owners when the exposition is rendered:
+///
+/// ```swift
+/// metrics.recordRequest(method: "GET", route: "/v1/sessions/{id}", status: 200, duration: 0.000_4)
+/// let text = metrics.exposition(Metrics.Figures(loadedSessions: 3), store: store.metrics)
+/// ```
+public final class Metrics: Sendable {
+    /// The figures of other components, as they are now.
+    public struct Figures: Sendable {
+        /// Sessions whose state is held in memory.
+        public var loadedSessions = 0
+        /// Events committed (and published to subscribers) since start.
+        public var eventsAppended = 0
+        /// Event-stream subscribers connected now.
+        public var subscribers = 0
+        /// Subscribers dropped for falling behind, since start.
+        public var droppedSubscribers = 0
+
+        public init(loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0) {
+            self.loadedSessions = loadedSessions
+            self.eventsAppended = eventsAppended
+            self.subscribers = subscribers
+            self.droppedSubscribers = droppedSubscribers
+        }
+    }
+
+    /// Upper bounds, in seconds, of the request-latency histogram's buckets (Prometheus `le`).
+    public static let latencyBucketBounds: [Double] = [
+        0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+
+    private struct RouteKey: Hashable, Comparable {
+        var method: String
+        var route: String
+
+        static func < (lhs: RouteKey, rhs: RouteKey) -> Bool { (lhs.route, lhs.method) < (rhs.route, rhs.method) }
+    }
+
+    private struct Latency {
+        var buckets = [Int](repeating: 0, count: Metrics.latencyBucketBounds.count)
+        var count = 0
+        var sum: Double = 0
+    }
+
+    private struct Requests {
+        var counts: [RouteKey: [Int: Int]] = [:]
+        var latencies: [RouteKey: Latency] = [:]
+    }
+
+    private let requests = Mutex(Requests())
+
+    /// Creates empty figures.
+    public init() {}
+
+    /// Counts one answered request and its latency in seconds.
+    public func recordRequest(method: String, route: String, status: Int, duration: Double) {
+        let key = RouteKey(method: method, route: route)
+        requests.withLock { requests in
+            requests.counts[key, default: [:]][status, default: 0] += 1
+            var latency = requests.latencies[key] ?? Latency()
+            latency.count += 1
+            latency.sum += duration
+            for (index, bound) in Self.latencyBucketBounds.enumerated() where duration <= bound {
+                latency.buckets[index] += 1
+            }
+            requests.latencies[key] = latency
+        }
+    }
+
+    /// How many requests were answered with `status` on `method` `route` so far.
+    public func requestCount(method: String, route: String, status: Int) -> Int {
+        requests.withLock { $0.counts[RouteKey(method: method, route: route)]?[status] ?? 0 }
+    }
+
+    // MARK: - Rendering
+
+    /// The whole exposition: the request figures, `figures`, and the store's.
+    public func exposition(_ figures: Figures, store: StoreMetrics) -> String {
+        var out = ""
+        let snapshot = requests.withLock { $0 }
+        header(&out, "navigation_values_http_requests_total", "counter", "HTTP requests answered, by route pattern and status.")
+        for key in snapshot.counts.keys.sorted() {
+            for (status, count) in (snapshot.counts[key] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                out += "navigation_values_http_requests_total{method=\(quoted(key.method)),route=\(quoted(key.route)),"
+                out += "status=\"\(status)\"} \(count)\n"
+            }
+        }
+        header(
+            &out, "navigation_values_http_request_duration_seconds", "histogram",
+            "Time from a request's head being read to its response head being ready.")
+        for key in snapshot.latencies.keys.sorted() {
+            guard let latency = snapshot.latencies[key] else { continue }
+            let labels = "method=\(quoted(key.method)),route=\(quoted(key.route))"
+            histogram(
+                &out, "navigation_values_http_request_duration_seconds", labels: labels,
+                bounds: Self.latencyBucketBounds, buckets: latency.buckets, count: latency.count, sum: latency.sum)
+        }
+        header(&out, "navigation_values_sessions_loaded", "gauge", "Sessions whose state is held in memory.")
+        out += "navigation_values_sessions_loaded \(figures.loadedSessions)\n"
+        header(&out, "navigation_values_events_appended_total", "counter", "Events committed to the database.")
+        out += "navigation_values_events_appended_total \(figures.eventsAppended)\n"
+        header(&out, "navigation_values_subscribers", "gauge", "Event-stream subscribers connected.")
+        out += "navigation_values_subscribers \(figures.subscribers)\n"
+        header(&out, "navigation_values_subscribers_dropped_total", "counter", "Event-stream subscribers cut off.")
+        out += "navigation_values_subscribers_dropped_total \(figures.droppedSubscribers)\n"
+        storeExposition(&out, store)
+        return out
+    }
+
+    private func storeExposition(_ out: inout String, _ store: StoreMetrics) {
+        header(
+            &out, "navigation_values_store_commit_duration_seconds", "histogram",
+            "Time from a mutation's commit being asked for to its acknowledgement.")
+        histogram(
+            &out, "navigation_values_store_commit_duration_seconds", labels: "",
+            bounds: StoreMetrics.latencyBucketBounds, buckets: store.commitLatencyBuckets,
+            count: store.committedMutations + store.failedMutations, sum: store.commitLatencySum)
+        header(&out, "navigation_values_store_commits_total", "counter", "Mutations committed or failed.")
+        out += "navigation_values_store_commits_total{result=\"committed\"} \(store.committedMutations)\n"
+        out += "navigation_values_store_commits_total{result=\"failed\"} \(store.failedMutations)\n"
+        header(
+            &out, "navigation_values_store_batch_size", "summary",
+            "Mutations per group-commit transaction (sum: mutations, count: transactions).")
+        out += "navigation_values_store_batch_size_sum \(store.committedMutations + store.failedMutations)\n"
+        out += "navigation_values_store_batch_size_count \(store.batches)\n"
+        header(&out, "navigation_values_store_batch_size_max", "gauge", "Mutations in the largest transaction so far.")
+        out += "navigation_values_store_batch_size_max \(store.largestBatch)\n"
+        header(
+            &out, "navigation_values_store_batch_duration_seconds", "summary",
+            "Time inside group-commit transactions, BEGIN to COMMIT.")
+        out += "navigation_values_store_batch_duration_seconds_sum \(number(store.batchDurationSum))\n"
+        out += "navigation_values_store_batch_duration_seconds_count \(store.batches)\n"
+    }
+
+    private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    private func histogram(
+        _ out: inout String, _ name: String, labels: String, bounds: [Double], buckets: [Int], count: Int, sum: Double
+    ) {
+        let prefix = labels.isEmpty ? "" : labels + ","
+        for (bound, bucket) in zip(bounds, buckets) {
+            out += "\(name)_bucket{\(prefix)le=\"\(number(bound))\"} \(bucket)\n"
+        }
+        out += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(count)\n"
+        let suffix = labels.isEmpty ? "" : "{\(labels)}"
+        out += "\(name)_sum\(suffix) \(number(sum))\n"
+        out += "\(name)_count\(suffix) \(count)\n"
+    }
+
+    /// A label value, escaped as the text format asks (backslash, quote, newline).
+    private func quoted(_ value: String) -> String {
+        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+        return "\"\(escaped)\""
+    }
+
+    private func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HTTPServer
+import NavigationValues
+
+/// Wraps the router: gives each request an id (`X-Request-Id`, echoed when the client sent a
+/// usable one, else generated), answers errors as problem+json, counts the request in
+/// ``Metrics`` and writes one log line per request: method, route pattern, status, duration in
+/// milliseconds and request id.
+///
+/// Probes (`/healthz`, `/readyz`, `/metrics`) log at `debug`, other requests at `info`, and a 500
+/// at `error` with what went wrong, which the client never sees (STYLE.md, Errors).
+///
+/// ```swift
+/// let responder = RequestLogging(router: router, logger: logger, metrics: metrics)
+/// let http = HTTPServer(configuration: configuration, responder: responder)
+/// ```
+public struct RequestLogging: HTTPResponder {
+    /// The routes answered at `debug` level, being polled by machines.
+    static let probeRoutes: Set<String> = ["/healthz", "/readyz", "/metrics"]
+
+    let router: Router
+    let logger: Logger?
+    let metrics: Metrics
+    let identifiers: IdentifierGenerator
+
+    /// Creates the wrapper; with no logger, requests are only counted.
+    public init(router: Router, logger: Logger?, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
+        self.router = router
+        self.logger = logger
+        self.metrics = metrics
+        self.identifiers = identifiers
+    }
+
+    public func respond(to request: Request) async throws -> Response {
+        let started = ContinuousClock.now
+        let requestID = Self.usableRequestID(request.headers["x-request-id"]) ?? identifiers.requestID()
+        let route = router.routePattern(for: request) ?? "unmatched"
+        var response: Response
+        var failure: (any Error)?
+        do {
+            response = try await router.respond(to: request)
+        } catch {
+            response = ProblemMapping.response(for: error, request: request)
+            if response.status.code >= 500 { failure = error }
+        }
+        response.headers["X-Request-Id"] = requestID
+        let duration = (ContinuousClock.now - started).seconds
+        let status = response.status.code
+        metrics.recordRequest(method: request.method.rawValue, route: route, status: status, duration: duration)
+        if let logger {
+            let level: Logger.Level =
+                status >= 500 ? .error : Self.probeRoutes.contains(route) ? .debug : .info
+            var fields: [(String, JSONValue)] = [
+                ("method", .string(request.method.rawValue)), ("route", .string(route)),
+                ("status", .integer(Int64(status))), ("duration_ms", .number((duration * 1_000_000).rounded() / 1_000)),
+                ("request_id", .string(requestID)),
+            ]
+            if let failure { fields.append(("error", .string(String(describing: failure)))) }
+            logger.log(level, "request", fields: fields)
+        }
+        return response
+    }
+
+    /// A client's request id, kept when it is 1-128 visible ASCII characters (so it cannot
+    /// break a log line or a header).
+    static func usableRequestID(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.utf8.count <= 128,
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return value
+    }
+}
+
+extension IdentifierGenerator {
+    func requestID() -> String { "r_" + Base64URL.encode(randomBytes(12)) }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import NavigationValues
+import NavigationValuesAPI
+import NavigationValuesStore
+
+/// `navigation-values replay --db PATH SESSION [--at N]`: prints a session as it was after event N,
+/// read straight from the database (API.md, The executable).
+struct Replay: Command {
+    static let name = "replay"
+    static let abstract = "Print a session as it was after an event, from the database."
+    static let synopsis = "replay --db PATH SESSION [--at N]"
+    static let discussion = """
+        Prints the session SESSION as it was right after its event N (default: the latest), as
+        JSON of the same shape as GET /v1/sessions/{id}. Opens the database read-only, so it can
+        run beside a server.
+        """
+    static let flags = [
+        Flag(name: "db", valueName: "PATH", help: "SQLite file to read."),
+        Flag(name: "at", valueName: "N", help: "Event number (default: the latest)."),
+    ]
+
+    var databasePath: String
+    var session: String
+    var event: Int64?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard let path = arguments["db"] else { throw UsageError("replay needs --db PATH") }
+        guard let session = arguments.positionals.first else { throw UsageError("replay needs a SESSION id") }
+        if arguments.positionals.count > 1 { throw UsageError("unexpected argument '\(arguments.positionals[1])'") }
+        databasePath = path
+        self.session = session
+        event = try arguments.integer("at", in: 1...Int.max).map(Int64.init)
+    }
+
+    func run() async throws -> Int32 {
+        let json: JSONValue
+        do {
+            json = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
+        } catch let failure as SessionReplay.Failure {
+            throw CommandFailure(failure.description)
+        } catch {
+            throw CommandFailure("\(databasePath): \(error)")
+        }
+        Console.out(json.serialized())
+        return 0
+    }
+}

@@ -1,0 +1,134 @@
+import Dispatch
+import Foundation
+import NavigationValues
+import NavigationValuesAPI
+import NavigationValuesStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `navigation-values serve`: runs the server until SIGTERM or SIGINT.
+struct Serve: Command {
+    static let name = "serve"
+    static let abstract = "Run the server."
+    static let synopsis =
+        "serve [--host H] [--port P] [--db PATH] [--admin-token T] [--schema FILE] [--sync normal|full] "
+        + "[--log-format text|json] [--log-level debug|info|warning|error]"
+    static let discussion = """
+        Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
+        connections; a generated admin token is printed once to stderr. Request logs go to stderr.
+        SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
+        """
+    static let flags = [
+        Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
+        Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
+        Flag(name: "db", valueName: "PATH", help: "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing)."),
+        Flag(name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."),
+        Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
+        Flag(name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
+        Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
+        Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
+    ]
+
+    var configuration = NavigationValuesServer.Configuration()
+    var logLevel = Logger.Level.info
+    var logFormat = Logger.Format.text
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        if let host = arguments["host"] { configuration.host = host }
+        if let port = try arguments.integer("port", in: 0...65_535) { configuration.port = port }
+        if let path = arguments["db"] { configuration.databasePath = path }
+        configuration.adminToken = arguments["admin-token"]
+        if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
+            configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
+        }
+        if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
+            logFormat = Logger.Format(rawValue: format) ?? .text
+        }
+        if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
+            logLevel = Logger.Level(rawValue: level) ?? .info
+        }
+        if let file = arguments["schema"] {
+            configuration.service.defaultSchema = try Self.loadSchema(file, source: arguments.sources["schema"] ?? "--schema")
+        }
+    }
+
+    /// Reads and checks a schema file.
+    /// - Throws: `UsageError` saying what is wrong with it and where.
+    static func loadSchema(_ file: String, source: String) throws(UsageError) -> SessionSchema {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw UsageError("\(source): cannot read schema file '\(file)'")
+        }
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: [UInt8](data))
+        } catch {
+            throw UsageError("\(source): '\(file)' is not valid JSON: \(error)")
+        }
+        do {
+            return try SessionSchema(json: json, pointer: "")
+        } catch {
+            let problems = error.errors.map { "\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.detail)" }
+            let detail = problems.isEmpty ? error.detail : problems.joined(separator: "; ")
+            throw UsageError("\(source): '\(file)' is not a valid schema: \(detail)")
+        }
+    }
+
+    func run() async throws -> Int32 {
+        let logger = Logger(level: logLevel, format: logFormat) { line in Console.error(line) }
+        var configuration = configuration
+        configuration.logger = logger
+        // Catch the signals before the server starts, so that one sent right after the
+        // 'listening on' line is never lost nor kills the process.
+        let signals = SignalWaiter(signals: [SIGTERM, SIGINT])
+        let server: NavigationValuesServer
+        do {
+            server = try await NavigationValuesServer.start(configuration)
+        } catch {
+            throw CommandFailure("cannot start: \(error)")
+        }
+        if server.isAdminTokenGenerated {
+            Console.error("admin token (generated; pass --admin-token or NAVIGATION_VALUES_ADMIN_TOKEN to choose one): \(server.adminToken)")
+        }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        logger.log(.info, "started", ["db": .string(configuration.databasePath), "sync": .string(configuration.sync.rawValue)])
+        Console.out("listening on http://\(host):\(server.port)")
+        let signal = await signals.next()
+        logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])
+        await server.shutdown()
+        logger.log(.info, "stopped")
+        return 0
+    }
+}
+
+/// Catches signals from the moment it is created and hands them out in order.
+final class SignalWaiter {
+    private let sources: [any DispatchSourceSignal]
+    private let stream: AsyncStream<Int32>
+
+    init(signals: [Int32]) {
+        let queue = DispatchQueue(label: "navigation-values.signals")
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        self.stream = stream
+        sources = signals.map { number in
+            // Ignored, so the default action (terminate) never runs; the source still sees it.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// The next signal caught.
+    func next() async -> Int32 {
+        for await number in stream { return number }
+        return SIGTERM
+    }
+
+    deinit {
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// Help, version and bad usage: exact output and exit codes (argument-parser's `AssertExecuteCommand`).
+@Suite struct CLIUsageTests {
+    static let commands = ["serve", "migrate", "replay", "healthcheck"]
+
+    @Test func helpListsEveryCommandOnStdoutAndExitsZero() async throws {
+        let outcome = try await run(["--help"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr == "")
+        #expect(outcome.stdout.hasPrefix("navigation-values 0.1.0: a NavigationValues session server\n"))
+        #expect(outcome.stdout.contains("USAGE: navigation-values COMMAND [OPTIONS]"))
+        for command in Self.commands { #expect(outcome.stdout.contains("\n  \(command) "), "\(command)") }
+        #expect(try await run(["-h"]) == outcome)
+    }
+
+    @Test(arguments: commands)
+    func everyCommandHasHelpNamingEachFlagAndItsVariable(command: String) async throws {
+        let outcome = try await run([command, "--help"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr == "")
+        #expect(outcome.stdout.hasPrefix("USAGE: navigation-values \(command)"))
+        let flags = outcome.stdout.matches(of: #/\n  --([a-z-]+) /#).map { String($0.output.1) }
+        #expect(!flags.isEmpty)
+        for flag in flags {
+            let variable = "NAVIGATION_VALUES_" + flag.uppercased().replacingOccurrences(of: "-", with: "_")
+            #expect(outcome.stdout.contains("env: \(variable)\n"), "\(command) --\(flag)")
+        }
+    }
+
+    @Test func serveHelpNamesEveryFlagOfAPIMarkdown() async throws {
+        let outcome = try await run(["serve", "--help"])
+        for flag in ["host", "port", "db", "admin-token", "schema", "sync", "log-format", "log-level"] {
+            #expect(outcome.stdout.contains("\n  --\(flag) "), "--\(flag)")
+        }
+    }
+
+    @Test func versionPrintsTheVersion() async throws {
+        #expect(try await run(["--version"]) == Outcome(status: 0, stdout: "navigation-values 0.1.0\n", stderr: ""))
+    }
+
+    @Test func noCommandPrintsHelpOnStderrAndExitsTwo() async throws {
+        let outcome = try await run([])
+        #expect(outcome.status == 2)
+        #expect(outcome.stdout == "")
+        #expect(outcome.stderr.contains("USAGE: navigation-values COMMAND"))
+    }
+
+    @Test func anUnknownCommandIsAUsageError() async throws {
+        #expect(
+            try await run(["frobnicate"])
+                == Outcome(
+                    status: 2, stdout: "",
+                    stderr: "error: unknown command 'frobnicate'\nRun 'navigation-values --help' for the commands.\n"))
+        #expect(try await run(["--bogus"]).stderr.hasPrefix("error: unknown option '--bogus'\n"))
+    }
+
+    @Test func anUnknownFlagIsAUsageErrorNamingIt() async throws {
+        #expect(
+            try await run(["serve", "--bogus=1"])
+                == Outcome(
+                    status: 2, stdout: "",
+                    stderr: "error: unknown option '--bogus'\nRun 'navigation-values serve --help' for usage.\n"))
+        #expect(try await run(["migrate", "-x"]).stderr.hasPrefix("error: unknown option '-x'\n"))
+    }
+
+    @Test(arguments: [
+        (["serve", "--port", "70000"], "--port must be an integer from 0 to 65535, not '70000'"),
+        (["serve", "--port"], "--port needs a value (P)"),
+        (["serve", "--sync", "fast"], "--sync must be normal or full, not 'fast'"),
+        (["serve", "--log-format", "xml"], "--log-format must be text or json, not 'xml'"),
+        (["serve", "--log-level", "loud"], "--log-level must be debug or info or warning or error, not 'loud'"),
+        (["serve", "--port", "1", "--port", "2"], "--port is given more than once"),
+        (["serve", "extra"], "unexpected argument 'extra'"),
+        (["migrate"], "migrate needs --db PATH"),
+        (["replay", "s_1"], "replay needs --db PATH"),
+        (["replay", "--db", "x.sqlite"], "replay needs a SESSION id"),
+        (["replay", "--db", "x.sqlite", "s_1", "--at", "0"], "--at must be an integer from 1 to 9223372036854775807, not '0'"),
+    ])
+    func badValuesAreUsageErrors(arguments: [String], message: String) async throws {
+        let command = arguments[0]
+        #expect(
+            try await run(arguments)
+                == Outcome(
+                    status: 2, stdout: "",
+                    stderr: "error: \(message)\nRun 'navigation-values \(command) --help' for usage.\n"))
+    }
+
+    @Test func aBadEnvironmentVariableIsAUsageErrorNamingTheVariable() async throws {
+        let outcome = try await run(["serve"], environment: ["NAVIGATION_VALUES_PORT": "eighty"])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.hasPrefix("error: NAVIGATION_VALUES_PORT must be an integer from 0 to 65535, not 'eighty'\n"))
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// `serve` as an operator runs it: the listening line, signals, tokens, flags against variables, logs.
+@Suite struct ServeCommandTests {
+    @Test func servePrintsOneListeningLineAnswersHealthzAndExitsZeroOnSIGTERM() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin"])
+        #expect(server.listeningLine.wholeMatch(of: /listening on http:\/\/127\.0\.0\.1:[1-9][0-9]*/) != nil)
+        let health = try await request("GET", server.baseURL.appendingPathComponent("healthz"))
+        #expect(health.status == 200)
+        #expect(health.body == #"{"status":"ok"}"#)
+        let outcome = try await server.stop(SIGTERM)
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout == server.listeningLine + "\n")
+    }
+
+    @Test func sigintAlsoStopsGracefullyWithStatusZero() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin"])
+        let outcome = try await server.stop(SIGINT)
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.contains(" info stopped"))
+    }
+
+    @Test func aGeneratedAdminTokenIsPrintedOnceOnStderrAndWorks() async throws {
+        let server = try await ServeProcess()
+        // The token line is written before the listening line, so it is there by now.
+        let outcome = try await server.stop(SIGTERM)
+        let tokenLines = outcome.stderr.split(separator: "\n").filter { $0.hasPrefix("admin token (generated") }
+        #expect(tokenLines.count == 1)
+        let token = try #require(tokenLines.first?.split(separator: " ").last.map(String.init))
+        #expect(token.count >= 22)
+        #expect(!outcome.stdout.contains(token))
+        // A second server on the same database, told the token, accepts it.
+        let again = try await ServeProcess(["--admin-token", token])
+        let answer = try await request("GET", again.baseURL.appendingPathComponent("v1/sessions"),
+                                       headers: ["Authorization": "Bearer \(token)"])
+        #expect(answer.status == 200)
+        #expect(try await again.stop().stderr.contains("admin token (generated") == false)
+    }
+
+    @Test func theFlagWinsOverItsEnvironmentVariable() async throws {
+        let server = try await ServeProcess(
+            ["--admin-token", "from-flag"], environment: ["NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable"])
+        let list = server.baseURL.appendingPathComponent("v1/sessions")
+        #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-flag"]).status == 200)
+        #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-variable"]).status == 401)
+        #expect(try await server.stop().status == 0)
+    }
+
+    @Test func environmentVariablesAreReadWhenNoFlagIsGiven() async throws {
+        let server = try await ServeProcess(
+            [], environment: ["NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable", "NAVIGATION_VALUES_PORT": "0",
+                              "NAVIGATION_VALUES_LOG_FORMAT": "json"])
+        let list = server.baseURL.appendingPathComponent("v1/sessions")
+        #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-variable"]).status == 200)
+        let outcome = try await server.stop()
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.contains(#""message":"request","method":"GET","route":"/v1/sessions","status":200"#))
+    }
+
+    @Test func eachRequestIsLoggedOnStderrWithItsRequestID() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin", "--log-level", "debug"])
+        let answer = try await request(
+            "GET", server.baseURL.appendingPathComponent("healthz"), headers: ["X-Request-Id": "req-42"])
+        #expect(answer.header("X-Request-Id") == "req-42")
+        let missing = try await request("GET", server.baseURL.appendingPathComponent("v1/sessions/s_nope"),
+                                        headers: ["Authorization": "Bearer admin"])
+        #expect(missing.status == 404)
+        let generated = try #require(missing.header("X-Request-Id"))
+        let outcome = try await server.stop()
+        let lines = outcome.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasSuffix(" debug request method=GET route=/healthz status=200 duration_ms=\($0.durationText) request_id=req-42") })
+        #expect(lines.contains {
+            $0.contains(" info request method=GET route=/v1/sessions/{id} status=404 ") && $0.hasSuffix("request_id=\(generated)")
+        })
+    }
+
+    @Test func jsonLogLinesAreJSONObjectsWithEveryField() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin", "--log-format", "json"])
+        _ = try await request("POST", server.baseURL.appendingPathComponent("v1/sessions"), body: "{}")
+        let outcome = try await server.stop()
+        let requests = try outcome.stderr.split(separator: "\n").compactMap { line -> [String: Any]? in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return object["message"] as? String == "request" ? object : nil
+        }
+        let line = try #require(requests.first)
+        #expect(line["level"] as? String == "info")
+        #expect(line["method"] as? String == "POST")
+        #expect(line["route"] as? String == "/v1/sessions")
+        #expect(line["status"] as? Int == 201)
+        #expect(line["duration_ms"] is Double || line["duration_ms"] is Int)
+        #expect((line["request_id"] as? String)?.hasPrefix("r_") == true)
+        #expect((line["at"] as? String)?.hasSuffix("Z") == true)
+    }
+
+    @Test func aTakenPortIsAFailureWithStatusOne() async throws {
+        let first = try await ServeProcess(["--admin-token", "admin"])
+        let port = try #require(first.baseURL.port)
+        let outcome = try await run(["serve", "--port", "\(port)", "--db", ":memory:", "--admin-token", "a"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout == "")
+        #expect(outcome.stderr.contains("error: cannot start"))
+        _ = try await first.stop()
+    }
+
+    @Test func anUnopenableDatabaseIsAFailureNamingTheFile() async throws {
+        let outcome = try await run(["serve", "--port", "0", "--db", "/nonexistent-folder/x.sqlite"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.contains("/nonexistent-folder/x.sqlite"))
+    }
+
+    @Test func healthcheckExitsZeroAgainstALiveServerAndOneWithoutOne() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin"])
+        let port = try #require(server.baseURL.port)
+        #expect(try await run(["healthcheck", "--port", "\(port)"]) == Outcome(status: 0, stdout: "ok\n", stderr: ""))
+        #expect(try await run(["healthcheck"], environment: ["NAVIGATION_VALUES_PORT": "\(port)"]).status == 0)
+        _ = try await server.stop()
+        let refused = try await run(["healthcheck", "--port", "\(port)"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.hasPrefix("error: cannot connect to 127.0.0.1:\(port)"))
+    }
+}
+
+extension String {
+    /// The `duration_ms=` value of a text log line, so a whole line can be compared.
+    var durationText: String {
+        guard let match = firstMatch(of: #/duration_ms=([0-9.]+) /#) else { return "?" }
+        return String(match.output.1)
+    }
+}
