@@ -1,1 +1,303 @@
-print("api-bench: not yet")
+// api-bench [--seconds S] [--connections C] [--sessions N] [--memory-sessions M] [--skip-memory]
+//
+// Issue 5, Performance (release build: `swift build -c release --product api-bench`):
+//   1. push-then-pop pairs per second over keep-alive HTTP, C connections across N sessions, for
+//      S seconds, against a server started in-process on a temp SQLite file (durable), then on
+//      `:memory:`; prints pairs/s, p50/p99 latencies and the durable/in-memory ratio;
+//   2. resident memory (VmRSS) after creating M sessions of 5 screens with 3 values on each
+//      screen, through HTTP (a create with the root's values, then one `PUT …/path` with four
+//      more screens), on a temp SQLite file.
+import Foundation
+import NavigationValues
+import NavigationValuesAPI
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct Options {
+    var seconds = 10.0
+    var connections = 64
+    var sessions = 1_000
+    var memorySessions = 100_000
+    var skipMemory = false
+    var skipThroughput = false
+    var coreMemory = false
+
+    init(_ arguments: [String]) {
+        var rest = arguments.dropFirst()
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--seconds": seconds = Double(rest.popFirst() ?? "") ?? seconds
+            case "--connections": connections = Int(rest.popFirst() ?? "") ?? connections
+            case "--sessions": sessions = Int(rest.popFirst() ?? "") ?? sessions
+            case "--memory-sessions": memorySessions = Int(rest.popFirst() ?? "") ?? memorySessions
+            case "--skip-memory": skipMemory = true
+            case "--skip-throughput": skipThroughput = true
+            case "--core-memory": coreMemory = true
+            default:
+                FileHandle.standardError.write(Data("api-bench: unknown flag \(flag)\n".utf8))
+                exit(2)
+            }
+        }
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A session the load drives.
+struct BenchSession: Sendable {
+    var id: String
+    var token: String
+}
+
+/// Runs `work(index)` on `count` OS threads (blocking sockets stay off the cooperative pool) and
+/// returns their results in index order.
+func onThreads<T: Sendable>(_ count: Int, _ work: @escaping @Sendable (Int) -> T) async -> [T] {
+    let results = Mutex<[Int: T]>([:])
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread {
+                let result = work(index)
+                results.withLock { $0[index] = result }
+                group.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.notify(queue: .global()) { continuation.resume() }
+    }
+    return results.withLock { dictionary in (0..<count).compactMap { dictionary[$0] } }
+}
+
+/// VmRSS after handing freed heap pages back (`malloc_trim`), so the figure counts live memory
+/// rather than what the client threads' malloc arenas keep cached.
+func residentMegabytes() -> Double {
+    // malloc.h is not in Glibc's module map; look the function up instead (RTLD_DEFAULT is 0).
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+        typealias Trim = @convention(c) (Int) -> Int32
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return kilobytes / 1024
+    }
+    return 0
+}
+
+func startServer(database: String) async throws -> NavigationValuesServer {
+    var configuration = NavigationValuesServer.Configuration()
+    configuration.port = 0
+    configuration.databasePath = database
+    configuration.adminToken = "bench-admin"
+    return try await NavigationValuesServer.start(configuration)
+}
+
+/// Creates `count` sessions over `connections` connections; `root` and `path` are the bodies.
+func createSessions(
+    port: Int, count: Int, connections: Int, root: JSONValue, path: JSONValue?, keep: Bool = true
+) async throws -> [BenchSession] {
+    let createBody = Array(JSONValue.object(["root": root]).serialized().utf8)
+    let pathBody = path.map { Array($0.serialized().utf8) }
+    let perConnection = await onThreads(connections) { index -> Result<[BenchSession], BenchError> in
+        do {
+            let connection = try RawHTTPConnection(port: port)
+            var made: [BenchSession] = []
+            for _ in stride(from: index, to: count, by: connections) {
+                let answer = try connection.send("POST", "/v1/sessions", token: nil, body: createBody)
+                guard answer.status == 201, let json = try? JSONValue(parsing: answer.body),
+                    let id = json["id"]?.stringValue, let token = json["token"]?.stringValue
+                else { return .failure(BenchError(description: "create answered \(answer.status)")) }
+                if let pathBody {
+                    let replaced = try connection.send("PUT", "/v1/sessions/\(id)/path", token: token, body: pathBody)
+                    guard replaced.status == 200 else {
+                        return .failure(BenchError(description: "path answered \(replaced.status)"))
+                    }
+                }
+                // The memory run keeps only a count, so the client's own copies are not measured.
+                made.append(keep ? BenchSession(id: id, token: token) : BenchSession(id: "", token: ""))
+            }
+            return .success(made)
+        } catch {
+            return .failure(BenchError(description: "\(error)"))
+        }
+    }
+    var sessions: [BenchSession] = []
+    for result in perConnection { sessions += try result.get() }
+    return sessions
+}
+
+struct RunResult {
+    var pairs: Int
+    var seconds: Double
+    var pairLatencies: [UInt64]  // nanoseconds, sorted
+    var requestLatencies: [UInt64]  // nanoseconds, sorted
+
+    var pairsPerSecond: Double { Double(pairs) / seconds }
+
+    static func percentile(_ sorted: [UInt64], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))
+        return Double(sorted[index]) / 1_000_000
+    }
+}
+
+/// Push-then-pop pairs on every connection until `seconds` have passed. Connection `i` drives the
+/// sessions `i`, `i + C`, `i + 2C`, … in turn, so no two connections share a session.
+func pushPopLoad(port: Int, sessions: [BenchSession], connections: Int, seconds: Double) async throws -> RunResult {
+    let pushBody = Array(#"{"name":"Detail","values":{"title":"bench"}}"#.utf8)
+    let popBody = Array(#"{"count":1}"#.utf8)
+    let start = DispatchTime.now().uptimeNanoseconds
+    let deadline = start + UInt64(seconds * 1e9)
+    let perConnection = await onThreads(connections) { index -> Result<([UInt64], [UInt64]), BenchError> in
+        do {
+            let connection = try RawHTTPConnection(port: port)
+            let mine = stride(from: index, to: sessions.count, by: connections).map { sessions[$0] }
+            var pairs: [UInt64] = []
+            var requests: [UInt64] = []
+            pairs.reserveCapacity(100_000)
+            requests.reserveCapacity(200_000)
+            var turn = 0
+            while true {
+                let before = DispatchTime.now().uptimeNanoseconds
+                if before >= deadline || mine.isEmpty { break }
+                let session = mine[turn % mine.count]
+                turn += 1
+                let pushed = try connection.send(
+                    "POST", "/v1/sessions/\(session.id)/push", token: session.token, body: pushBody)
+                let middle = DispatchTime.now().uptimeNanoseconds
+                guard pushed.status == 201 else { return .failure(BenchError(description: "push \(pushed.status)")) }
+                let popped = try connection.send("POST", "/v1/sessions/\(session.id)/pop", token: session.token, body: popBody)
+                let after = DispatchTime.now().uptimeNanoseconds
+                guard popped.status == 200 else { return .failure(BenchError(description: "pop \(popped.status)")) }
+                pairs.append(after - before)
+                requests.append(middle - before)
+                requests.append(after - middle)
+            }
+            return .success((pairs, requests))
+        } catch {
+            return .failure(BenchError(description: "\(error)"))
+        }
+    }
+    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    var pairs: [UInt64] = []
+    var requests: [UInt64] = []
+    for result in perConnection {
+        let (p, r) = try result.get()
+        pairs += p
+        requests += r
+    }
+    pairs.sort()
+    requests.sort()
+    return RunResult(pairs: pairs.count, seconds: elapsed, pairLatencies: pairs, requestLatencies: requests)
+}
+
+func report(_ label: String, _ result: RunResult) {
+    let line = String(
+        format: "%@: %.0f pairs/s (%d pairs in %.1f s); pair p50 %.2f ms p99 %.2f ms; request p50 %.2f ms p99 %.2f ms",
+        label, result.pairsPerSecond, result.pairs, result.seconds,
+        RunResult.percentile(result.pairLatencies, 0.50), RunResult.percentile(result.pairLatencies, 0.99),
+        RunResult.percentile(result.requestLatencies, 0.50), RunResult.percentile(result.requestLatencies, 0.99))
+    print(line)
+}
+
+func temporaryDatabase() throws -> (folder: URL, path: String) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("api-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return (folder, folder.appendingPathComponent("bench.sqlite").path)
+}
+
+func throughput(_ options: Options, database: String, label: String) async throws -> RunResult {
+    let server = try await startServer(database: database)
+    do {
+        let sessions = try await createSessions(
+            port: server.port, count: options.sessions, connections: options.connections,
+            root: ["name": "Home", "values": ["title": "home"]], path: nil)
+        // A short warm-up, so both runs start with loaded sessions and warm caches.
+        _ = try await pushPopLoad(
+            port: server.port, sessions: sessions, connections: options.connections, seconds: min(1, options.seconds))
+        let result = try await pushPopLoad(
+            port: server.port, sessions: sessions, connections: options.connections, seconds: options.seconds)
+        report(label, result)
+        await server.shutdown()
+        return result
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}
+
+func memory(_ options: Options) async throws {
+    let (folder, path) = try temporaryDatabase()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let server = try await startServer(database: path)
+    let before = residentMegabytes()
+    let values: JSONValue = ["title": "a title", "counter": 42, "flag": true]
+    let screens = JSONValue.array((1...4).map { index in ["name": .string("Screen \(index)"), "values": values] })
+    let start = DispatchTime.now().uptimeNanoseconds
+    let sessions = try await createSessions(
+        port: server.port, count: options.memorySessions, connections: options.connections,
+        root: ["name": "Home", "values": values], path: ["screens": screens], keep: false)
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let after = residentMegabytes()
+    print(
+        String(
+            format:
+                "memory: %d sessions x 5 screens x 3 values (over HTTP, file database) in %.1f s; VmRSS %.0f MB before, %.0f MB after (%.0f bytes per session); %d sessions loaded",
+            sessions.count, seconds, before, after, (after - before) * 1_048_576 / Double(max(1, sessions.count)),
+            server.service.loadedSessionCount))
+    await server.shutdown()
+}
+
+/// The core library's share: the same sessions as bare `ScreenStack`s, no server around them.
+func coreMemory(_ options: Options) {
+    let before = residentMegabytes()
+    var stacks: [ScreenStack] = []
+    stacks.reserveCapacity(options.memorySessions)
+    let keys = [NamedValueKey("title"), NamedValueKey("counter"), NamedValueKey("flag")]
+    let values: [JSONValue] = ["a title", 42, true]
+    for _ in 0..<options.memorySessions {
+        let stack = ScreenStack()
+        for _ in 0..<5 {
+            let context = stack.push()
+            for (key, value) in zip(keys, values) { context.setValue(value, for: key) }
+        }
+        stacks.append(stack)
+    }
+    let after = residentMegabytes()
+    print(
+        String(
+            format: "core only: %d ScreenStacks x 5 screens x 3 values: VmRSS %.0f MB before, %.0f MB after (%.0f bytes per stack)",
+            stacks.count, before, after, (after - before) * 1_048_576 / Double(max(1, stacks.count))))
+}
+
+let options = Options(CommandLine.arguments)
+if options.coreMemory {
+    coreMemory(options)
+    exit(0)
+}
+do {
+    if !options.skipThroughput {
+        print(
+            "push-then-pop pairs over keep-alive HTTP: \(options.connections) connections, \(options.sessions) sessions, \(options.seconds) s each"
+        )
+        let (folder, path) = try temporaryDatabase()
+        let durable = try await throughput(options, database: path, label: "durable (file, sync normal)")
+        try? FileManager.default.removeItem(at: folder)
+        let inMemory = try await throughput(options, database: ":memory:", label: "in memory (:memory:)")
+        let ratio = durable.pairsPerSecond / inMemory.pairsPerSecond
+        print(
+            String(
+                format: "durable / in-memory: %.2f (persistence costs %.0f%%; goal <= 30%%)", ratio, (1 - ratio) * 100))
+    }
+    if !options.skipMemory { try await memory(options) }
+} catch {
+    FileHandle.standardError.write(Data("api-bench: \(error)\n".utf8))
+    exit(1)
+}

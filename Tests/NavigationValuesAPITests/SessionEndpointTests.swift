@@ -349,6 +349,20 @@ import Testing
         }
     }
 
+    @Test func anInMemoryDatabaseServesTheSameAPI() async throws {
+        try await withRunningServer(configure: { $0.databasePath = ":memory:" }) { client, _ in
+            let session = try await TestSession.create(client, ["root": ["values": ["title": "x"]]])
+            let key = ["Idempotency-Key": "once"]
+            let pushed = try await session.send("POST", "/push", json: ["name": "A"], headers: key)
+            let retried = try await session.send("POST", "/push", json: ["name": "A"], headers: key)
+            #expect(pushed.status == 201)
+            #expect(retried.json == pushed.json)
+            let list = try await client.send("GET", "/v1/sessions", token: client.adminToken)
+            #expect(list.json?["sessions"]?.arrayValue?.first?["depth"] == 2)
+            #expect(try await session.screen("top")["resolved"] == ["title": "x"])
+        }
+    }
+
     // MARK: - Health
 
     @Test func healthAndReadinessAnswerOK() async throws {
