@@ -227,7 +227,7 @@ extension ScreenContext {
     /// Calls the handler, records the received value and the decision; returns what it passed back
     /// during the call, or nil when it stopped the value.
     private func deliver(_ value: Any, to id: EntryID, handler: PreferenceHandler) -> Any? {
-        registrar.withMutation(of: self, keyPath: ObservationKeyPaths.preference(id)) {
+        mutate(ObservationKeyPaths.preference(id)) {
             received[id] = value
         }
         var isCalling = true

@@ -178,11 +178,11 @@ extension ScreenContext {
     private func notify(_ contexts: [ScreenContext], id: EntryID, change: () -> Void) {
         let keyPath = ObservationKeyPaths.value(id)
         for context in contexts {
-            context.registrar.willSet(context, keyPath: keyPath)
+            context.willSet(keyPath)
         }
         change()
         for context in contexts {
-            context.registrar.didSet(context, keyPath: keyPath)
+            context.didSet(keyPath)
         }
     }
 }

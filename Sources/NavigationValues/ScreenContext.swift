@@ -19,7 +19,35 @@ import Observation
 /// callbacks (`withObservationTracking`'s `onChange`) fire synchronously inside the mutating call.
 /// The server keeps each session's graph inside one actor and lets only `Sendable` snapshots out.
 public final class ScreenContext: Observable, Identifiable {
-    let registrar = ObservationRegistrar()
+    /// Created by the first tracked read: a context nobody observes (every context on the server)
+    /// pays for no registrar, and its writes skip the notification bookkeeping, since no observer
+    /// can exist before a tracked read created the registrar.
+    private var observation: ObservationRegistrar?
+
+    /// The registrar, created on first use; for tracked reads.
+    var registrar: ObservationRegistrar {
+        if let observation { return observation }
+        let created = ObservationRegistrar()
+        observation = created
+        return created
+    }
+
+    /// Runs a mutation, telling observers of `keyPath` if there can be any.
+    func mutate<Member>(_ keyPath: KeyPath<ScreenContext, Member>, _ change: () -> Void) {
+        if let observation {
+            observation.withMutation(of: self, keyPath: keyPath, change)
+        } else {
+            change()
+        }
+    }
+
+    func willSet<Member>(_ keyPath: KeyPath<ScreenContext, Member>) {
+        observation?.willSet(self, keyPath: keyPath)
+    }
+
+    func didSet<Member>(_ keyPath: KeyPath<ScreenContext, Member>) {
+        observation?.didSet(self, keyPath: keyPath)
+    }
 
     /// The behaviour this context was created with; it decides how it links itself.
     public let behavior: any ScreenContextBehavior
@@ -79,7 +107,7 @@ public final class ScreenContext: Observable, Identifiable {
         set {
             guard newValue !== previousLink else { return }
             precondition(newValue !== self, "a screen context cannot be its own previous")
-            registrar.withMutation(of: self, keyPath: \.previous) {
+            mutate(\.previous) {
                 previousLink?.removeSuccessor(self)
                 previousLink = newValue
                 newValue?.successors.append(WeakContext(self))
@@ -95,7 +123,7 @@ public final class ScreenContext: Observable, Identifiable {
         }
         set {
             guard newValue !== nextStorage else { return }
-            registrar.withMutation(of: self, keyPath: \.next) { nextStorage = newValue }
+            mutate(\.next) { nextStorage = newValue }
         }
     }
 
@@ -108,10 +136,10 @@ public final class ScreenContext: Observable, Identifiable {
         if let current = parentStorage, current !== parent {
             detachFromParent()
         }
-        registrar.withMutation(of: self, keyPath: \.parent) { parentStorage = parent }
+        mutate(\.parent) { parentStorage = parent }
         behavior.context(self, didAttachTo: parent)
         if !parent.childrenStorage.contains(where: { $0 === self }) {
-            parent.registrar.withMutation(of: parent, keyPath: \.children) {
+            parent.mutate(\.children) {
                 parent.childrenStorage.append(self)
             }
         }
@@ -131,11 +159,11 @@ public final class ScreenContext: Observable, Identifiable {
             return
         }
         if let index = parent.childrenStorage.firstIndex(where: { $0 === self }) {
-            parent.registrar.withMutation(of: parent, keyPath: \.children) {
+            parent.mutate(\.children) {
                 _ = parent.childrenStorage.remove(at: index)
             }
         }
-        registrar.withMutation(of: self, keyPath: \.parent) { parentStorage = nil }
+        mutate(\.parent) { parentStorage = nil }
         parent.behavior.context(parent, didUpdateChildren: parent.childrenStorage)
         previous = nil
         next = nil
@@ -174,7 +202,7 @@ public final class ScreenContext: Observable, Identifiable {
         }
         let receivedIDs = Array(received.keys)
         for id in receivedIDs {
-            registrar.withMutation(of: self, keyPath: ObservationKeyPaths.preference(id)) {
+            mutate(ObservationKeyPaths.preference(id)) {
                 _ = received.removeValue(forKey: id)
             }
         }
