@@ -37,6 +37,10 @@ final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private let inbox = Mutex(Inbox())
     private let threadID = Atomic<UInt>(0)
+    /// Connections this loop owns or is being handed; read by the other loops when they accept.
+    let load = Atomic<Int>(0)
+    /// Every loop of the server (this one included), fixed before the threads start.
+    private var siblings: [EventLoop] = []
     private var listenFD: Int32 = -1
     private var isAcceptPaused = false
     private var connections: [Int32: Connection] = [:]
@@ -80,10 +84,11 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Threads
 
-    /// Starts the loop's thread, accepting from `listener`.
-    func start(listener: Int32) throws(SocketError) {
+    /// Starts the loop's thread, accepting from `listener` and sharing connections with `loops`.
+    func start(listener: Int32, sharingWith loops: [EventLoop]) throws(SocketError) {
         listenFD = listener
         try register(listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
+        siblings = loops  // a cycle between loops, broken when the thread ends
         let thread = Thread { [self] in run() }
         thread.start()
     }
@@ -158,6 +163,7 @@ final class EventLoop: @unchecked Sendable {
             case .job(let job): DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
             }
         }
+        siblings = []
         stoppedContinuation?.resume()
     }
 
@@ -188,26 +194,22 @@ final class EventLoop: @unchecked Sendable {
         try blockingSyscall("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
     }
 
+    /// Accepts a batch of connections and gives each to the least loaded loop (this one on a
+    /// tie). EPOLLEXCLUSIVE alone does not spread a burst: the kernel keeps waking the same idle
+    /// loop, which took all 64 connections of a wrk run while the other loop sat idle.
     private func acceptConnections() {
         guard !isShuttingDown, !isAcceptPaused else { return }
-        // One connection per wake-up (nginx's `multi_accept off`): the listening socket stays
-        // readable while more wait, and EPOLLEXCLUSIVE then wakes a loop that is idle in
-        // epoll_wait, so a burst spreads over the loops. Taking a batch here let one loop take
-        // all 64 connections of a wrk run while the other sat idle.
-        for _ in 0..<1 {
+        for _ in 0..<16 {
             do {
                 guard case .processed(let (fd, peer)) = try Socket.accept(listenFD) else { return }
-                do {
-                    try register(
-                        fd,
-                        events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-                    )
-                } catch {
-                    Socket.close(fd)
-                    continue
-                }
-                connections[fd] = Connection(fd: fd, peer: peer, loop: self, connectedAt: now)
+                let target = leastLoadedLoop()
+                target.load.add(1, ordering: .relaxed)
                 context.openConnections.add(1, ordering: .relaxed)
+                if target === self {
+                    adopt(fd, peer: peer)
+                } else {
+                    target.execute { target.adopt(fd, peer: peer) }
+                }
             } catch let error {
                 switch error.errno {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
@@ -219,6 +221,33 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    private func leastLoadedLoop() -> EventLoop {
+        var best = self
+        var bestLoad = load.load(ordering: .relaxed)
+        for loop in siblings where loop !== self {
+            let candidate = loop.load.load(ordering: .relaxed)
+            if candidate < bestLoad {
+                best = loop
+                bestLoad = candidate
+            }
+        }
+        return best
+    }
+
+    /// Takes ownership of an accepted socket, on this loop's thread.
+    private func adopt(_ fd: Int32, peer: String?) {
+        do {
+            guard !isShuttingDown else { throw SocketError(call: "adopt", errno: ESHUTDOWN) }
+            try register(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
+        } catch {
+            Socket.close(fd)
+            load.subtract(1, ordering: .relaxed)
+            context.openConnections.subtract(1, ordering: .relaxed)
+            return
+        }
+        connections[fd] = Connection(fd: fd, peer: peer, loop: self, connectedAt: now)
     }
 
     private func pauseAccepting() {
@@ -241,6 +270,7 @@ final class EventLoop: @unchecked Sendable {
     /// Called by a connection once it has closed its socket.
     func connectionClosed(_ connection: Connection) {
         connections[connection.fd] = nil
+        load.subtract(1, ordering: .relaxed)
         context.openConnections.subtract(1, ordering: .relaxed)
         if isShuttingDown && connections.isEmpty { finishDraining() }
     }

@@ -113,19 +113,22 @@ public final class HTTPServer: Sendable {
         let listener = try Socket.listen(
             host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         var loops: [EventLoop] = []
+        var started: [EventLoop] = []
         do {
             let port = try Socket.localPort(listener)
             for _ in 0..<configuration.eventLoopCount {
-                let loop = try EventLoop(context: context)
-                try loop.start(listener: listener)
-                loops.append(loop)
+                loops.append(try EventLoop(context: context))
+            }
+            for loop in loops {
+                try loop.start(listener: listener, sharingWith: loops)
+                started.append(loop)
             }
             try phase.withLock { phase throws(SocketError) in
                 guard case .created = phase else { throw SocketError(call: "start", errno: EALREADY) }
                 phase = .running(listener: listener, loops: loops, port: port)
             }
         } catch {
-            for loop in loops {
+            for loop in started {
                 await loop.stopAccepting()
                 await loop.drainAndStop(gracePeriod: .zero)
             }
