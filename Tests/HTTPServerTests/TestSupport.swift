@@ -11,8 +11,8 @@ import Testing
 /// and on failure (Hummingbird's `LiveTestFramework`).
 func withRunningServer(
     _ router: Router,
-    headerTimeout: Duration = .seconds(5),
-    idleTimeout: Duration = .seconds(5),
+    headerTimeout: Duration = .seconds(30),
+    idleTimeout: Duration = .seconds(30),
     streamHighWaterMark: Int = 64 * 1024,
     _ body: (HTTPServer) async throws -> Void
 ) async throws {
