@@ -53,7 +53,6 @@ final class LiveSession {
     let schema: SessionSchema
     let stack = ScreenStack()
     private(set) var screens: [ScreenEntry] = []
-    private var byID: [ScreenID: ScreenEntry] = [:]
 
     init(record: SessionRecord, schema: SessionSchema) {
         self.record = record
@@ -63,14 +62,16 @@ final class LiveSession {
     var id: SessionID { record.id }
     var depth: Int { screens.count }
 
-    func screen(_ id: ScreenID) -> ScreenEntry? { byID[id] }
+    /// The screen with this id. A linear search from the top: stacks are short, most requests name
+    /// a screen near the top, and no per-session index is kept in memory.
+    func screen(_ id: ScreenID) -> ScreenEntry? { screens.last { $0.id == id } }
 
     /// Resolves a `{screen}` path reference: an id, `root` or `top`.
     func screen(reference: String) -> ScreenEntry? {
         switch reference {
         case "root": screens.first
         case "top": screens.last
-        default: byID[ScreenID(reference)]
+        default: screen(ScreenID(reference))
         }
     }
 
@@ -107,14 +108,14 @@ final class LiveSession {
         case .updateValues(let screenID, let set, let removed):
             applied = updateValues(screenID, set: set, removed: removed)
         case .setHandler(let screenID, let key, let passBack):
-            guard let entry = byID[screenID] else { preconditionFailure("handler on an unknown screen") }
+            guard let entry = screen(screenID) else { preconditionFailure("handler on an unknown screen") }
             entry.context.setPreferenceHandler(named: key, passBack: passBack)
             applied = Applied(
                 eventType: "handler.set",
                 eventFields: ["screen": .string(screenID.rawValue), "key": .string(key), "passBack": .bool(passBack)],
                 changes: [.setHandler(screenID, key: key, passBack: passBack)])
         case .removeHandler(let screenID, let key):
-            guard let entry = byID[screenID] else { preconditionFailure("handler on an unknown screen") }
+            guard let entry = screen(screenID) else { preconditionFailure("handler on an unknown screen") }
             entry.context.removePreferenceHandler(named: key)
             applied = Applied(
                 eventType: "handler.removed", eventFields: ["screen": .string(screenID.rawValue), "key": .string(key)],
@@ -138,7 +139,6 @@ final class LiveSession {
         let context = stack.push()
         let entry = ScreenEntry(id: seed.id, name: seed.name, context: context)
         screens.append(entry)
-        byID[seed.id] = entry
         for (name, value) in seed.values {
             context.setValue(value, for: valueKey(name))
         }
@@ -168,12 +168,11 @@ final class LiveSession {
             guard let last = screens.last, last.id == id else { preconditionFailure("popped screens must be on top") }
             stack.pop()
             screens.removeLast()
-            byID[id] = nil
         }
     }
 
     private func updateValues(_ screenID: ScreenID, set: [String: JSONValue], removed: [String]) -> Applied {
-        guard let entry = byID[screenID] else { preconditionFailure("values of an unknown screen") }
+        guard let entry = screen(screenID) else { preconditionFailure("values of an unknown screen") }
         var changedScreens: [(ScreenContext, String)] = []
         var changes: [StateChange] = []
         for name in set.keys.sorted() {
@@ -209,7 +208,7 @@ final class LiveSession {
     }
 
     private func publish(_ screenID: ScreenID, key: String, value: JSONValue) -> Applied {
-        guard let entry = byID[screenID] else { preconditionFailure("publish on an unknown screen") }
+        guard let entry = screen(screenID) else { preconditionFailure("publish on an unknown screen") }
         let walk = entry.context.updatePreference(named: key, value: value)
         let ids = Dictionary(uniqueKeysWithValues: screens.map { (ObjectIdentifier($0.context), $0.id) })
         var deliveries: [JSONValue] = []

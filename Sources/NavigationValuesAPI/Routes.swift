@@ -39,7 +39,11 @@ public struct SessionRoutes: Sendable {
             }
         }
         router.post("/v1/sessions") { request in
-            let context = try commandContext(request)
+            var context = try commandContext(request)
+            // Creation needs no token, so its idempotency scope also covers the body: a client
+            // that reuses someone else's key with another body does not get their session (and
+            // token) back. Keys should still be random (a UUID).
+            context.scope += " " + SHA256.hexDigest(of: request.body)
             let body = try jsonBody(request) ?? [:]
             return respond(try await service.create(body: body, context: context))
         }

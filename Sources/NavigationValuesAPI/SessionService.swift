@@ -59,14 +59,27 @@ enum TokenHasher {
 }
 
 /// What every session actor shares: the store, the configuration, the clock and the id generator.
-struct ServiceEnvironment: Sendable {
+/// One instance per service, shared by every session actor (a class, so that 100,000 actors hold
+/// a pointer each rather than a copy).
+final class ServiceEnvironment: Sendable {
     let store: any SessionStore
     let configuration: ServiceConfiguration
     let now: @Sendable () -> Date
     let identifiers: IdentifierGenerator
     let eventCommitted: @Sendable (StoredEvent) -> Void
 
-    var newScreenID: () -> ScreenID { { identifiers.screenID() } }
+    init(
+        store: any SessionStore, configuration: ServiceConfiguration, now: @escaping @Sendable () -> Date,
+        identifiers: IdentifierGenerator, eventCommitted: @escaping @Sendable (StoredEvent) -> Void
+    ) {
+        self.store = store
+        self.configuration = configuration
+        self.now = now
+        self.identifiers = identifiers
+        self.eventCommitted = eventCommitted
+    }
+
+    var newScreenID: () -> ScreenID { { [identifiers] in identifiers.screenID() } }
 
     /// Calls the store, turning its failures into what a client should see.
     func storeCall<T: Sendable>(_ body: @Sendable (any SessionStore) async throws -> T) async throws -> T {

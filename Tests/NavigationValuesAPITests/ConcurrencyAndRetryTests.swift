@@ -138,4 +138,17 @@ import Testing
             #expect(list.json?["sessions"]?.arrayValue?.count == 1)
         }
     }
+
+    @Test func aCreateKeyReusedWithAnotherBodyDoesNotHandOverTheFirstSession() async throws {
+        try await withRunningServer { client, _ in
+            let key = ["Idempotency-Key": "shared-key"]
+            let first = try await client.send("POST", "/v1/sessions", json: ["root": ["name": "Mine"]], headers: key)
+            let retry = try await client.send("POST", "/v1/sessions", json: ["root": ["name": "Mine"]], headers: key)
+            let other = try await client.send("POST", "/v1/sessions", json: ["root": ["name": "Theirs"]], headers: key)
+            #expect(first.status == 201 && retry.status == 201 && other.status == 201)
+            #expect(retry.json?["token"] == first.json?["token"])
+            #expect(other.json?["id"] != first.json?["id"])
+            #expect(other.json?["token"] != first.json?["token"])
+        }
+    }
 }
