@@ -89,6 +89,9 @@ public final class ScreenContext: Observable, Identifiable {
         return parentStorage
     }
 
+    /// `children` without registering an observation dependency, for the library's own hooks.
+    var childrenUntracked: [ScreenContext] { childrenStorage }
+
     /// The contexts attached to this one, in attach order.
     public var children: [ScreenContext] {
         registrar.access(self, keyPath: \.children)

@@ -55,8 +55,9 @@ public struct NavigationBehavior: ScreenContextBehavior {
     /// `previous = parent.children.last`, unless the context already is one of the parent's children
     /// (a screen never links to itself).
     public func context(_ context: ScreenContext, didAttachTo parent: ScreenContext) {
-        guard !parent.children.contains(where: { $0 === context }) else { return }
-        if let last = parent.children.last, last !== context {
+        let siblings = parent.childrenUntracked
+        guard !siblings.contains(where: { $0 === context }) else { return }
+        if let last = siblings.last, last !== context {
             context.previous = last
         }
     }

@@ -47,10 +47,11 @@ public final class ScreenStack {
     /// Pops up to `count` screens, topmost first, never the root.
     @discardableResult
     public func pop(count: Int) -> [ScreenContext] {
-        let available = max(context.children.count - 1, 0)
+        let children = context.childrenUntracked
+        let available = max(children.count - 1, 0)
         let count = min(max(count, 0), available)
         guard count > 0 else { return [] }
-        let popped = Array(context.children.suffix(count).reversed())
+        let popped = Array(children.suffix(count).reversed())
         for screen in popped { screen.detach() }
         return popped
     }

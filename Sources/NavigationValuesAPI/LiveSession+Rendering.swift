@@ -9,7 +9,7 @@ extension LiveSession {
     func render(_ entry: ScreenEntry, includeMemory: Bool = false) -> JSONValue {
         var resolved: [String: JSONValue] = schema.values.mapValues(\.defaultValue)
         for (name, value) in entry.context.resolvedNamedValues { resolved[name] = value }
-        let index = screens.firstIndex { $0 === entry } ?? 0
+        let index = screens.firstIndex { $0.id == entry.id } ?? 0
         return renderScreen(entry, index: index, resolved: resolved, includeMemory: includeMemory)
     }
 

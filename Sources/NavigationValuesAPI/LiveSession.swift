@@ -2,17 +2,12 @@ import Foundation
 import NavigationValues
 import NavigationValuesStore
 
-/// One screen of a live session: its id and name beside its core context.
-final class ScreenEntry {
+/// One screen of a live session: its id and name beside its core context. A value stored inline
+/// in the session's array (no object of its own per screen).
+struct ScreenEntry {
     let id: ScreenID
     let name: String
     let context: ScreenContext
-
-    init(id: ScreenID, name: String, context: ScreenContext) {
-        self.id = id
-        self.name = name
-        self.context = context
-    }
 }
 
 /// A screen as an operation carries it: id, name and the values it is pushed with.

@@ -159,7 +159,7 @@ struct CommandValidator {
                 throw APIError(.unprocessable, "expected a screen id, root or top", pointer: "/to")
             }
             let target = try screen(reference)
-            guard let index = session.screens.firstIndex(where: { $0 === target }) else {
+            guard let index = session.screens.firstIndex(where: { $0.id == target.id }) else {
                 throw APIError(.notFound, "no screen '\(reference)'")
             }
             return session.screens[(index + 1)...].reversed().map(\.id)

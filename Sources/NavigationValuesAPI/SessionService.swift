@@ -29,8 +29,11 @@ public struct IdentifierGenerator: Sendable {
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
-    func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(16))) }
-    func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(16))) }
+    /// Ids carry 72 random bits in 14 characters, which Swift keeps inline (no heap string per
+    /// id). They only need to be unique (the store refuses a duplicate); tokens are what must be
+    /// unguessable, and carry 256 bits.
+    func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(9))) }
+    func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(9))) }
     func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
 
     /// Whether `token` has the shape `token()` gives: `t_` and 43 base64url characters.

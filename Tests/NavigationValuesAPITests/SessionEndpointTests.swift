@@ -43,7 +43,7 @@ import Testing
             let json = try #require(answer.json)
             let id = try #require(json["id"]?.stringValue)
             let token = try #require(json["token"]?.stringValue)
-            #expect(id.hasPrefix("s_") && id.count >= 22)
+            #expect(id.hasPrefix("s_") && id.count == 14)
             #expect(token.count >= 22 && token != id)  // >= 128 bits of base64url
             #expect(answer.header("ETag") == "\"1\"")
             #expect(answer.header("Location") == "/v1/sessions/\(id)")
