@@ -15,6 +15,7 @@ router.get("/healthz") { _ in
 var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: port)
 if let threads { configuration.eventLoopCount = threads }
 let server = HTTPServer(configuration: configuration, responder: router)
+server.shutdownOnSignals()  // before announcing the port: no signal can slip in between
 do {
     try await server.start()
 } catch {
@@ -22,5 +23,5 @@ do {
     exit(1)
 }
 FileHandle.standardOutput.write(Data("listening on http://127.0.0.1:\(server.port)\n".utf8))
-await server.runUntilSignal()
+await server.waitUntilStopped()
 exit(0)

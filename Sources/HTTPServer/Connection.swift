@@ -161,13 +161,34 @@ final class Connection: @unchecked Sendable {
                 // A head without its body yet: from now on the idle timeout applies, not the header one.
                 if parser.isReceivingBody { machine.bytesReceived(at: now, isBody: true) }
                 return
-            case .sendContinue?:
+            case .sendContinue(var head)?:
+                head.remoteAddress = peer
+                if let refusal = refusal(of: head) {
+                    // Refused before the body is sent (RFC 9110 §10.1.1): the client may skip it, and
+                    // since we do not read it, the connection closes after the answer.
+                    machine.requestReceived()
+                    inFlight = InFlight(keepAlive: false, isHead: false, minorVersion: 1, lingersAfterResponse: true)
+                    send(loop.context.errorResponder(refusal, head), at: now)
+                    return
+                }
                 machine.bytesReceived(at: now, isBody: true)
                 outbound.append(ResponseEncoder.continueHead)
                 flush(at: now)
             case .request(let request, let keepAlive)?:
                 dispatch(request, keepAlive: keepAlive, at: now)
             }
+        }
+    }
+
+    /// The router's 404 or 405 for a request whose body has not been sent yet.
+    private func refusal(of head: Request) -> HTTPRequestError? {
+        guard let router = loop.context.router else { return nil }
+        var probe = head
+        do {
+            _ = try router.handler(for: &probe)
+            return nil
+        } catch {
+            return error
         }
     }
 

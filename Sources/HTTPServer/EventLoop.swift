@@ -85,7 +85,6 @@ final class EventLoop: @unchecked Sendable {
         listenFD = listener
         try register(listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
         let thread = Thread { [self] in run() }
-        thread.name = "HTTPServer event loop"
         thread.start()
     }
 
@@ -191,8 +190,11 @@ final class EventLoop: @unchecked Sendable {
 
     private func acceptConnections() {
         guard !isShuttingDown, !isAcceptPaused else { return }
-        // A bounded batch per wake-up, so one loop does not take every connection of a burst.
-        for _ in 0..<32 {
+        // One connection per wake-up (nginx's `multi_accept off`): the listening socket stays
+        // readable while more wait, and EPOLLEXCLUSIVE then wakes a loop that is idle in
+        // epoll_wait, so a burst spreads over the loops. Taking a batch here let one loop take
+        // all 64 connections of a wrk run while the other sat idle.
+        for _ in 0..<1 {
             do {
                 guard case .processed(let (fd, peer)) = try Socket.accept(listenFD) else { return }
                 do {

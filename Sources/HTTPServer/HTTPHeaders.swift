@@ -67,22 +67,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public var count: Int { fields.count }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
-
-    /// Whether a comma-separated field contains `token`, ignoring case (as for `Connection: close`).
-    func hasToken(_ token: String, in name: String) -> Bool {
-        for value in values(for: name) {
-            for item in value.split(separator: ",") {
-                let trimmed = item.trimmingASCIIWhitespace()
-                if trimmed.equalsIgnoringASCIICase(token) { return true }
-            }
-        }
-        return false
-    }
 }
 
 extension StringProtocol {
     /// ASCII case-insensitive comparison; header names and tokens are ASCII (RFC 9110 §5.1).
     func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
         var left = utf8.makeIterator()
         var right = other.utf8.makeIterator()
         while true {

@@ -6,32 +6,44 @@ import Synchronization
 #endif
 
 extension HTTPServer {
-    /// Waits for one of `signals` (SIGTERM and SIGINT by default), then shuts down gracefully.
-    /// The signals' default action is disabled while waiting, so the process is not killed.
+    /// From now on, the first of `signals` (SIGTERM and SIGINT by default) shuts the server down
+    /// gracefully; the signals' default action (ending the process) is disabled. Call it before
+    /// announcing the server, so that no signal can arrive in between and kill the process.
     ///
     /// ```swift
+    /// server.shutdownOnSignals()
     /// try await server.start()
-    /// await server.runUntilSignal()
+    /// print("listening on http://127.0.0.1:\(server.port)")
+    /// await server.waitUntilStopped()
     /// exit(0)
     /// ```
-    public func runUntilSignal(_ signals: [Int32] = [SIGTERM, SIGINT]) async {
+    public func shutdownOnSignals(_ signals: [Int32] = [SIGTERM, SIGINT]) {
         let queue = DispatchQueue(label: "HTTPServer.signals")
+        let once = OnceFlag()
         let sources = signals.map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
-            return DispatchSource.makeSignalSource(signal: number, queue: queue)
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = OnceFlag()
-            for source in sources {
-                source.setEventHandler {
-                    if once.claim() { continuation.resume() }
-                }
-                source.resume()
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                guard once.claim() else { return }
+                Task { await self.shutdown() }
             }
+            source.resume()
+            return source
         }
-        for source in sources { source.cancel() }
-        await shutdown()
+        signalSources.withLock { $0.append(contentsOf: sources.map(SignalSource.init)) }
     }
+
+    /// Shuts down gracefully on SIGTERM or SIGINT (see `shutdownOnSignals`), and returns once stopped.
+    public func runUntilSignal(_ signals: [Int32] = [SIGTERM, SIGINT]) async {
+        shutdownOnSignals(signals)
+        await waitUntilStopped()
+    }
+}
+
+/// Keeps a signal source alive as long as the server.
+struct SignalSource: @unchecked Sendable {
+    // @unchecked: Dispatch sources are thread-safe; the protocol existential is not marked Sendable.
+    let source: any DispatchSourceSignal
 }
 
 /// True for the first caller only.

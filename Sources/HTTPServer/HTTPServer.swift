@@ -79,6 +79,7 @@ public final class HTTPServer: Sendable {
     private let context: ServerContext
     private let phase = Mutex(Phase.created)
     private let stopWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+    let signalSources = Mutex<[SignalSource]>([])
 
     /// Creates a server; nothing is bound until `start()`.
     public init(
@@ -153,19 +154,23 @@ public final class HTTPServer: Sendable {
                     }
                 }
             }
-            let waiters = phase.withLock { phase in
-                phase = .stopped
-                return stopWaiters.withLock { waiters in
-                    defer { waiters = [] }
-                    return waiters
-                }
-            }
-            for waiter in waiters { waiter.resume() }
+            markStopped()
         case .stopping:
             await waitUntilStopped()
         case .created, .stopped:
-            phase.withLock { $0 = .stopped }
+            markStopped()
         }
+    }
+
+    private func markStopped() {
+        let waiters = phase.withLock { phase in
+            phase = .stopped
+            return stopWaiters.withLock { waiters in
+                defer { waiters = [] }
+                return waiters
+            }
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns once the server has shut down.

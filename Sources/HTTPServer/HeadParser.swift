@@ -37,32 +37,60 @@ enum HeadParser {
         return try makeHead(request)
     }
 
+    /// The fields that decide framing and connection handling, gathered in one pass (arrays
+    /// are only allocated for fields that are present).
+    private struct ControlFields {
+        var hostCount = 0
+        var connection: [String] = []
+        var contentLength: [String] = []
+        var transferEncoding: [String] = []
+        var expect: String?
+
+        init(_ headers: HTTPHeaders) {
+            for field in headers {
+                let name = field.name
+                switch name.utf8.count {
+                case 4 where name.equalsIgnoringASCIICase("host"): hostCount += 1
+                case 6 where name.equalsIgnoringASCIICase("expect"): expect = expect ?? field.value
+                case 10 where name.equalsIgnoringASCIICase("connection"): connection.append(field.value)
+                case 14 where name.equalsIgnoringASCIICase("content-length"): contentLength.append(field.value)
+                case 17 where name.equalsIgnoringASCIICase("transfer-encoding"): transferEncoding.append(field.value)
+                default: break
+                }
+            }
+        }
+
+        func connectionHas(_ token: String) -> Bool {
+            connection.contains { value in
+                value.split(separator: ",").contains { $0.trimmingASCIIWhitespace().equalsIgnoringASCIICase(token) }
+            }
+        }
+    }
+
     private static func makeHead(_ request: Request) throws(HTTPRequestError) -> Head {
-        let headers = request.headers
-        let hosts = headers.values(for: "host")
-        if hosts.count > 1 || (request.minorVersion == 1 && hosts.isEmpty) {
+        let fields = ControlFields(request.headers)
+        if fields.hostCount > 1 || (request.minorVersion == 1 && fields.hostCount == 0) {
             throw bad("An HTTP/1.1 request needs exactly one Host field (RFC 9112 §3.2).")
         }
         let keepAlive =
-            request.minorVersion == 1
-            ? !headers.hasToken("close", in: "connection")
-            : headers.hasToken("keep-alive", in: "connection")
-        let framing = try framing(of: request)
+            request.minorVersion == 1 ? !fields.connectionHas("close") : fields.connectionHas("keep-alive")
+        let framing = try framing(fields, minorVersion: request.minorVersion)
         let expectsContinue =
             request.minorVersion == 1 && framing != .none
-            && (headers["expect"].map { $0.trimmingASCIIWhitespace().equalsIgnoringASCIICase("100-continue") } ?? false)
+            && (fields.expect.map { $0.trimmingASCIIWhitespace().equalsIgnoringASCIICase("100-continue") } ?? false)
         return Head(request: request, keepAlive: keepAlive, framing: framing, expectsContinue: expectsContinue)
     }
 
     /// RFC 9112 §6.1–6.3. Both `Transfer-Encoding` and `Content-Length` is refused outright: it is
     /// how requests are smuggled past proxies.
-    private static func framing(of request: Request) throws(HTTPRequestError) -> RequestParser.Framing {
-        let headers = request.headers
-        let encodings = headers.values(for: "transfer-encoding")
-        let lengths = headers.values(for: "content-length")
+    private static func framing(_ fields: ControlFields, minorVersion: Int) throws(HTTPRequestError)
+        -> RequestParser.Framing
+    {
+        let encodings = fields.transferEncoding
+        let lengths = fields.contentLength
         if !encodings.isEmpty {
             guard lengths.isEmpty else { throw bad("Both Transfer-Encoding and Content-Length are present.") }
-            guard request.minorVersion == 1 else { throw bad("Transfer-Encoding in an HTTP/1.0 request.") }
+            guard minorVersion == 1 else { throw bad("Transfer-Encoding in an HTTP/1.0 request.") }
             let codings = encodings.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
             guard codings.count == 1, codings[0].equalsIgnoringASCIICase("chunked") else {
                 throw HTTPRequestError(.notImplemented, detail: "Only the chunked transfer coding is supported.")

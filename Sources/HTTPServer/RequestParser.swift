@@ -29,14 +29,15 @@ public struct HTTPLimits: Sendable, Equatable {
 /// Pure: no I/O, no clock.
 package struct RequestParser {
     package enum Event: Equatable {
-        /// The head asked for `Expect: 100-continue` and the body has not arrived: send `100 Continue`.
-        case sendContinue
+        /// The head (given without its body) asked for `Expect: 100-continue` and the body has not
+        /// arrived: send `100 Continue`, or refuse the request before the client sends the body.
+        case sendContinue(Request)
         /// A complete request, and whether the connection may be kept open after it.
         case request(Request, keepAlive: Bool)
 
         package static func == (lhs: Event, rhs: Event) -> Bool {
             switch (lhs, rhs) {
-            case (.sendContinue, .sendContinue): true
+            case (.sendContinue(let a), .sendContinue(let b)): a.method == b.method && a.target == b.target
             case (.request(let a, let x), .request(let b, let y)):
                 a.method == b.method && a.target == b.target && a.headers == b.headers && a.body == b.body && x == y
             default: false
@@ -199,11 +200,11 @@ package struct RequestParser {
             }
             if length == 0 { return .request(head.request, keepAlive: head.keepAlive) }
             state = .lengthBody(head.request, keepAlive: head.keepAlive, length: length)
-            if head.expectsContinue && buffer.count - readIndex < length { return .sendContinue }
+            if head.expectsContinue && buffer.count - readIndex < length { return .sendContinue(head.request) }
             return try next()
         case .chunked:
             state = .chunkedBody(head.request, keepAlive: head.keepAlive, decoder: ChunkedBodyDecoder())
-            if head.expectsContinue && buffer.count == readIndex { return .sendContinue }
+            if head.expectsContinue && buffer.count == readIndex { return .sendContinue(head.request) }
             return try next()
         }
     }

@@ -73,8 +73,13 @@ enum ResponseEncoder {
 
     /// Fields the server writes itself.
     private static func isManaged(_ name: String) -> Bool {
-        name.equalsIgnoringASCIICase("content-length") || name.equalsIgnoringASCIICase("transfer-encoding")
-            || name.equalsIgnoringASCIICase("date") || name.equalsIgnoringASCIICase("connection")
+        switch name.utf8.count {
+        case 4: name.equalsIgnoringASCIICase("date")
+        case 10: name.equalsIgnoringASCIICase("connection")
+        case 14: name.equalsIgnoringASCIICase("content-length")
+        case 17: name.equalsIgnoringASCIICase("transfer-encoding")
+        default: false
+        }
     }
 
     private static func isSafeName(_ name: String) -> Bool {

@@ -131,15 +131,15 @@ public final class Router: HTTPResponder {
     func handler(for request: inout Request) throws(HTTPRequestError) -> Handler {
         let segments = request.pathSegments
         let method = request.method
-        let found: (Handler, [String: Int], [Segment])? = routes.withLock { routes in
+        let found: (Handler, [Segment])? = routes.withLock { routes in
             for route in routes where route.segments.count == segments.count && Self.matches(route.segments, segments) {
                 if let handler = route.handlers[method] ?? (method == .head ? route.handlers[.get] : nil) {
-                    return (handler, [:], route.segments)
+                    return (handler, route.segments)
                 }
             }
             return nil
         }
-        if let (handler, _, pattern) = found {
+        if let (handler, pattern) = found {
             for (segment, value) in zip(pattern, segments) {
                 if case .parameter(let name) = segment { request.parameters.append(name: name, value: value) }
             }

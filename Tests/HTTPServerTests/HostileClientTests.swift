@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func slowHeadersAreCutOff() async throws {
-        try await withRunningServer(Self.makeRouter(), configure: { $0.headerTimeout = .milliseconds(200) }) { server in
+        try await withRunningServer(Self.makeRouter(), headerTimeout: .milliseconds(200)) { server in
             let silent = try RawClient(port: server.port)
             let slow = try RawClient(port: server.port)
             try await slow.write("GET /healthz HTTP/1.1\r\nHo")
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func idleKeepAliveConnectionsAreClosed() async throws {
-        try await withRunningServer(Self.makeRouter(), configure: { $0.idleTimeout = .milliseconds(200) }) { server in
+        try await withRunningServer(Self.makeRouter(), idleTimeout: .milliseconds(200)) { server in
             let client = try RawClient(port: server.port)
             #expect(try await client.exchange(get("/healthz")).status == 200)
             #expect(try await client.untilClosed().isEmpty)
@@ -119,6 +119,8 @@ import Testing
                     "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nonly a few bytes")
                 client.abort()
             }
+            // Every half-received request is dropped and its connection closed.
+            try await waitUntil { server.openConnectionCount == 0 }
             try await expectStillServing(server)
         }
     }

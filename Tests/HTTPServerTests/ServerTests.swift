@@ -245,3 +245,31 @@ extension ServerTests {
         }
     }
 }
+
+extension ServerTests {
+    @Test func refusesAnUnknownRouteBeforeAnExpectedBodyIsSent() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let client = try RawClient(port: server.port)
+            let response = try await client.exchange(
+                "POST /nowhere HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"
+            )
+            #expect(response.status == 404)
+            #expect(response.header("Connection") == "close")
+            #expect(try await client.untilClosed().isEmpty)
+        }
+    }
+}
+
+extension ServerTests {
+    @Test func echoesALargeURLSessionUpload() async throws {
+        try await withRunningServer(Self.makeRouter()) { server in
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/echo"))
+            var request = URLRequest(url: url)
+            request.httpMethod = "POST"
+            let body = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0) })
+            let (data, response) = try await URLSession.shared.upload(for: request, from: body)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(data == body)
+        }
+    }
+}

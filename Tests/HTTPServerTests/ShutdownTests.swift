@@ -98,3 +98,17 @@ import Testing
         await first.shutdown()
     }
 }
+
+extension ShutdownTests {
+    @Test func waitingForAServerThatNeverStartedEndsWithItsShutdown() async throws {
+        let server = makeServer(Router())
+        let (stopped, stoppedSink) = AsyncStream.makeStream(of: Void.self)
+        let waiter = Task {
+            await server.waitUntilStopped()
+            stoppedSink.yield()
+        }
+        await server.shutdown()
+        try await first(of: stopped)
+        await waiter.value
+    }
+}

@@ -45,7 +45,7 @@ import Testing
                 for _ in 0..<64 { try await writer.write(chunk) }
             }
         }
-        try await withRunningServer(router, configure: { $0.streamHighWaterMark = 16 * 1024 }) { server in
+        try await withRunningServer(router, streamHighWaterMark: 16 * 1024) { server in
             let client = try RawClient(port: server.port)
             let response = try await client.exchange(get("/big"))
             #expect(response.body.count == 64 * 64 * 1024)
@@ -153,7 +153,7 @@ extension StreamingTests {
                 }
             }
         }
-        try await withRunningServer(router, configure: { $0.idleTimeout = .milliseconds(200) }) { server in
+        try await withRunningServer(router, idleTimeout: .milliseconds(200)) { server in
             let client = try RawClient(port: server.port)
             try await client.write(get("/flood"))
             // The client reads nothing: the socket buffers fill, writes stall, the server gives up.

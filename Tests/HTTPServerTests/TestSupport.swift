@@ -11,18 +11,20 @@ import Testing
 /// and on failure (Hummingbird's `LiveTestFramework`).
 func withRunningServer(
     _ router: Router,
-    configure: (inout HTTPServer.Configuration) -> Void = { _ in },
+    headerTimeout: Duration = .seconds(5),
+    idleTimeout: Duration = .seconds(5),
+    streamHighWaterMark: Int = 64 * 1024,
     _ body: (HTTPServer) async throws -> Void
 ) async throws {
-    var configuration = HTTPServer.Configuration(
+    let configuration = HTTPServer.Configuration(
         host: "127.0.0.1",
         port: 0,
         eventLoopCount: 2,
-        headerTimeout: .seconds(5),
-        idleTimeout: .seconds(5),
-        shutdownGracePeriod: .seconds(5)
+        headerTimeout: headerTimeout,
+        idleTimeout: idleTimeout,
+        shutdownGracePeriod: .seconds(5),
+        streamHighWaterMark: streamHighWaterMark
     )
-    configure(&configuration)
     let server = HTTPServer(configuration: configuration, responder: router)
     try await server.start()
     do {
