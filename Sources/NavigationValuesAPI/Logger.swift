@@ -80,9 +80,11 @@ public struct Logger: Sendable {
     /// A value as `key=value` shows it: bare when it has no space, quote or control character.
     private static func text(_ value: JSONValue) -> String {
         guard case .string(let string) = value else { return value.serialized() }
-        let isBare = !string.isEmpty && !string.unicodeScalars.contains {
-            $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20 || $0.value == 0x7F
-        }
+        let isBare =
+            !string.isEmpty
+            && !string.unicodeScalars.contains {
+                $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20 || $0.value == 0x7F
+            }
         return isBare ? string : value.serialized()
     }
 }

@@ -23,7 +23,8 @@ public final class Metrics: Sendable {
         /// Subscribers dropped for falling behind, since start.
         public var droppedSubscribers = 0
 
-        public init(loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0) {
+        public init(loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0)
+        {
             self.loadedSessions = loadedSessions
             self.eventsAppended = eventsAppended
             self.subscribers = subscribers
@@ -85,7 +86,9 @@ public final class Metrics: Sendable {
     public func exposition(_ figures: Figures, store: StoreMetrics) -> String {
         var out = ""
         let snapshot = requests.withLock { $0 }
-        header(&out, "navigation_values_http_requests_total", "counter", "HTTP requests answered, by route pattern and status.")
+        header(
+            &out, "navigation_values_http_requests_total", "counter",
+            "HTTP requests answered, by route pattern and status.")
         for key in snapshot.counts.keys.sorted() {
             for (status, count) in (snapshot.counts[key] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 out += "navigation_values_http_requests_total{method=\(quoted(key.method)),route=\(quoted(key.route)),"

@@ -30,7 +30,8 @@ struct ParsedArguments: Sendable {
         guard let text = values[name] else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(
-                "\(sources[name] ?? "--\(name)") must be an integer from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+                "\(sources[name] ?? "--\(name)") must be an integer from \(range.lowerBound) to \(range.upperBound), not '\(text)'"
+            )
         }
         return number
     }

@@ -23,7 +23,9 @@ struct Serve: Command {
     static let flags = [
         Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
         Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
-        Flag(name: "db", valueName: "PATH", help: "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing)."),
+        Flag(
+            name: "db", valueName: "PATH",
+            help: "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing)."),
         Flag(name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."),
         Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
         Flag(name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
@@ -51,7 +53,8 @@ struct Serve: Command {
             logLevel = Logger.Level(rawValue: level) ?? .info
         }
         if let file = arguments["schema"] {
-            configuration.service.defaultSchema = try Self.loadSchema(file, source: arguments.sources["schema"] ?? "--schema")
+            configuration.service.defaultSchema = try Self.loadSchema(
+                file, source: arguments.sources["schema"] ?? "--schema")
         }
     }
 
@@ -90,10 +93,13 @@ struct Serve: Command {
             throw CommandFailure("cannot start: \(error)")
         }
         if server.isAdminTokenGenerated {
-            Console.error("admin token (generated; pass --admin-token or NAVIGATION_VALUES_ADMIN_TOKEN to choose one): \(server.adminToken)")
+            Console.error(
+                "admin token (generated; pass --admin-token or NAVIGATION_VALUES_ADMIN_TOKEN to choose one): \(server.adminToken)"
+            )
         }
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        logger.log(.info, "started", ["db": .string(configuration.databasePath), "sync": .string(configuration.sync.rawValue)])
+        logger.log(
+            .info, "started", ["db": .string(configuration.databasePath), "sync": .string(configuration.sync.rawValue)])
         Console.out("listening on http://\(host):\(server.port)")
         let signal = await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])

@@ -71,4 +71,6 @@ enum NavigationValuesCLI {
     }
 }
 
-exit(await NavigationValuesCLI.main(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
+exit(
+    await NavigationValuesCLI.main(
+        Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))

@@ -22,12 +22,25 @@ import Testing
             #expect(answer.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
             let text = String(decoding: answer.body, as: UTF8.self)
             let samples = try parseExposition(text)
-            #expect(samples[#"navigation_values_http_requests_total{method="POST",route="/v1/sessions",status="201"}"#] == 1)
-            #expect(samples[#"navigation_values_http_requests_total{method="POST",route="/v1/sessions/{id}/push",status="201"}"#] == 1)
-            #expect(samples[#"navigation_values_http_requests_total{method="GET",route="/v1/sessions/{id}",status="200"}"#] == 1)
-            #expect(samples[#"navigation_values_http_requests_total{method="GET",route="unmatched",status="404"}"#] == 1)
-            #expect(samples[#"navigation_values_http_request_duration_seconds_count{method="POST",route="/v1/sessions"}"#] == 1)
-            #expect(samples[#"navigation_values_http_request_duration_seconds_bucket{method="POST",route="/v1/sessions",le="+Inf"}"#] == 1)
+            #expect(
+                samples[#"navigation_values_http_requests_total{method="POST",route="/v1/sessions",status="201"}"#] == 1
+            )
+            #expect(
+                samples[
+                    #"navigation_values_http_requests_total{method="POST",route="/v1/sessions/{id}/push",status="201"}"#
+                ] == 1)
+            #expect(
+                samples[#"navigation_values_http_requests_total{method="GET",route="/v1/sessions/{id}",status="200"}"#]
+                    == 1)
+            #expect(
+                samples[#"navigation_values_http_requests_total{method="GET",route="unmatched",status="404"}"#] == 1)
+            #expect(
+                samples[#"navigation_values_http_request_duration_seconds_count{method="POST",route="/v1/sessions"}"#]
+                    == 1)
+            #expect(
+                samples[
+                    #"navigation_values_http_request_duration_seconds_bucket{method="POST",route="/v1/sessions",le="+Inf"}"#
+                ] == 1)
             #expect(samples["navigation_values_events_appended_total"] == 2)
             #expect(samples["navigation_values_sessions_loaded"] == 1)
             #expect(samples["navigation_values_subscribers"] == 1)

@@ -50,7 +50,9 @@ let repositoryRoot = URL(fileURLWithPath: #filePath)
             let responses = try #require(paths[path]?[method]?["responses"]?.objectValue, "\(method) \(path)")
             #expect(responses.keys.contains { $0.hasPrefix("2") }, "\(method) \(path) has no 2xx")
             for (status, response) in responses where status.hasPrefix("4") || status.hasPrefix("5") {
-                #expect(response["$ref"] == .string("#/components/responses/Problem\(status)"), "\(method) \(path) \(status)")
+                #expect(
+                    response["$ref"] == .string("#/components/responses/Problem\(status)"),
+                    "\(method) \(path) \(status)")
             }
         }
     }

@@ -34,12 +34,14 @@ final class LogLines: Sendable {
             let spaced = try await client.send("GET", "/v1/sessions/s_x", headers: ["X-Request-Id": "has space"])
             let generated = try #require(spaced.header("X-Request-Id"))
             #expect(generated.hasPrefix("r_"))
-            let long = try await client.send("GET", "/v1/sessions/s_x", headers: ["X-Request-Id": String(repeating: "a", count: 129)])
+            let long = try await client.send(
+                "GET", "/v1/sessions/s_x", headers: ["X-Request-Id": String(repeating: "a", count: 129)])
             #expect(long.header("X-Request-Id")?.hasPrefix("r_") == true)
             #expect(long.header("X-Request-Id") != generated)
         }
         // No token: 401, logged at info with the route pattern, never the id.
-        #expect(log.all.filter { $0.contains(" info request method=GET route=/v1/sessions/{id} status=401 ") }.count == 2)
+        #expect(
+            log.all.filter { $0.contains(" info request method=GET route=/v1/sessions/{id} status=401 ") }.count == 2)
     }
 
     @Test func probesLogAtDebugSoInfoHidesThem() async throws {
@@ -64,7 +66,10 @@ final class LogLines: Sendable {
         }
         let line = try #require(log.all.first)
         #expect(line.hasPrefix(#"{"at":"2026-11-30T"#))
-        #expect(line.contains(#""level":"info","message":"request","method":"DELETE","route":"/v1/sessions","status":405,"duration_ms":"#))
+        #expect(
+            line.contains(
+                #""level":"info","message":"request","method":"DELETE","route":"/v1/sessions","status":405,"duration_ms":"#
+            ))
         #expect(line.hasSuffix(#","request_id":"abc"}"#))
         let object = try JSONValue(parsing: Array(line.utf8))
         #expect(object["status"] == 405)
@@ -84,7 +89,11 @@ final class LogLines: Sendable {
 
     @Test func textValuesWithSpacesOrQuotesAreQuoted() {
         let log = LogLines()
-        log.logger().log(.info, "m", ["plain": "x", "spaced": "a b", "quoted": "say \"hi\"", "number": 1.5, "empty": ""])
-        #expect(log.all == [#"2026-11-30T00:53:20.000Z info m plain=x spaced="a b" quoted="say \"hi\"" number=1.5 empty="""#])
+        log.logger().log(
+            .info, "m", ["plain": "x", "spaced": "a b", "quoted": "say \"hi\"", "number": 1.5, "empty": ""])
+        #expect(
+            log.all == [
+                #"2026-11-30T00:53:20.000Z info m plain=x spaced="a b" quoted="say \"hi\"" number=1.5 empty="""#
+            ])
     }
 }

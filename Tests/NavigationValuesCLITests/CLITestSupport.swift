@@ -26,7 +26,8 @@ func navigationValuesBinary() throws -> URL {
         let url = folder.appendingPathComponent("navigation-values")
         if FileManager.default.isExecutableFile(atPath: url.path) { return url }
     }
-    throw CLITestError(description: "navigation-values not found in \(candidates.map(\.path)); build with --build-tests")
+    throw CLITestError(
+        description: "navigation-values not found in \(candidates.map(\.path)); build with --build-tests")
 }
 
 /// The environment a child gets: ours without any `NAVIGATION_VALUES_*`, plus `extra`.
@@ -124,7 +125,13 @@ final class CLIProcess: Sendable {
 
     /// Waits for the process to exit (at most `timeout`; then kills it and throws) and returns what it printed.
     func outcome(timeout: Duration = .seconds(30)) async throws -> Outcome {
-        let status = try await withTimeout(timeout, onTimeout: { [process] in process.interrupt(); kill(process.processIdentifier, SIGKILL) }) {
+        let status = try await withTimeout(
+            timeout,
+            onTimeout: { [process] in
+                process.interrupt()
+                kill(process.processIdentifier, SIGKILL)
+            }
+        ) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
                 let status = self.exit.withLock { state in
                     if state.status == nil { state.waiter = continuation }
@@ -152,7 +159,8 @@ func run(
 
 /// Runs `body`, failing when it takes longer than `timeout` (after calling `onTimeout`).
 func withTimeout<T: Sendable>(
-    _ timeout: Duration, onTimeout: @escaping @Sendable () -> Void = {}, _ body: @escaping @Sendable () async throws -> T
+    _ timeout: Duration, onTimeout: @escaping @Sendable () -> Void = {},
+    _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
@@ -180,7 +188,9 @@ final class ServeProcess: Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var arguments = ["serve"] + arguments
-        if !arguments.contains("--port") && environment["NAVIGATION_VALUES_PORT"] == nil { arguments += ["--port", "0"] }
+        if !arguments.contains("--port") && environment["NAVIGATION_VALUES_PORT"] == nil {
+            arguments += ["--port", "0"]
+        }
         child = try CLIProcess(arguments, environment: environment, directory: folder)
         let lines = child.stdout.lines
         let line = try await withTimeout(.seconds(30)) { () async -> String? in

@@ -76,7 +76,10 @@ import Testing
         (["migrate"], "migrate needs --db PATH"),
         (["replay", "s_1"], "replay needs --db PATH"),
         (["replay", "--db", "x.sqlite"], "replay needs a SESSION id"),
-        (["replay", "--db", "x.sqlite", "s_1", "--at", "0"], "--at must be an integer from 1 to 9223372036854775807, not '0'"),
+        (
+            ["replay", "--db", "x.sqlite", "s_1", "--at", "0"],
+            "--at must be an integer from 1 to 9223372036854775807, not '0'"
+        ),
     ])
     func badValuesAreUsageErrors(arguments: [String], message: String) async throws {
         let command = arguments[0]
@@ -90,6 +93,8 @@ import Testing
     @Test func aBadEnvironmentVariableIsAUsageErrorNamingTheVariable() async throws {
         let outcome = try await run(["serve"], environment: ["NAVIGATION_VALUES_PORT": "eighty"])
         #expect(outcome.status == 2)
-        #expect(outcome.stderr.hasPrefix("error: NAVIGATION_VALUES_PORT must be an integer from 0 to 65535, not 'eighty'\n"))
+        #expect(
+            outcome.stderr.hasPrefix("error: NAVIGATION_VALUES_PORT must be an integer from 0 to 65535, not 'eighty'\n")
+        )
     }
 }

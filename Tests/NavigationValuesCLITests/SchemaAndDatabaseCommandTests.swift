@@ -17,7 +17,8 @@ import Testing
     }
 
     @Test func aDefaultSchemaFileAppliesToSessionsCreatedWithoutOne() async throws {
-        let path = try file("schema.json", #"{"values": {"counter": {"type": "integer", "default": 0}}, "strict": true}"#)
+        let path = try file(
+            "schema.json", #"{"values": {"counter": {"type": "integer", "default": 0}}, "strict": true}"#)
         let server = try await ServeProcess(["--admin-token", "admin", "--schema", path])
         let created = try await request("POST", server.baseURL.appendingPathComponent("v1/sessions"), body: "{}")
         #expect(created.status == 201)
@@ -99,7 +100,8 @@ import Testing
         #expect(try await server.stop().status == 0)
         #expect(latest.status == 0)
         #expect(latest.stderr == "")
-        let latestJSON = try #require(try JSONSerialization.jsonObject(with: Data(latest.stdout.utf8)) as? [String: Any])
+        let latestJSON = try #require(
+            try JSONSerialization.jsonObject(with: Data(latest.stdout.utf8)) as? [String: Any])
         #expect(latestJSON["version"] as? Int == 2)
         #expect((latestJSON["screens"] as? [Any])?.count == 2)
         let firstJSON = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])

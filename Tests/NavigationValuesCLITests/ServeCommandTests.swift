@@ -32,8 +32,9 @@ import Testing
         #expect(!outcome.stdout.contains(token))
         // A second server on the same database, told the token, accepts it.
         let again = try await ServeProcess(["--admin-token", token])
-        let answer = try await request("GET", again.baseURL.appendingPathComponent("v1/sessions"),
-                                       headers: ["Authorization": "Bearer \(token)"])
+        let answer = try await request(
+            "GET", again.baseURL.appendingPathComponent("v1/sessions"),
+            headers: ["Authorization": "Bearer \(token)"])
         #expect(answer.status == 200)
         #expect(try await again.stop().stderr.contains("admin token (generated") == false)
     }
@@ -49,8 +50,11 @@ import Testing
 
     @Test func environmentVariablesAreReadWhenNoFlagIsGiven() async throws {
         let server = try await ServeProcess(
-            [], environment: ["NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable", "NAVIGATION_VALUES_PORT": "0",
-                              "NAVIGATION_VALUES_LOG_FORMAT": "json"])
+            [],
+            environment: [
+                "NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable", "NAVIGATION_VALUES_PORT": "0",
+                "NAVIGATION_VALUES_LOG_FORMAT": "json",
+            ])
         let list = server.baseURL.appendingPathComponent("v1/sessions")
         #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-variable"]).status == 200)
         let outcome = try await server.stop()
@@ -63,16 +67,24 @@ import Testing
         let answer = try await request(
             "GET", server.baseURL.appendingPathComponent("healthz"), headers: ["X-Request-Id": "req-42"])
         #expect(answer.header("X-Request-Id") == "req-42")
-        let missing = try await request("GET", server.baseURL.appendingPathComponent("v1/sessions/s_nope"),
-                                        headers: ["Authorization": "Bearer admin"])
+        let missing = try await request(
+            "GET", server.baseURL.appendingPathComponent("v1/sessions/s_nope"),
+            headers: ["Authorization": "Bearer admin"])
         #expect(missing.status == 404)
         let generated = try #require(missing.header("X-Request-Id"))
         let outcome = try await server.stop()
         let lines = outcome.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasSuffix(" debug request method=GET route=/healthz status=200 duration_ms=\($0.durationText) request_id=req-42") })
-        #expect(lines.contains {
-            $0.contains(" info request method=GET route=/v1/sessions/{id} status=404 ") && $0.hasSuffix("request_id=\(generated)")
-        })
+        #expect(
+            lines.contains {
+                $0.hasSuffix(
+                    " debug request method=GET route=/healthz status=200 duration_ms=\($0.durationText) request_id=req-42"
+                )
+            })
+        #expect(
+            lines.contains {
+                $0.contains(" info request method=GET route=/v1/sessions/{id} status=404 ")
+                    && $0.hasSuffix("request_id=\(generated)")
+            })
     }
 
     @Test func jsonLogLinesAreJSONObjectsWithEveryField() async throws {
