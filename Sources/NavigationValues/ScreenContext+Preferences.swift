@@ -227,7 +227,9 @@ extension ScreenContext {
     /// Calls the handler, records the received value and the decision; returns what it passed back
     /// during the call, or nil when it stopped the value.
     private func deliver(_ value: Any, to id: EntryID, handler: PreferenceHandler) -> Any? {
-        mutate(ObservationKeyPaths.preference(id)) {
+        if isObservable {
+            mutate(ObservationKeyPaths.preference(id)) { received[id] = value }
+        } else {
             received[id] = value
         }
         var isCalling = true

@@ -165,8 +165,8 @@ extension ScreenContext {
         while index < result.count {
             let context = result[index]
             index += 1
-            for link in context.successors {
-                guard let successor = link.context, successor.previousLink === context,
+            for successor in context.successors {
+                guard successor.previousLink === context,
                     successor.values[id] == nil, seen.insert(ObjectIdentifier(successor)).inserted
                 else { continue }
                 result.append(successor)
@@ -176,12 +176,19 @@ extension ScreenContext {
     }
 
     private func notify(_ contexts: [ScreenContext], id: EntryID, change: () -> Void) {
+        // Only contexts that were ever read tracked have a registrar; when none has, there is no
+        // observer to tell and no key path to build (building one costs about a microsecond).
+        let observed = contexts.filter(\.isObservable)
+        guard !observed.isEmpty else {
+            change()
+            return
+        }
         let keyPath = ObservationKeyPaths.value(id)
-        for context in contexts {
+        for context in observed {
             context.willSet(keyPath)
         }
         change()
-        for context in contexts {
+        for context in observed {
             context.didSet(keyPath)
         }
     }

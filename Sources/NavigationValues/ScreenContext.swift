@@ -32,6 +32,9 @@ public final class ScreenContext: Observable, Identifiable {
         return created
     }
 
+    /// Whether anything may observe this context (a tracked read created its registrar).
+    var isObservable: Bool { observation != nil }
+
     /// Runs a mutation, telling observers of `keyPath` if there can be any.
     func mutate<Member>(_ keyPath: KeyPath<ScreenContext, Member>, _ change: () -> Void) {
         if let observation {
@@ -59,7 +62,26 @@ public final class ScreenContext: Observable, Identifiable {
     weak var previousLink: ScreenContext?
     private weak var nextStorage: ScreenContext?
     /// Contexts whose `previous` is this one: the screens that may inherit its values.
-    var successors: [WeakContext] = []
+    /// Kept as one weak reference plus an array only for more (a stack screen has one successor),
+    /// so that a screen costs no array allocation.
+    weak var firstSuccessor: ScreenContext?
+    var moreSuccessors: [WeakContext] = []
+
+    /// Every live successor.
+    var successors: [ScreenContext] {
+        var result: [ScreenContext] = []
+        if let firstSuccessor { result.append(firstSuccessor) }
+        for link in moreSuccessors { if let context = link.context { result.append(context) } }
+        return result
+    }
+
+    private func addSuccessor(_ context: ScreenContext) {
+        if firstSuccessor == nil {
+            firstSuccessor = context
+        } else {
+            moreSuccessors.append(WeakContext(context))
+        }
+    }
 
     /// Local value overrides, typed and named, in one storage.
     var values: [EntryID: Any] = [:]
@@ -113,7 +135,7 @@ public final class ScreenContext: Observable, Identifiable {
             mutate(\.previous) {
                 previousLink?.removeSuccessor(self)
                 previousLink = newValue
-                newValue?.successors.append(WeakContext(self))
+                newValue?.addSuccessor(self)
             }
         }
     }
@@ -205,6 +227,10 @@ public final class ScreenContext: Observable, Identifiable {
         }
         let receivedIDs = Array(received.keys)
         for id in receivedIDs {
+            guard isObservable else {
+                received.removeValue(forKey: id)
+                continue
+            }
             mutate(ObservationKeyPaths.preference(id)) {
                 _ = received.removeValue(forKey: id)
             }
@@ -218,7 +244,13 @@ public final class ScreenContext: Observable, Identifiable {
     // MARK: - Internals
 
     private func removeSuccessor(_ context: ScreenContext) {
-        successors.removeAll { $0.context == nil || $0.context === context }
+        if firstSuccessor === context { firstSuccessor = nil }
+        if !moreSuccessors.isEmpty {
+            moreSuccessors.removeAll { $0.context == nil || $0.context === context }
+        }
+        if firstSuccessor == nil, !moreSuccessors.isEmpty {
+            firstSuccessor = moreSuccessors.removeFirst().context
+        }
     }
 
     /// Key paths through which observation tracks one entry of one context.
