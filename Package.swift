@@ -39,6 +39,7 @@ let package = Package(
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
+        .executable(name: "events-bench", targets: ["EventsBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -82,6 +83,9 @@ let package = Package(
         // MARK: - The session API (routes, auth, sessions, events)
         .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
         .testTarget(name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore"]),
+        // Fan-out latency, idle subscribers' memory and replay speed (issue 6); release builds only.
+        .executableTarget(
+            name: "EventsBench", dependencies: ["NavigationValues", "NavigationValuesAPI", "NavigationValuesStore"]),
     ]
 )
 
