@@ -25,9 +25,14 @@ extension Bench {
             let connected = ContinuousClock.now - start
             let after = try ProcessFigures.residentKiB()
             let perSubscriber = Double(after - before) * 1024 / Double(idleSubscribers)
-            say("  all \(idleSubscribers) connected, 200 heads read, hub.subscriberCount = \(server.hub.subscriberCount), in \(format(connected))")
+            say(
+                "  all \(idleSubscribers) connected, 200 heads read, hub.subscriberCount = \(server.hub.subscriberCount), in \(format(connected))"
+            )
             say("  server VmRSS before: \(mebibytes(before))  with \(idleSubscribers) subscribers: \(mebibytes(after))")
-            say(String(format: "  per subscriber: %.1f KiB (server side: connection, task, stream buffer)", perSubscriber / 1024))
+            say(
+                String(
+                    format: "  per subscriber: %.1f KiB (server side: connection, task, stream buffer)",
+                    perSubscriber / 1024))
             say("  (the client sockets live in a child process, `events-bench hold`: 10,000 connections need")
             say("   20,000+ descriptors with both ends in one process, over the 20,000 hard limit; so the")
             say("   figure is the server's own memory, clients not included)")
@@ -40,7 +45,9 @@ extension Bench {
             try child.release(timeout: .seconds(30))
             try wait("subscribers released", timeout: .seconds(30)) { server.hub.subscriberCount == 0 }
             let released = try ProcessFigures.residentKiB()
-            say("  released: hub.subscriberCount back to 0 in \(format(ContinuousClock.now - releaseStart)), VmRSS then \(mebibytes(released))")
+            say(
+                "  released: hub.subscriberCount back to 0 in \(format(ContinuousClock.now - releaseStart)), VmRSS then \(mebibytes(released))"
+            )
         }
     }
 }

@@ -54,7 +54,8 @@ extension Bench {
                             "PATCH", "/v1/sessions/\(session.id)/screens/root/values", token: session.token,
                             json: #"{"counter":\#(n),"title":"write \#(n)","writer\#(writer)":\#(step)}"#)
                         guard reply.status == 200 else {
-                            throw BenchError("PATCH answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
+                            throw BenchError(
+                                "PATCH answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
                         }
                     }
                 } catch {
@@ -64,12 +65,16 @@ extension Bench {
             thread.start()
         }
         for _ in 0..<replayWriters {
-            guard done.wait(timeout: .now() + 120) == .success else { throw BenchError("writers still busy after 120 s") }
+            guard done.wait(timeout: .now() + 120) == .success else {
+                throw BenchError("writers still busy after 120 s")
+            }
         }
         if let failure = failures.first { throw BenchError(failure) }
         let elapsed = ContinuousClock.now - start
         let written = perWriter * replayWriters
-        say("  wrote \(written) events from \(replayWriters) keep-alive connections in \(format(elapsed)) (\(rate(written, elapsed)) events/s)")
+        say(
+            "  wrote \(written) events from \(replayWriters) keep-alive connections in \(format(elapsed)) (\(rate(written, elapsed)) events/s)"
+        )
         return (SessionID(session.id), Int64(written) + 1)
     }
 
@@ -85,7 +90,9 @@ extension Bench {
             durations.append(ContinuousClock.now - start)
             version = session["version"]?.integerValue
         }
-        guard version == at else { throw BenchError("replay at \(at) came back at version \(version.map(String.init) ?? "none")") }
+        guard version == at else {
+            throw BenchError("replay at \(at) came back at version \(version.map(String.init) ?? "none")")
+        }
         // The same replay on an already-open store: the rebuild alone, without opening the file.
         var configuration = SQLiteSessionStore.Configuration()
         configuration.access = .readOnly
@@ -105,8 +112,10 @@ extension Bench {
         let median = durations.sorted()[runs / 2]
         let openMedian = openDurations.sorted()[runs / 2]
         say("  \(label): \(applied) events applied after the starting point")
-        say("    from the file: median \(format(median)) (best \(format(durations.min() ?? median))) of \(runs) runs"
-            + " = \(rate(Int(at), median)) events rebuilt/s (state after \(at) events), \(rate(Int(applied), median)) events applied/s")
+        say(
+            "    from the file: median \(format(median)) (best \(format(durations.min() ?? median))) of \(runs) runs"
+                + " = \(rate(Int(at), median)) events rebuilt/s (state after \(at) events), \(rate(Int(applied), median)) events applied/s"
+        )
         say("    on an open store: median \(format(openMedian)) = \(rate(Int(applied), openMedian)) events applied/s")
     }
 }

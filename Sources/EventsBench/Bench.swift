@@ -18,18 +18,49 @@ enum Bench {
     static let replayEvents = 20_000
     static let replayWriters = 8
 
-    static func run() async throws {
+    /// The phases to run, in order; all three when none is named.
+    enum Phase: String, CaseIterable {
+        case idle, fanout, replay
+    }
+
+    static let usage = "usage: events-bench [--event-loops N] [idle] [fanout] [replay]"
+    /// The server's event-loop threads (`--event-loops`); nil for its default, one per core.
+    static var eventLoops: Int?
+
+    static func run(_ arguments: [String]) async throws {
+        var phases: [Phase] = []
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            if argument == "--event-loops" {
+                guard let value = remaining.popFirst().flatMap({ Int($0) }), value > 0 else {
+                    throw BenchError("--event-loops needs a positive number; \(usage)")
+                }
+                eventLoops = value
+            } else if let phase = Phase(rawValue: argument) {
+                phases.append(phase)
+            } else {
+                throw BenchError("unknown argument \(argument); \(usage)")
+            }
+        }
+        if phases.isEmpty { phases = Phase.allCases }
         let start = ContinuousClock.now
         let fileLimit = try ProcessFigures.raiseFileLimit()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("events-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         say("events-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, open-file limit \(fileLimit)")
-        say("SQLite files in \(folder.path), sync normal, server event loops: one per core\n")
+        say(
+            "SQLite files in \(folder.path), sync normal, server event loops: \(eventLoops.map(String.init) ?? "one per core")"
+        )
+        say("(client and server share this machine's cores; figures move with its load: run it on a quiet machine)\n")
 
-        try await idle(in: folder)
-        try await fanOut(in: folder)
-        try await replay(in: folder)
+        for phase in phases {
+            switch phase {
+            case .idle: try await idle(in: folder)
+            case .fanout: try await fanOut(in: folder)
+            case .replay: try await replay(in: folder)
+            }
+        }
         say("\ntotal \(format(ContinuousClock.now - start))")
     }
 
@@ -44,6 +75,7 @@ enum Bench {
         configuration.databasePath = path
         configuration.adminToken = "events-bench-admin"
         configuration.service.snapshotInterval = snapshotInterval
+        configuration.eventLoopCount = eventLoops
         let server = try await NavigationValuesServer.start(configuration)
         do {
             let result = try await body(server)
@@ -61,7 +93,8 @@ enum Bench {
         guard reply.status == 201, let json = reply.json, let id = json["id"]?.stringValue,
             let token = json["token"]?.stringValue
         else {
-            throw BenchError("POST /v1/sessions answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
+            throw BenchError(
+                "POST /v1/sessions answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
         }
         return (id, token)
     }
@@ -70,7 +103,9 @@ enum Bench {
     static func wait(_ what: String, timeout: Duration, until condition: () -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw BenchError("timed out after \(timeout) waiting for \(what)") }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("timed out after \(timeout) waiting for \(what)")
+            }
             usleep(1_000)
         }
     }

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Parses one SSE response as bytes arrive: the head (status 200 and chunked transfer coding
 /// expected), then the chunked body, keeping only each event's `id:` and when its line arrived.
 /// Other lines are skipped without being stored.
@@ -13,9 +19,8 @@ struct EventStreamParser {
     private var phase = Phase.head
     private var head: [UInt8] = []
     private var sizeLine: [UInt8] = []
-    /// The start of the current SSE line (enough to see `id: <seq>`).
+    /// The start of an SSE line that spans reads (enough to see `id: <seq>`).
     private var line: [UInt8] = []
-    private var isLineTooLongForID = false
 
     /// Whether the whole response head has arrived (with status 200).
     private(set) var hasHead = false
@@ -59,7 +64,7 @@ struct EventStreamParser {
                 }
             case .chunkData(let remaining):
                 let end = min(bytes.count, index + remaining)
-                for position in index..<end { text(bytes[position], at: time) }
+                text(UnsafeRawBufferPointer(rebasing: bytes[index..<end]), at: time)
                 let left = remaining - (end - index)
                 index = end
                 phase = left == 0 ? .chunkEnd(remaining: 2) : .chunkData(remaining: left)
@@ -103,23 +108,43 @@ struct EventStreamParser {
         phase = size == 0 ? .ended : .chunkData(remaining: size)
     }
 
-    /// One byte of the de-chunked event stream.
-    private mutating func text(_ byte: UInt8, at time: UInt64) {
-        guard byte == 10 else {
-            if line.count < 32 { line.append(byte) } else { isLineTooLongForID = true }
-            return
+    /// A piece of the de-chunked event stream: split into lines with memchr, keeping at most the
+    /// first 32 bytes of a line that spans reads.
+    private mutating func text(_ bytes: UnsafeRawBufferPointer, at time: UInt64) {
+        guard let base = bytes.baseAddress else { return }
+        var start = 0
+        while start < bytes.count {
+            guard let found = memchr(base + start, 10, bytes.count - start) else {
+                keep(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+                return
+            }
+            let newline = base.distance(to: UnsafeRawPointer(found))
+            if line.isEmpty {
+                endLine(UnsafeRawBufferPointer(rebasing: bytes[start..<newline]), at: time)
+            } else {
+                keep(UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
+                let whole = line
+                whole.withUnsafeBytes { endLine($0, at: time) }
+                line.removeAll(keepingCapacity: true)
+            }
+            start = newline + 1
         }
-        defer {
-            line.removeAll(keepingCapacity: true)
-            isLineTooLongForID = false
-        }
+    }
+
+    /// Keeps the start of a line whose end has not arrived yet.
+    private mutating func keep(_ bytes: UnsafeRawBufferPointer) {
+        let room = max(0, 32 - line.count)
+        line.append(contentsOf: bytes.prefix(room))
+        if bytes.count > room, line.count == 32 { line.append(0) }  // too long for an id line: the 0 byte spoils it
+    }
+
+    /// One whole line (without its newline): records `id: <seq>` lines.
+    private mutating func endLine(_ line: UnsafeRawBufferPointer, at time: UInt64) {
         // "id: " then decimal digits (HTML Living Standard 9.2.6: the field name, a colon, one space).
-        guard !isLineTooLongForID, line.count > 4, line[0] == 105, line[1] == 100, line[2] == 58, line[3] == 32 else {
-            return
-        }
+        guard line.count > 4, line[0] == 105, line[1] == 100, line[2] == 58, line[3] == 32 else { return }
         var value: Int64 = 0
         for digit in line[4...] {
-            guard digit >= 48, digit <= 57 else {
+            guard digit >= 48, digit <= 57, value < Int64.max / 10 - 9 else {
                 fail("bad id line \(String(decoding: line, as: UTF8.self))")
                 return
             }

@@ -97,12 +97,17 @@ enum HeldSubscribers {
             let deadline = ContinuousClock.now + timeout
             while true {
                 let seen = lines.lines.withLock { $0 }
-                if let error = seen.first(where: { $0.hasPrefix("error") }) { throw BenchError("subscriber child: \(error)") }
+                if let error = seen.first(where: { $0.hasPrefix("error") }) {
+                    throw BenchError("subscriber child: \(error)")
+                }
                 if seen.contains(where: { $0.hasPrefix("ready") }) { return }
                 guard process.isRunning else {
-                    throw BenchError("subscriber child exited (status \(process.terminationStatus)) before it was ready")
+                    throw BenchError(
+                        "subscriber child exited (status \(process.terminationStatus)) before it was ready")
                 }
-                guard ContinuousClock.now < deadline else { throw BenchError("subscriber child not ready after \(timeout)") }
+                guard ContinuousClock.now < deadline else {
+                    throw BenchError("subscriber child not ready after \(timeout)")
+                }
                 usleep(1_000)
             }
         }

@@ -53,7 +53,9 @@ final class RawHTTPClient {
         var isChunked = false
         for line in lines.dropFirst() {
             let field = line.lowercased()
-            if field.hasPrefix("content-length:") { length = Int(field.dropFirst(15).trimmingCharacters(in: .whitespaces)) }
+            if field.hasPrefix("content-length:") {
+                length = Int(field.dropFirst(15).trimmingCharacters(in: .whitespaces))
+            }
             if field.hasPrefix("transfer-encoding:"), field.contains("chunked") { isChunked = true }
         }
         var body: [UInt8] = []
@@ -72,7 +74,9 @@ final class RawHTTPClient {
         while true {
             if buffer.count >= 4 {
                 for index in searchFrom...(buffer.count - 4)
-                where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+                where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13
+                    && buffer[index + 3] == 10
+                {
                     return index
                 }
                 searchFrom = buffer.count - 3
@@ -100,7 +104,9 @@ final class RawHTTPClient {
     private func readLineEnd(_ request: String) throws -> Int {
         while true {
             if buffer.count >= 2 {
-                for index in 0..<(buffer.count - 1) where buffer[index] == 13 && buffer[index + 1] == 10 { return index }
+                for index in 0..<(buffer.count - 1) where buffer[index] == 13 && buffer[index + 1] == 10 {
+                    return index
+                }
             }
             try receive(request)
         }

@@ -140,7 +140,9 @@ final class StreamReader: @unchecked Sendable {
                 let time = ProcessFigures.now()
                 let hadHead = parsers[index].hasHead
                 let before = parsers[index].ids.count
-                buffer.withUnsafeBytes { parsers[index].consume(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: time) }
+                buffer.withUnsafeBytes {
+                    parsers[index].consume(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: time)
+                }
                 if !hadHead, parsers[index].hasHead { headCount.add(1, ordering: .releasing) }
                 let added = parsers[index].ids.count - before
                 if added > 0 { eventCount.add(added, ordering: .releasing) }
