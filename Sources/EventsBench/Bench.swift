@@ -52,7 +52,8 @@ enum Bench {
         say(
             "SQLite files in \(folder.path), sync normal, server event loops: \(eventLoops.map(String.init) ?? "one per core")"
         )
-        say("(client and server share this machine's cores; figures move with its load: run it on a quiet machine)\n")
+        say("(client and server share this machine's cores; figures move with its load: run it on a quiet machine)")
+        say("load average at start: \(loadAverage())\n")
 
         for phase in phases {
             switch phase {
@@ -61,7 +62,7 @@ enum Bench {
             case .replay: try await replay(in: folder)
             }
         }
-        say("\ntotal \(format(ContinuousClock.now - start))")
+        say("\ntotal \(format(ContinuousClock.now - start)), load average at end: \(loadAverage())")
     }
 
     // MARK: - Servers and sessions
@@ -111,6 +112,14 @@ enum Bench {
     }
 
     // MARK: - Printing
+
+    /// The 1, 5 and 15 minute load averages (/proc/loadavg), or "unknown".
+    static func loadAverage() -> String {
+        guard let handle = FileHandle(forReadingAtPath: "/proc/loadavg") else { return "unknown" }
+        defer { try? handle.close() }
+        let fields = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
+        return fields.count >= 3 ? fields[0..<3].joined(separator: " ") : "unknown"
+    }
 
     static func say(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))

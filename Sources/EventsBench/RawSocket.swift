@@ -63,7 +63,8 @@ enum RawSocket {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { buffer in
-                send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                let rest = UnsafeRawBufferPointer(rebasing: buffer[offset...])
+                return send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
             }
             if sent >= 0 {
                 offset += sent
