@@ -40,6 +40,7 @@ let package = Package(
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
         .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
+        .executable(name: "events-bench", targets: ["EventsBench"]),
     ],
     targets: [
         // MARK: - Core model (imports nothing of ours)
@@ -93,6 +94,9 @@ let package = Package(
         .executableTarget(
             name: "NavigationValuesCLI", dependencies: ["NavigationValuesAPI"], path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI"]),
+        // Fan-out latency, idle subscribers' memory and replay speed (issue 6); release builds only.
+        .executableTarget(
+            name: "EventsBench", dependencies: ["NavigationValues", "NavigationValuesAPI", "NavigationValuesStore"]),
     ]
 )
 

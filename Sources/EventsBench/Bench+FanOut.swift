@@ -1,0 +1,137 @@
+import Foundation
+import NavigationValues
+import NavigationValuesAPI
+
+extension Bench {
+    /// When each push was sent and when its 2xx was read, by the event seq it created.
+    private struct PushTimes {
+        var sent: [Int64: UInt64] = [:]
+        var acknowledged: [Int64: UInt64] = [:]
+        /// Send to 2xx read, in push order.
+        var roundTrips: [UInt64] = []
+    }
+
+    /// One session, 1,000 subscribers: time from each push's 2xx to the event at every subscriber.
+    ///
+    /// Two rounds of 200 pushes on one keep-alive connection: paced (the next push is sent once
+    /// every subscriber has the previous event), then back to back (the next push as soon as the
+    /// 2xx is read, so fan-outs overlap).
+    static func fanOut(in folder: URL) async throws {
+        say("\n== Fan-out latency: 1 session, \(fanOutSubscribers) SSE subscribers, one poll(2) reader thread ==")
+        try await withServer(folder.appendingPathComponent("fanout.sqlite").path) { server in
+            let client = try RawHTTPClient(port: server.port)
+            let session = try createSession(client)
+            // `?after=1`: every event after session.created, whenever the stream starts.
+            let reader = try StreamReader.open(
+                count: fanOutSubscribers, port: server.port, path: "/v1/sessions/\(session.id)/events?after=1",
+                token: session.token, expectedEvents: fanOutPushes * 2)
+            reader.start()
+            let times: PushTimes
+            do {
+                try reader.waitForHeads(timeout: .seconds(30))
+                try wait("\(fanOutSubscribers) subscribers in the hub", timeout: .seconds(10)) {
+                    server.hub.subscriberCount == fanOutSubscribers
+                }
+                times = try push(client, session: session, reader: reader)
+            } catch {
+                _ = reader.stop()
+                throw error
+            }
+            let isDeliveryRight = report(reader.stop(), times)
+            say("  dropped subscribers: \(server.hub.droppedSubscriberCount)")
+            try wait("subscribers released", timeout: .seconds(10)) { server.hub.subscriberCount == 0 }
+            guard isDeliveryRight else { throw BenchError("fan-out delivery check failed") }
+        }
+    }
+
+    /// Sends the pushes one at a time; during the paced round, waits for each fan-out to finish.
+    private static func push(
+        _ client: RawHTTPClient, session: (id: String, token: String), reader: StreamReader
+    ) throws -> PushTimes {
+        var times = PushTimes()
+        for push in 0..<(fanOutPushes * 2) {
+            let sent = ProcessFigures.now()
+            let reply = try client.send(
+                "POST", "/v1/sessions/\(session.id)/push", token: session.token,
+                json: #"{"name":"Detail \#(push)","values":{"index":\#(push)}}"#)
+            guard reply.status == 201, let version = reply.json?["version"]?.integerValue else {
+                throw BenchError(
+                    "push \(push) answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            guard version == Int64(push) + 2 else { throw BenchError("push \(push) got version \(version)") }
+            times.sent[version] = sent
+            times.acknowledged[version] = reply.readAt
+            times.roundTrips.append(reply.readAt - sent)
+            if push < fanOutPushes {
+                try reader.waitForEvents(fanOutSubscribers * (push + 1), timeout: .seconds(10))
+            }
+        }
+        try reader.waitForEvents(fanOutSubscribers * fanOutPushes * 2, timeout: .seconds(60))
+        return times
+    }
+
+    /// Checks every stream's ids and prints the latencies; returns whether the check passed.
+    private static func report(_ streams: [EventStreamParser], _ times: PushTimes) -> Bool {
+        let expected = Array(Int64(2)...Int64(fanOutPushes * 2 + 1))
+        var paced: [UInt64] = []
+        var pacedFromSend: [UInt64] = []
+        var burst: [UInt64] = []
+        var early = 0
+        var wrong: [String] = []
+        for (index, stream) in streams.enumerated() {
+            guard stream.ids == expected else {
+                wrong.append("subscriber \(index): \(stream.ids.count) events, \(firstMismatch(stream.ids, expected))")
+                continue
+            }
+            for (id, arrival) in zip(stream.ids, stream.arrivals) {
+                guard let ack = times.acknowledged[id], let sent = times.sent[id] else { continue }
+                if arrival < ack { early += 1 }
+                let latency = arrival > ack ? arrival - ack : 0
+                if id - 2 < Int64(fanOutPushes) {
+                    paced.append(latency)
+                    pacedFromSend.append(arrival > sent ? arrival - sent : 0)
+                } else {
+                    burst.append(latency)
+                }
+            }
+        }
+        say(
+            wrong.isEmpty
+                ? "  check: each of \(fanOutSubscribers) subscribers got events 2...\(expected.count + 1) exactly once, in order: OK"
+                : "  check FAILED for \(wrong.count) subscribers; first: \(wrong[0])")
+        summarise("paced (next push after full fan-out)", paced, goal: true)
+        summarise("    push request sent -> event at subscriber", pacedFromSend, goal: false)
+        summarise("back to back (fan-outs overlap)", burst, goal: true)
+        let pacedTrips = times.roundTrips.prefix(fanOutPushes).sorted()
+        let burstTrips = Array(times.roundTrips.dropFirst(fanOutPushes)).sorted()
+        say(
+            "  push round trip (send to 2xx read): paced \(percentiles(pacedTrips)); back to back \(percentiles(burstTrips))"
+        )
+        say("  deliveries that beat their push's 2xx (counted as 0): \(early) of \(paced.count + burst.count)")
+        return wrong.isEmpty
+    }
+
+    private static func summarise(_ label: String, _ latencies: [UInt64], goal: Bool) {
+        let sorted = latencies.sorted()
+        guard goal else {
+            say("\(label): \(percentiles(sorted))")
+            return
+        }
+        let verdict = quantile(sorted, 0.99) < 20_000_000 ? "met" : "MISSED"
+        say("  \(label): \(fanOutPushes) pushes x \(fanOutSubscribers) subscribers = \(sorted.count) deliveries")
+        say("    2xx -> event at subscriber: \(percentiles(sorted))  (goal p99 < 20 ms: \(verdict))")
+    }
+
+    private static func percentiles(_ sorted: [UInt64]) -> String {
+        "p50 \(milliseconds(quantile(sorted, 0.5))), p99 \(milliseconds(quantile(sorted, 0.99))), "
+            + "max \(milliseconds(sorted.last ?? 0))"
+    }
+
+    private static func firstMismatch(_ ids: [Int64], _ expected: [Int64]) -> String {
+        for (index, id) in ids.enumerated() where index >= expected.count || id != expected[index] {
+            let wanted = index < expected.count ? String(expected[index]) : "nothing"
+            return "first mismatch at position \(index): got \(id), expected \(wanted)"
+        }
+        return "missing events after position \(ids.count)"
+    }
+}
