@@ -84,7 +84,7 @@ public final class ScreenContext: Observable, Identifiable {
     }
 
     /// Local value overrides, typed and named, in one storage.
-    var values: [EntryID: Any] = [:]
+    var values = EntryTable()
     /// Preference handlers with their memory of the last delivery.
     var handlers: [EntryID: PreferenceHandler] = [:]
     /// The last value this screen's handlers received, per key; kept when a handler goes.

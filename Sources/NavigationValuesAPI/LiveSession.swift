@@ -51,6 +51,9 @@ final class LiveSession {
 
     init(record: SessionRecord, schema: SessionSchema) {
         self.record = record
+        // The schema lives parsed in `schema`; its stored text is needed only when the row is
+        // inserted, so a live session does not keep a second copy.
+        self.record.schemaJSON = ""
         self.schema = schema
     }
 

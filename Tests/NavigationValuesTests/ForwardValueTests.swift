@@ -161,4 +161,18 @@ import Testing
         #expect(b.value(for: title) == 1)
         #expect(b.title == "typed")
     }
+
+    @Test func aScreenWithManyValuesKeepsEveryOneAndStillInherits() {
+        let (stack, a, b, c) = makeStackABC()
+        defer { withExtendedLifetime(stack) {} }
+        let keys = (0..<20).map { NamedValueKey("k\($0)", defaultValue: -1) }
+        for (index, key) in keys.enumerated() { a.setValue(.integer(Int64(index)), for: key) }
+        b.setValue(100, for: keys[3])
+        #expect(keys.map { c.value(for: $0) } == keys.indices.map { $0 == 3 ? 100 : .integer(Int64($0)) })
+        for key in keys[10...] { a.removeValue(for: key) }
+        #expect(a.localNamedValues.count == 10)
+        #expect(c.value(for: keys[15]) == -1)
+        #expect(a.setValue(7, for: keys[0]).map(ObjectIdentifier.init) == [a, b, c].map(ObjectIdentifier.init))
+        #expect(c.resolvedNamedValues.count == 10)
+    }
 }
