@@ -216,20 +216,12 @@ final class StalledReader: Sendable {
     let fd: Int32
 
     init(port: Int, path: String, token: String) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (descriptor, connected) = connectToLoopback(port: port, receiveBuffer: 4_096)
         fd = descriptor
-        var size: Int32 = 4_096
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard connected else {
+            Glibc.close(descriptor)
+            throw CocoaError(.fileReadUnknown)
         }
-        guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
         let request = "GET \(path) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(token)\r\n\r\n"
         _ = request.utf8CString.withUnsafeBufferPointer {
             send(descriptor, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))

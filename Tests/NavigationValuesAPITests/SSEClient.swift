@@ -21,24 +21,16 @@ final class SSEClient: Sendable {
     private let head = Mutex<(status: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
 
     init(port: Int, path: String, headers: [String: String] = [:]) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (descriptor, connected) = connectToLoopback(port: port)
         fd = descriptor
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
         let (stream, continuation) = AsyncStream.makeStream(of: SSEFrame.self)
         frames = stream
-        guard connected == 0 else {
+        guard connected else {
             continuation.finish()
+            Glibc.close(descriptor)  // no deinit closes it: the reading thread never started
             throw CocoaError(.fileReadUnknown)
         }
         _ = request.utf8CString.withUnsafeBufferPointer {
@@ -162,4 +154,23 @@ extension AsyncStream where Element == SSEFrame {
             return first ?? []
         }
     }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port` (blocking); `receiveBuffer` shrinks its receive
+/// buffer first. The socket is returned even when the connection failed, for the caller to close.
+func connectToLoopback(port: Int, receiveBuffer: Int32? = nil) -> (socket: Int32, connected: Bool) {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    if var size = receiveBuffer {
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    return (descriptor, result == 0)
 }
