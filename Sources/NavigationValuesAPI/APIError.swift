@@ -61,5 +61,6 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Escapes a key for use inside a JSON pointer (RFC 6901 §3).
 func pointerEscaped(_ key: String) -> String {
-    key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+    return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
 }

@@ -25,8 +25,14 @@ public struct IdentifierGenerator: Sendable {
 
     /// 128-bit ids and 256-bit tokens from `SystemRandomNumberGenerator` (getrandom(2)).
     public static let live = IdentifierGenerator { count in
+        // Eight bytes per draw: each draw from the system generator is a getrandom(2) call.
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
     }
 
     /// Ids carry 72 random bits in 14 characters, which Swift keeps inline (no heap string per
@@ -48,11 +54,24 @@ public struct IdentifierGenerator: Sendable {
 }
 
 enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5).
     static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let first = bytes[index]
+            let second = index + 1 < bytes.count ? bytes[index + 1] : 0
+            let third = index + 2 < bytes.count ? bytes[index + 2] : 0
+            output.append(alphabet[Int(first >> 2)])
+            output.append(alphabet[Int((first & 0x03) << 4 | second >> 4)])
+            if index + 1 < bytes.count { output.append(alphabet[Int((second & 0x0F) << 2 | third >> 6)]) }
+            if index + 2 < bytes.count { output.append(alphabet[Int(third & 0x3F)]) }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 }
 
