@@ -28,7 +28,7 @@ struct EventRoutes: Sendable {
         let isSnapshot = try routes.booleanQuery(request, "snapshot")
         var cursor: Int64?
         if let lastEventID = request.headers["last-event-id"], wantsStream {
-            guard let value = Int64(lastEventID.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+            guard let value = Int64(trimmed(lastEventID)), value >= 0 else {
                 throw APIError(.unprocessable, "Last-Event-ID must be an event seq")
             }
             cursor = value

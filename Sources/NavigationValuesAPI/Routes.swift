@@ -122,17 +122,17 @@ public struct SessionRoutes: Sendable {
         guard let header = request.headers["authorization"] else { return .none }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .token("") }
-        let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        let token = trimmed(parts[1])
         return constantTimeEquals(token, adminToken) ? .admin : .token(token)
     }
 
     private func commandContext(_ request: Request) throws -> CommandContext {
         var ifMatch: Int64?
-        if let header = request.headers["if-match"], header.trimmingCharacters(in: .whitespaces) != "*" {
-            var text = header.trimmingCharacters(in: .whitespaces)
+        if let header = request.headers["if-match"], trimmed(header) != "*" {
+            var text = trimmed(header)
             if text.hasPrefix("W/") { text.removeFirst(2) }
             // An If-Match that names no version we could be at never matches (RFC 9110 §13.1.1).
-            ifMatch = Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) ?? -1
+            ifMatch = Int64(trimmed(text, also: "\"")) ?? -1
         }
         var key = request.headers["idempotency-key"]
         if let given = key {
@@ -149,7 +149,7 @@ public struct SessionRoutes: Sendable {
     private func jsonBody(_ request: Request) throws -> JSONValue? {
         guard !request.body.isEmpty else { return nil }
         if let type = request.headers["content-type"]?.lowercased() {
-            let mediaType = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let mediaType = type.split(separator: ";").first.map { trimmed($0) } ?? ""
             guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
                 throw APIError(.unsupportedMediaType, "send the body as application/json, not \(mediaType)")
             }
@@ -210,4 +210,13 @@ func respond(_ response: APIResponse) -> Response {
         return Response(status: HTTPStatus(code: response.status), headers: fields)
     }
     return json(response.status, body, headers: response.headers)
+}
+
+/// `text` without leading and trailing spaces and tabs (and `also`): header values are ASCII, and
+/// Foundation's `trimmingCharacters` costs a bridged string on every request.
+func trimmed(_ text: some StringProtocol, also extra: Character? = nil) -> String {
+    func isTrimmed(_ character: Character) -> Bool { character == " " || character == "\t" || character == extra }
+    guard let first = text.firstIndex(where: { !isTrimmed($0) }), let last = text.lastIndex(where: { !isTrimmed($0) })
+    else { return "" }
+    return String(text[first...last])
 }
