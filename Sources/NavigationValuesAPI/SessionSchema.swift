@@ -95,7 +95,9 @@ public struct SessionSchema: Sendable, Equatable {
                 continue
             }
             let defaultValue = fields["default"] ?? .null
-            if fields["default"] != nil, !type.accepts(defaultValue) {
+            // A null default (or none) means the key reads null until written, whatever its type;
+            // `json` writes it back as null, so parsing that output must accept it.
+            if defaultValue != .null, !type.accepts(defaultValue) {
                 problems.append(.init(pointer: "\(here)/default", detail: "expected \(type.rawValue)"))
                 continue
             }

@@ -98,6 +98,33 @@ struct SplitMix64: RandomNumberGenerator {
         }
     }
 
+    /// A schema whose typed entries have no default (they read null) must load again from what the
+    /// server stored: after a restart and in replay. (Found by schemathesis: it did not.)
+    @Test func entriesWithoutDefaultsSurviveRestartAndReplay() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-schema-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("schema.sqlite").path
+        let types = ["string", "integer", "number", "boolean", "object", "array", "any"]
+        var declared: [String: JSONValue] = [:]
+        for type in types { declared[type] = ["type": .string(type)] }
+        let schema: JSONValue = ["values": .object(declared), "preferences": ["p": ["type": "string"]], "strict": true]
+        let (session, before) = try await withRunningServer(databasePath: path) { client, _ in
+            let session = try await client.createSession(["schema": schema])
+            try await client.push(session, values: ["string": "s"])
+            let shown = try await client.send("GET", "/v1/sessions/\(session.id)", token: session.token)
+            #expect(shown.json?["screens"]?.arrayValue?.first?["resolved"]?["integer"] == .null)
+            let replayed = try await client.send("GET", "/v1/sessions/\(session.id)/replay?at=1", token: session.token)
+            #expect(replayed.status == 200)
+            return (session, shown.json)
+        }
+        try await withRunningServer(databasePath: path) { client, _ in
+            let after = try await client.send("GET", "/v1/sessions/\(session.id)", token: session.token)
+            #expect(after.status == 200)
+            #expect(after.json == before)
+        }
+    }
+
     @Test func replayOutsideTheHistoryIsRefused() async throws {
         try await withRunningServer { client, _ in
             let session = try await client.createSession()
