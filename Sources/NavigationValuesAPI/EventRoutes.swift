@@ -48,7 +48,7 @@ struct EventRoutes: Sendable {
         let subscription = hub.subscribe(to: id)
         let head: ReaderHead
         do {
-            head = try await service.readerHead(of: id, credential: credential, snapshot: isSnapshot && cursor == nil)
+            head = try await readerHead(of: id, credential: credential, snapshot: isSnapshot && cursor == nil)
             if let cursor { try await checkAvailable(id, after: cursor) }
         } catch {
             subscription.cancel()
@@ -102,7 +102,7 @@ struct EventRoutes: Sendable {
     private func longPoll(_ id: SessionID, credential: Credential, after: Int64, wait: Int64) async throws -> Response {
         let subscription = hub.subscribe(to: id)
         defer { subscription.cancel() }
-        _ = try await service.readerHead(of: id, credential: credential, snapshot: false)
+        _ = try await readerHead(of: id, credential: credential, snapshot: false)
         try await checkAvailable(id, after: after)
         var page = try await store.events(of: id, after: after, limit: 1_000)
         if page.isEmpty, wait > 0 {
@@ -131,7 +131,7 @@ struct EventRoutes: Sendable {
         let credential = try routes.requireCredential(request)
         let after = try routes.integerQuery(request, "after", default: 0, range: 0...Int64.max)
         let limit = try routes.integerQuery(request, "limit", default: 100, range: 1...1_000)
-        _ = try await service.readerHead(of: id, credential: credential, snapshot: false)
+        _ = try await readerHead(of: id, credential: credential, snapshot: false)
         try await checkAvailable(id, after: after)
         let page = try await store.events(of: id, after: after, limit: Int(limit) + 1)
         let shown = page.prefix(Int(limit))
@@ -142,7 +142,7 @@ struct EventRoutes: Sendable {
     private func replay(_ request: Request) async throws -> Response {
         let id = try sessionID(request)
         let credential = try routes.requireCredential(request)
-        let head = try await service.readerHead(of: id, credential: credential, snapshot: false)
+        let head = try await readerHead(of: id, credential: credential, snapshot: false)
         var at = head.version
         if let text = request.query["at"] {
             guard let value = Int64(text), value >= 1 else {
@@ -190,6 +190,19 @@ struct EventRoutes: Sendable {
     }
 
     // MARK: - Pieces
+
+    /// The session's reader head; 410 instead of 404 when the session's history was purged
+    /// (API.md, Events: "If the events it asks for were purged, the answer is 410").
+    private func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
+        do {
+            return try await service.readerHead(of: id, credential: credential, snapshot: snapshot)
+        } catch let error as APIError where error.kind == .notFound {
+            if try await store.wasPurged(id) {
+                throw APIError(.gone, "the events of session \(id.rawValue) were purged")
+            }
+            throw error
+        }
+    }
 
     private func sessionID(_ request: Request) throws -> SessionID {
         SessionID(request.parameters["id"] ?? "")

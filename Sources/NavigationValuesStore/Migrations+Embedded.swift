@@ -109,5 +109,18 @@ CREATE INDEX idempotency_keys_by_created_at ON idempotency_keys (created_at);
 
 """#
         ),
+        Migration(
+            version: 2,
+            name: "add_purged_sessions",
+            sql: #"""
+-- A row per purged session: its history is gone, but readers asking for its events learn that
+-- they were purged (410) rather than that the session never existed (API.md, Events).
+CREATE TABLE purged_sessions (
+    id        TEXT    PRIMARY KEY,
+    purged_at INTEGER NOT NULL  -- milliseconds since 1970
+) STRICT, WITHOUT ROWID;
+
+"""#
+        ),
     ]
 }

@@ -47,6 +47,12 @@ extension SQLiteSessionStore {
         }
     }
 
+    public func wasPurged(_ id: SessionID) async throws -> Bool {
+        try await read { db in
+            try db.fetchOne("SELECT 1 FROM purged_sessions WHERE id = ?", [.text(id.rawValue)]) { _ in true } ?? false
+        }
+    }
+
     public func idempotencyRecord(scope: String, key: String) async throws -> IdempotencyRecord? {
         let cutoff = idempotencyCutoff
         return try await read { db in

@@ -103,8 +103,12 @@ extension SQLiteSessionStore {
                 """,
                 [.text(screen.rawValue), .text(key), .text(json)])
         case .purgeSession(let id):
-            // Screens, their rows, events and snapshots follow by ON DELETE CASCADE.
+            // Screens, their rows, events and snapshots follow by ON DELETE CASCADE; a tombstone
+            // remembers that the session was purged.
             try db.execute("DELETE FROM sessions WHERE id = ?", [.text(id.rawValue)])
+            try db.execute(
+                "INSERT OR IGNORE INTO purged_sessions (id, purged_at) VALUES (?, ?)",
+                [.text(id.rawValue), .milliseconds(configuration.now())])
         }
     }
 

@@ -41,6 +41,9 @@ public protocol SessionStore: Sendable {
     /// (records older than 24 h count as absent).
     func idempotencyRecord(scope: String, key: String) async throws -> IdempotencyRecord?
 
+    /// Whether a session of this id was purged (its history deleted), as opposed to never existing.
+    func wasPurged(_ id: SessionID) async throws -> Bool
+
     /// Fails when the database cannot take a write right now (for `/readyz`).
     func checkWritable() async throws
 }

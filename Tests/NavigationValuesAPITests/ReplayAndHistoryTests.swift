@@ -155,7 +155,7 @@ struct SplitMix64: RandomNumberGenerator {
         }
     }
 
-    @Test func historyAndReplayStayAfterTheSessionEndsAndGoWithAPurge() async throws {
+    @Test func historyAndReplayStayAfterTheSessionEndsAndAreGoneAfterAPurge() async throws {
         try await withRunningServer { client, _ in
             let session = try await client.createSession()
             try await client.push(session)
@@ -167,7 +167,14 @@ struct SplitMix64: RandomNumberGenerator {
             #expect(replay.json?["screens"]?.arrayValue?.count == 2)
             _ = try await client.send("DELETE", "/v1/sessions/\(session.id)?purge=true", token: session.token)
             let gone = try await client.send("GET", "/v1/sessions/\(session.id)/history", token: session.token)
-            #expect(gone.status == 404)
+            #expect(gone.status == 410)
+            #expect(gone.json?["type"] == "/problems/gone")
+            let purgedReplay = try await client.send("GET", "/v1/sessions/\(session.id)/replay?at=1", token: session.token)
+            #expect(purgedReplay.status == 410)
+            let poll = try await client.send("GET", "/v1/sessions/\(session.id)/events?after=0", token: session.token)
+            #expect(poll.status == 410)
+            let never = try await client.send("GET", "/v1/sessions/s_never/history", token: client.adminToken)
+            #expect(never.status == 404)
         }
     }
 

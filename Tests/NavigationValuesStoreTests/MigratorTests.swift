@@ -5,7 +5,7 @@ import Testing
 @Suite struct MigratorTests {
     static let tables: Set<String> = [
         "schema_migrations", "sessions", "screen_contexts", "context_values", "preference_handlers",
-        "received_preferences", "events", "snapshots", "idempotency_keys",
+        "received_preferences", "events", "snapshots", "idempotency_keys", "purged_sessions",
     ]
 
     func tableNames(_ db: Database) throws -> Set<String> {
@@ -94,7 +94,7 @@ import Testing
         try await withTemporaryDatabase { path in
             let db = try Database(path: path)
             try Migrator().migrate(db)
-            try db.execute("UPDATE schema_migrations SET version = 0")
+            try db.execute("UPDATE schema_migrations SET version = 0 WHERE version = 1")
             await expectStoreError(.migrationRefused) { try Migrator().migrate(db) }
         }
     }
@@ -110,11 +110,13 @@ import Testing
         try await withTemporaryDatabase { path in
             let db = try Database(path: path)
             try Migrator().migrate(db)
-            let second = Migration(version: 2, name: "add_notes", sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY);\n")
-            let applied = try Migrator(migrations: Migration.embedded + [second]).migrate(db)
-            #expect(applied == [second])
+            let next = Migration.embedded.count + 1
+            let later = Migration(version: next, name: "add_notes", sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY);\n")
+            let applied = try Migrator(migrations: Migration.embedded + [later]).migrate(db)
+            #expect(applied == [later])
             #expect(try tableNames(db).contains("notes"))
-            #expect(try Migrator().appliedMigrations(in: db).map(\.version) == [1, 2])
+            #expect(try Migrator(migrations: Migration.embedded + [later]).appliedMigrations(in: db).map(\.version)
+                == Array(1...next))
         }
     }
 
@@ -122,11 +124,11 @@ import Testing
         try await withTemporaryDatabase { path in
             let db = try Database(path: path)
             let broken = Migration(
-                version: 2, name: "add_broken",
+                version: Migration.embedded.count + 1, name: "add_broken",
                 sql: "CREATE TABLE half (id INTEGER);\nCREATE TABLE sessions (id INTEGER);\n")
             await expectStoreError(.failed) { try Migrator(migrations: Migration.embedded + [broken]).migrate(db) }
-            // Migration 1 committed on its own; migration 2 rolled back whole, row and table.
-            #expect(try Migrator().appliedMigrations(in: db).map(\.version) == [1])
+            // The embedded migrations committed each on its own; the broken one rolled back whole.
+            #expect(try Migrator().appliedMigrations(in: db).map(\.version) == Array(1...Migration.embedded.count))
             #expect(try !tableNames(db).contains("half"))
         }
     }

@@ -206,6 +206,9 @@ import Testing
             #expect(try await reader.sessions(after: nil, limit: 10).map(\.id) == [other.id])
             #expect(try await reader.idempotencyRecord(scope: answer.scope, key: "k1")?.status == 204)
             #expect(try await reader.loadSession(other.id)?.screens.count == 1)
+            #expect(try await reader.wasPurged(sample.id))
+            #expect(try await !reader.wasPurged(other.id))
+            #expect(try await !reader.wasPurged(SessionID("s_never")))
             if setup != .memory {
                 let db = try Database(path: subject.path, access: .readOnly)
                 let rows = try db.fetchOne(
