@@ -160,20 +160,31 @@ extension ScreenContext {
     /// its own override of `id` (SEMANTICS.md §2: follow `previous` links, not `next`).
     func inheritors(of id: EntryID) -> [ScreenContext] {
         var result: [ScreenContext] = [self]
-        var seen: Set<ObjectIdentifier> = [ObjectIdentifier(self)]
+        // A chain has no cycles through `previous` unless a custom behaviour made one; the set
+        // guards against that, and is only built once a context has more than one successor.
+        var seen: Set<ObjectIdentifier>?
         var index = 0
+        func visit(_ successor: ScreenContext?, of context: ScreenContext) {
+            guard let successor, successor.previousLink === context, successor.values[id] == nil,
+                successor !== self
+            else { return }
+            if seen != nil || !context.moreSuccessors.isEmpty {
+                if seen == nil { seen = Set(result.map(ObjectIdentifier.init)) }
+                guard seen?.insert(ObjectIdentifier(successor)).inserted == true else { return }
+            } else if result.count > 10_000, result.contains(where: { $0 === successor }) {
+                return
+            }
+            result.append(successor)
+        }
         while index < result.count {
             let context = result[index]
             index += 1
-            for successor in context.successors {
-                guard successor.previousLink === context,
-                    successor.values[id] == nil, seen.insert(ObjectIdentifier(successor)).inserted
-                else { continue }
-                result.append(successor)
-            }
+            visit(context.firstSuccessor, of: context)
+            for link in context.moreSuccessors { visit(link.context, of: context) }
         }
         return result
     }
+
 
     private func notify(_ contexts: [ScreenContext], id: EntryID, change: () -> Void) {
         // Only contexts that were ever read tracked have a registrar; when none has, there is no
