@@ -186,7 +186,7 @@ final class LiveSession {
         }
         var affected: [JSONValue] = []
         var seen: Set<String> = []
-        let ids = Dictionary(uniqueKeysWithValues: screens.map { (ObjectIdentifier($0.context), $0.id) })
+        let ids = screenIDsByContext()
         for (context, name) in changedScreens {
             guard let id = ids[ObjectIdentifier(context)], seen.insert("\(id.rawValue)\u{0}\(name)").inserted else {
                 continue
@@ -208,7 +208,7 @@ final class LiveSession {
     private func publish(_ screenID: ScreenID, key: String, value: JSONValue) -> Applied {
         guard let entry = screen(screenID) else { preconditionFailure("publish on an unknown screen") }
         let walk = entry.context.updatePreference(named: key, value: value)
-        let ids = Dictionary(uniqueKeysWithValues: screens.map { (ObjectIdentifier($0.context), $0.id) })
+        let ids = screenIDsByContext()
         var deliveries: [JSONValue] = []
         var changes: [StateChange] = []
         for delivery in walk.deliveries {
@@ -230,6 +230,11 @@ final class LiveSession {
                 "deliveries": .array(deliveries), "stoppedAt": stoppedAt,
             ],
             changes: changes)
+    }
+
+    /// Each screen's id, by its context's identity: for turning the core's contexts back into ids.
+    private func screenIDsByContext() -> [ObjectIdentifier: ScreenID] {
+        Dictionary(uniqueKeysWithValues: screens.map { (ObjectIdentifier($0.context), $0.id) })
     }
 
     /// The named key for a value name, with the schema's default and observation flag.

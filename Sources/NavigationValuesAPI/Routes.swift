@@ -89,7 +89,11 @@ public struct SessionRoutes: Sendable {
 
     /// The caller's credential; 401 when there is none.
     func requireCredential(_ request: Request) throws -> Credential {
-        let credential = credential(request)
+        try requirePresent(credential(request))
+    }
+
+    /// `credential` itself; 401 when it is `.none`.
+    private func requirePresent(_ credential: Credential) throws -> Credential {
         if case .none = credential {
             throw APIError(.unauthorized, "send Authorization: Bearer <token>", headers: ["WWW-Authenticate": "Bearer"])
         }
@@ -103,10 +107,7 @@ public struct SessionRoutes: Sendable {
     ) {
         router.on(HTTPMethod(rawValue: method), path) { request in
             let context = try commandContext(request)
-            if case .none = context.credential {
-                throw APIError(
-                    .unauthorized, "send Authorization: Bearer <token>", headers: ["WWW-Authenticate": "Bearer"])
-            }
+            _ = try requirePresent(context.credential)
             return try await run(command(request), request: request, context: context)
         }
     }

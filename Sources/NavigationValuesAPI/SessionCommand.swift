@@ -206,7 +206,17 @@ struct CommandValidator {
     }
 
     private func check(_ value: JSONValue, name: String, pointer: String) -> APIError.FieldError? {
-        if let problem = session.schema.checkValue(value, for: name, pointer: pointer) { return problem }
+        session.schema.checkValue(value, for: name, pointer: pointer) ?? sizeProblem(value, pointer: pointer)
+    }
+
+    private func checkSize(_ value: JSONValue, pointer: String) throws(APIError) {
+        if let problem = sizeProblem(value, pointer: pointer) {
+            throw APIError(.unprocessable, problem.detail, errors: [problem])
+        }
+    }
+
+    /// A value over the nesting or size limit (API.md, Limits).
+    private func sizeProblem(_ value: JSONValue, pointer: String) -> APIError.FieldError? {
         if value.depth > limits.maxNesting {
             return .init(pointer: pointer, detail: "nested deeper than \(limits.maxNesting)")
         }
@@ -214,15 +224,6 @@ struct CommandValidator {
             return .init(pointer: pointer, detail: "larger than \(limits.maxValueBytes) bytes of JSON")
         }
         return nil
-    }
-
-    private func checkSize(_ value: JSONValue, pointer: String) throws(APIError) {
-        if value.depth > limits.maxNesting {
-            throw APIError(.unprocessable, "nested deeper than \(limits.maxNesting)", pointer: pointer)
-        }
-        if value.serialized().utf8.count > limits.maxValueBytes {
-            throw APIError(.unprocessable, "larger than \(limits.maxValueBytes) bytes of JSON", pointer: pointer)
-        }
     }
 
     private func checkPreferenceKey(_ key: String) throws(APIError) {
