@@ -104,6 +104,9 @@ extension TestClient {
                 port: server.port, path: "/v1/sessions/\(session.id)/events?snapshot=1",
                 headers: ["Authorization": "Bearer \(session.token)"])
             defer { stream.close() }
+            // The head comes once the snapshot's version is fixed; a push sent before that would
+            // be inside the snapshot rather than after it.
+            #expect(await stream.status() == 200)
             try await client.push(session, name: "B")
             let frames = await stream.frames.events(2)
             #expect(frames.map(\.event) == ["session.snapshot", "screen.pushed"])
