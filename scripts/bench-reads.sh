@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Reads through the product's own responder chain (request logging and metrics included), against
+# nginx in the same run: `GET /healthz` vs nginx answering the same body, and `GET /v1/sessions/{id}`
+# (a session of 4 screens) vs nginx serving the very bytes of that answer as a static file.
+# wrk -t2 -c64 --latency, alternating, ROUNDS rounds; prints each round, the medians and the ratios.
+#
+# Usage: scripts/bench-reads.sh [BINARY] [DURATION] [ROUNDS]
+#   BINARY    a `navigation-values` executable (default: builds and uses .build/release/navigation-values)
+#   DURATION  wrk's -d (default 10s); ROUNDS (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+binary="${1:-}"
+duration="${2:-10s}"
+rounds="${3:-3}"
+
+need=()
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+if [ -z "$binary" ]; then
+    swift build -c release --product navigation-values >/dev/null
+    binary="$(swift build -c release --show-bin-path)/navigation-values"
+fi
+
+work="$(mktemp -d)"
+ours_pid=""
+cleanup() {
+    [ -n "$ours_pid" ] && kill "$ours_pid" 2>/dev/null || true
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The product, logging at its default level (info; probes log at debug), on a durable file.
+"$binary" serve --port 0 --db "$work/bench.sqlite" --admin-token bench-admin >"$work/ours.out" 2>"$work/ours.err" &
+ours_pid=$!
+for _ in $(seq 1 100); do
+    grep -q "listening on" "$work/ours.out" 2>/dev/null && break
+    sleep 0.1
+done
+grep -q "listening on" "$work/ours.out" || { echo "server did not start"; cat "$work/ours.err"; exit 1; }
+base="$(sed -n 's/^listening on //p' "$work/ours.out")"
+
+# A session of 4 screens with a few values and a handler: about 1 KB of JSON.
+created="$(curl -s -X POST "$base/v1/sessions" -H 'Content-Type: application/json' -d '{
+  "root": {"name": "Inbox", "values": {"title": "Inbox", "filter": {"unread": true, "folder": "main"}}},
+  "schema": {"values": {"title": {"type": "string", "default": ""}, "counter": {"type": "integer", "default": 0}},
+             "preferences": {"selection": {"type": "string", "default": ""}}}}')"
+id="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')"
+token="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
+for name in Thread Message Attachment; do
+    curl -s -o /dev/null -X POST "$base/v1/sessions/$id/push" -H "Authorization: Bearer $token" \
+        -H 'Content-Type: application/json' -d "{\"name\": \"$name\", \"values\": {\"title\": \"$name\"}}"
+done
+curl -s -o /dev/null -X PUT "$base/v1/sessions/$id/screens/root/handlers/selection" -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' -d '{"passBack": true}'
+mkdir -p "$work/html/v1/sessions" "$work/logs"
+curl -s "$base/v1/sessions/$id" -H "Authorization: Bearer $token" >"$work/html/v1/sessions/$id"
+size="$(wc -c <"$work/html/v1/sessions/$id")"
+
+nginx_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+cat >"$work/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/logs/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$nginx_port;
+        root $work/html;
+        default_type application/json;
+        location = /healthz { return 200 '{"status":"ok"}'; }
+    }
+}
+CONF
+"$nginx_bin" -p "$work" -c "$work/nginx.conf"
+
+cat >"$work/auth.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer $token"
+LUA
+
+to_ms() {
+    case "$1" in
+        *us) awk -v v="${1%us}" 'BEGIN {printf "%.3f", v / 1000}' ;;
+        *ms) awk -v v="${1%ms}" 'BEGIN {printf "%.3f", v}' ;;
+        *s) awk -v v="${1%s}" 'BEGIN {printf "%.3f", v * 1000}' ;;
+        *) echo "$1" ;;
+    esac
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# Prints "requests_per_second p99_ms non_2xx" for one wrk run against URL.
+run_wrk() {
+    local output
+    output="$(wrk -t2 -c64 -d"$duration" --latency -s "$work/auth.lua" "$1")"
+    echo "$output" >>"$work/wrk.log"
+    echo "$(echo "$output" | awk '/Requests\/sec/ {print $2}') $(to_ms "$(echo "$output" | awk '$1 == "99%" {print $2}')") $(echo "$output" | awk '/Non-2xx/ {print $5}')"
+}
+
+echo "GET /v1/sessions/{id}: $size bytes of JSON (4 screens); ours: $binary"
+for path in /healthz "/v1/sessions/$id"; do
+    label="$path"; [ "$path" = /healthz ] || label="/v1/sessions/{id}"
+    wrk -t2 -c64 -d2s -s "$work/auth.lua" "$base$path" >/dev/null
+    wrk -t2 -c64 -d2s -s "$work/auth.lua" "http://127.0.0.1:$nginx_port$path" >/dev/null
+    ours=(); theirs=(); ours99=(); theirs99=()
+    for round in $(seq 1 "$rounds"); do
+        read -r rps p99 bad < <(run_wrk "$base$path")
+        [ -z "$bad" ] || { echo "ours answered $bad non-2xx on $label"; exit 1; }
+        ours+=("$rps"); ours99+=("$p99")
+        read -r nrps np99 _ < <(run_wrk "http://127.0.0.1:$nginx_port$path")
+        theirs+=("$nrps"); theirs99+=("$np99")
+        printf '%-20s round %s  ours %10s req/s p99 %7s ms   nginx %10s req/s p99 %7s ms\n' \
+            "$label" "$round" "$rps" "$p99" "$nrps" "$np99"
+    done
+    om="$(median "${ours[@]}")"; nm="$(median "${theirs[@]}")"
+    awk -v l="$label" -v a="$om" -v b="$nm" -v p="$(median "${ours99[@]}")" -v q="$(median "${theirs99[@]}")" \
+        'BEGIN { printf "%-20s median ours %.0f req/s (p99 %s ms), nginx %.0f req/s (p99 %s ms), ratio %.2f\n", l, a, p, b, q, a / b }'
+done
