@@ -34,8 +34,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
+        .library(name: "NavigationValuesWire", targets: ["NavigationValuesWire"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
         .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
@@ -43,6 +45,9 @@ let package = Package(
         .executable(name: "events-bench", targets: ["EventsBench"]),
     ],
     targets: [
+        // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
@@ -61,19 +66,25 @@ let package = Package(
             linkerSettings: swiftHostLinkerSettings
         ),
 
+        // MARK: - The JSON shapes server and clients share: ids, resources, events (core only)
+        .target(name: "NavigationValuesWire", dependencies: ["NavigationValues"]),
+        .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire"]),
+
         // MARK: - Persistence
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "NavigationValuesStore", dependencies: ["CSQLite"]),
+        .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
         // Commits in a loop and prints each acknowledged seq; the kill -9 test runs it.
         .executableTarget(
-            name: "store-crash-helper", dependencies: ["NavigationValuesStore"], path: "Sources/StoreCrashHelper"),
-        .executableTarget(name: "store-bench", dependencies: ["NavigationValuesStore"], path: "Sources/StoreBench"),
+            name: "store-crash-helper", dependencies: ["NavigationValuesStore", "NavigationValuesWire"], path: "Sources/StoreCrashHelper"),
+        .executableTarget(
+            name: "store-bench", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues"], path: "Sources/StoreBench"),
         .testTarget(
-            name: "NavigationValuesStoreTests", dependencies: ["NavigationValuesStore", "store-crash-helper"]),
+            name: "NavigationValuesStoreTests",
+            dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper"]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
@@ -81,22 +92,44 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
 
-        // MARK: - The session API (routes, auth, sessions, events)
-        .target(name: "NavigationValuesAPI", dependencies: ["NavigationValues", "NavigationValuesStore", "HTTPServer"]),
+        // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
+        .target(
+            name: "NavigationValuesSessions",
+            dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
+        .testTarget(
+            name: "NavigationValuesSessionsTests",
+            dependencies: ["NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues", "TestSupport"]),
+
+        // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json
+        .target(
+            name: "NavigationValuesAPI",
+            dependencies: [
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
+            ]),
         // Serves on port 0 until killed; the API's kill -9 test runs it.
         .executableTarget(
-            name: "api-crash-server", dependencies: ["NavigationValuesAPI"], path: "Sources/APICrashServer"),
-        .executableTarget(name: "api-bench", dependencies: ["NavigationValuesAPI"], path: "Sources/APIBench"),
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"], path: "Sources/APICrashServer"),
+        .executableTarget(
+            name: "api-bench", dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/APIBench"),
         .testTarget(
-            name: "NavigationValuesAPITests", dependencies: ["NavigationValuesAPI", "NavigationValuesStore", "api-crash-server"]),
+            name: "NavigationValuesAPITests",
+            dependencies: [
+                "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
+                "api-crash-server", "TestSupport",
+            ]),
 
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(
-            name: "NavigationValuesCLI", dependencies: ["NavigationValuesAPI"], path: "Sources/NavigationValuesCLI"),
+            name: "NavigationValuesCLI",
+            dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI"]),
         // Fan-out latency, idle subscribers' memory and replay speed (issue 6); release builds only.
         .executableTarget(
-            name: "EventsBench", dependencies: ["NavigationValues", "NavigationValuesAPI", "NavigationValuesStore"]),
+            name: "EventsBench",
+            dependencies: [
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesSessions", "NavigationValuesAPI",
+                "NavigationValuesStore",
+            ]),
     ]
 )
 

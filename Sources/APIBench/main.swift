@@ -10,6 +10,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import Synchronization
 
 #if canImport(Glibc)

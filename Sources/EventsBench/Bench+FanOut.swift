@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 
 extension Bench {
     /// When each push was sent and when its 2xx was read, by the event seq it created.

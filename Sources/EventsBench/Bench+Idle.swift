@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesAPI
+import NavigationValuesSessions
 
 extension Bench {
     /// 10,000 idle SSE subscribers on one session, held by a child process; the server process's

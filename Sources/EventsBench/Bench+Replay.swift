@@ -1,7 +1,9 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 import Synchronization
 
 extension Bench {

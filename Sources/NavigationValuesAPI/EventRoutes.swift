@@ -1,7 +1,9 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// The reading side of a session's history (API.md, Events): the SSE stream, the JSON long poll,
 /// paged history, replay, and the admin stream of every session.

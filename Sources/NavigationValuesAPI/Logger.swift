@@ -1,5 +1,7 @@
 import Foundation
 import NavigationValues
+import NavigationValuesSessions
+import NavigationValuesWire
 
 /// Writes log lines, one per call, as text or JSON, dropping those under its level. The sink is
 /// passed in (the CLI writes to stderr; tests collect lines), so nothing here prints.

@@ -1,5 +1,7 @@
 import Foundation
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 import Synchronization
 
 /// The server's figures for `GET /metrics`, in the Prometheus text format (version 0.0.4).

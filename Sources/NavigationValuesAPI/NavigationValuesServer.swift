@@ -1,7 +1,9 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// The whole server: a store, the session service and the HTTP server, wired together.
 ///

@@ -1,5 +1,7 @@
 import HTTPServer
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// `GET /metrics` (Prometheus text format) and `GET /openapi.json` (API.md, Endpoints). Both
 /// are open: they carry no session data.

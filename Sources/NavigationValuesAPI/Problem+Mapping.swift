@@ -1,7 +1,9 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 
 // The one place where errors become RFC 9457 problem+json (STYLE.md, Errors). Anything a client
 // can cause is a 4xx that says what was wrong; a 500 is our bug and shows nothing internal.

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesSessions
+import NavigationValuesWire
 
 /// Wraps the router: gives each request an id (`X-Request-Id`, echoed when the client sent a
 /// usable one, else generated), answers errors as problem+json, counts the request in

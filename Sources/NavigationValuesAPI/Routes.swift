@@ -1,7 +1,9 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// The HTTP face of the session API (API.md, Endpoints).
 ///

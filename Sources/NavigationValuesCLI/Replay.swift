@@ -1,7 +1,9 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// `navigation-values replay --db PATH SESSION [--at N]`: prints a session as it was after event N,
 /// read straight from the database (API.md, The executable).

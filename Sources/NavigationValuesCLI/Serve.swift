@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import NavigationValuesStore
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
 import Foundation
+import NavigationValues
+import NavigationValuesWire
 import Synchronization
 
 // MARK: - Applying a mutation

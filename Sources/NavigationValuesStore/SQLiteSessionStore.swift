@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NavigationValuesWire
 import Synchronization
 
 /// The SQLite implementation of ``SessionStore``: one write connection with group commit, and a

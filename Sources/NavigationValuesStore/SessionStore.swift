@@ -1,4 +1,6 @@
 import Foundation
+import NavigationValues
+import NavigationValuesWire
 
 /// The storage contract the session API is written against.
 ///
@@ -48,32 +50,7 @@ public protocol SessionStore: Sendable {
     func checkWritable() async throws
 }
 
-// MARK: - Identifiers
-
-/// A session's opaque, URL-safe id (`s_…`).
-public struct SessionID: Hashable, Comparable, Sendable, Codable, RawRepresentable, CustomStringConvertible {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-}
-
-/// A screen's opaque, URL-safe id (`c_…`), unique across sessions.
-public struct ScreenID: Hashable, Sendable, Codable, RawRepresentable, CustomStringConvertible {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-}
-
 // MARK: - Rows
-
-/// Whether a session still takes mutations.
-public enum SessionState: String, Sendable, Codable, Equatable {
-    case active
-    case ended
-}
 
 /// One row of `sessions`.
 public struct SessionRecord: Sendable, Equatable {

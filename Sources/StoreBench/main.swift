@@ -6,7 +6,9 @@
 // commit per event (a single writer, serial), for both sync modes, then how fast events are
 // read back for replay.
 import Foundation
+import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 let eventCount = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 20_000 : 20_000
 

@@ -5,7 +5,9 @@
 // acknowledged. The durability test kills it with SIGKILL and checks that every printed
 // commit is in the file.
 import Foundation
+import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2,

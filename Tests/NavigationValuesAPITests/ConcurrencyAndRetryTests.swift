@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesStore
+import NavigationValuesWire
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,7 +1,9 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 import Testing
 
 /// Every error status API.md names for the session endpoints, with its problem+json body.

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import Testing
 
 /// A session created for a test: its id and token.

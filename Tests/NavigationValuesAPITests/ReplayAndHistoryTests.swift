@@ -1,20 +1,11 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
+import TestSupport
 import Testing
-
-/// A small deterministic generator, so a failing sequence can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct ReplayAndHistoryTests {
     /// Applies random operations and checks, for every N, that replay at N equals the session the

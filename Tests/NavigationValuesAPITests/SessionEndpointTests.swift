@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesStore
+import NavigationValuesWire
 import Testing
 
 /// Each endpoint of API.md's table (sessions, stack, screens, values, handlers, preferences), through

@@ -1,5 +1,7 @@
 import Foundation
+import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 import Synchronization
 import Testing
 

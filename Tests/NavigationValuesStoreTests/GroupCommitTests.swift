@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NavigationValuesWire
 import Testing
 
 @testable import NavigationValuesStore

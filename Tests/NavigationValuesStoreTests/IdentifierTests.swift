@@ -1,5 +1,6 @@
-import Testing
 import NavigationValuesStore
+import NavigationValuesWire
+import Testing
 
 @Test func sessionIDsOrderByRawValue() {
     #expect(SessionID("s_a") < SessionID("s_b"))

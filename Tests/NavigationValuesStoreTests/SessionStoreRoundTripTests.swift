@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesStore
+import NavigationValuesWire
 import Testing
 
 /// Every table, written through `commit(_:)` and read back through the `SessionStore` API.

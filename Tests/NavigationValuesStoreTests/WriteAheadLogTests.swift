@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesStore
+import NavigationValuesWire
 import Testing
 
 /// The store and the `sqlite3` shell on one file at once, as an operator would use them.

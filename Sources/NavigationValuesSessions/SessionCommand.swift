@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// Configurable limits (API.md, Limits).
 public struct SessionLimits: Sendable, Equatable {
@@ -14,7 +15,7 @@ public struct SessionLimits: Sendable, Equatable {
 }
 
 /// A request on one session, parsed from HTTP but not yet checked against the session.
-enum SessionCommand: Sendable {
+package enum SessionCommand: Sendable {
     case get
     case getScreen(String)
     case end(purge: Bool)

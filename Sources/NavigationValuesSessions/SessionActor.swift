@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// What the API answers, before it becomes HTTP.
 public struct APIResponse: Sendable {
@@ -16,26 +17,33 @@ public struct APIResponse: Sendable {
 }
 
 /// A reader's view of a session at one instant.
-struct ReaderHead: Sendable {
-    var version: Int64
-    var isEnded: Bool
-    var snapshot: JSONValue?
+package struct ReaderHead: Sendable {
+    package var version: Int64
+    package var isEnded: Bool
+    package var snapshot: JSONValue?
 }
 
 /// Who is calling.
-enum Credential: Sendable {
+package enum Credential: Sendable {
     case admin
     case token(String)
     case none
 }
 
 /// Everything a command carries besides its body.
-struct CommandContext: Sendable {
-    var credential: Credential
-    var ifMatch: Int64?
-    var idempotencyKey: String?
+package struct CommandContext: Sendable {
+    package var credential: Credential
+    package var ifMatch: Int64?
+    package var idempotencyKey: String?
     /// `METHOD path`, the idempotency scope.
-    var scope: String
+    package var scope: String
+
+    package init(credential: Credential, ifMatch: Int64?, idempotencyKey: String?, scope: String) {
+        self.credential = credential
+        self.ifMatch = ifMatch
+        self.idempotencyKey = idempotencyKey
+        self.scope = scope
+    }
 }
 
 /// Owns one session's live state and applies its commands one at a time, in arrival order.
@@ -252,7 +260,7 @@ extension IdempotencyRecord {
 }
 
 /// Compares two strings in time that depends only on their lengths, not on where they differ.
-func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+package func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
     let left = Array(lhs.utf8)
     let right = Array(rhs.utf8)
     guard left.count == right.count else { return false }

@@ -1,4 +1,5 @@
 import NavigationValues
+import NavigationValuesWire
 
 /// A session's typed entries (API.md, Schema).
 ///

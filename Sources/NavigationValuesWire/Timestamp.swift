@@ -1,8 +1,8 @@
 import Foundation
 
 /// RFC 3339 timestamps with milliseconds in UTC, as API.md shows them (`2026-11-30T10:00:00.000Z`).
-enum Timestamp {
-    static func string(from date: Date) -> String {
+public enum Timestamp {
+    public static func string(from date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
@@ -17,7 +17,7 @@ enum Timestamp {
     }
 
     /// Parses what `string(from:)` writes; nil for anything else.
-    static func date(from text: String) -> Date? {
+    public static func date(from text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 24, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54, bytes[13] == 0x3A,
             bytes[16] == 0x3A, bytes[19] == 0x2E, bytes[23] == 0x5A
@@ -41,7 +41,7 @@ enum Timestamp {
     }
 
     /// A date truncated to whole milliseconds, so that what is stored and what is shown agree.
-    static func truncated(_ date: Date) -> Date {
+    public static func truncated(_ date: Date) -> Date {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 }

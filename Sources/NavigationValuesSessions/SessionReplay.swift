@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// Rebuilds a session as it was right after any event, from the newest snapshot at or before it
 /// and the events that follow, using the same `apply` as live requests.
@@ -52,7 +53,7 @@ public enum SessionReplay {
         return stored.record.version
     }
 
-    static func rebuild(_ id: SessionID, at target: Int64, in store: any SessionStore) async throws -> LiveSession {
+    package static func rebuild(_ id: SessionID, at target: Int64, in store: any SessionStore) async throws -> LiveSession {
         var session: LiveSession
         var position: Int64
         if let snapshot = try await store.snapshot(of: id, atOrBefore: target) {

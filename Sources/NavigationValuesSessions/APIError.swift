@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+import NavigationValuesWire
 
 /// An error a client caused, with everything its problem+json answer needs (API.md, General).
 ///
@@ -60,7 +60,7 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Escapes a key for use inside a JSON pointer (RFC 6901 §3).
-func pointerEscaped(_ key: String) -> String {
+package func pointerEscaped(_ key: String) -> String {
     guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
     return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
 }

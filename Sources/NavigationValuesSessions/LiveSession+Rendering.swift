@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 // The JSON shapes of API.md, Resources: a session and its screens.
 
@@ -49,7 +50,7 @@ extension LiveSession {
 
     /// The whole session as API.md's session resource. `includeMemory` adds each handler's memory
     /// (`lastReceived`, `lastDecision`, `lastPassed`), which snapshots need for exact replay.
-    func renderSession(includeMemory: Bool = false) -> JSONValue {
+    package func renderSession(includeMemory: Bool = false) -> JSONValue {
         var resolved: [String: JSONValue] = schema.values.mapValues(\.defaultValue)
         var rendered: [JSONValue] = []
         rendered.reserveCapacity(screens.count)

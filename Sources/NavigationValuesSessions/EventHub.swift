@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesStore
+import NavigationValuesWire
 import Synchronization
 
 /// Fans committed events out to subscribers: those of one session and those of every session
@@ -10,7 +11,7 @@ import Synchronization
 /// So a slow reader slows neither writers nor other readers.
 public final class EventHub: Sendable {
     /// What a subscriber receives.
-    enum Item: Sendable {
+    package enum Item: Sendable {
         case event(StoredEvent)
         /// Time to send a keep-alive comment.
         case keepAlive
@@ -43,7 +44,7 @@ public final class EventHub: Sendable {
     /// A subscription to one session's events (or every session's when `session` is nil). Items
     /// published from now on are buffered until read. The stream ends when the subscriber is
     /// dropped or cancelled.
-    func subscribe(to session: SessionID?) -> Subscription {
+    package func subscribe(to session: SessionID?) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -73,7 +74,7 @@ public final class EventHub: Sendable {
     }
 
     /// Delivers a committed event to its session's subscribers and the admin subscribers.
-    func publish(_ event: StoredEvent) {
+    package func publish(_ event: StoredEvent) {
         published.add(1, ordering: .relaxed)
         let targets = state.withLock { state in
             Array((state.bySession[event.session] ?? [:]).values) + Array(state.everySession.values)
@@ -82,7 +83,7 @@ public final class EventHub: Sendable {
     }
 
     /// Wakes every subscriber to send a keep-alive comment.
-    func tick() {
+    package func tick() {
         let targets = state.withLock { state in
             state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
         }
@@ -97,7 +98,7 @@ public final class EventHub: Sendable {
     }
 
     /// Ends every subscription (server shutdown).
-    func finishAll() {
+    package func finishAll() {
         let targets = state.withLock { state in
             state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
         }
@@ -106,9 +107,9 @@ public final class EventHub: Sendable {
 }
 
 /// One subscriber's buffered items.
-struct Subscription: Sendable {
-    let items: AsyncStream<EventHub.Item>
+package struct Subscription: Sendable {
+    package let items: AsyncStream<EventHub.Item>
     let continuation: AsyncStream<EventHub.Item>.Continuation
 
-    func cancel() { continuation.finish() }
+    package func cancel() { continuation.finish() }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 import Synchronization
 
 /// How the session service is set up.
@@ -38,12 +39,12 @@ public struct IdentifierGenerator: Sendable {
     /// Ids carry 72 random bits in 14 characters, which Swift keeps inline (no heap string per
     /// id). They only need to be unique (the store refuses a duplicate); tokens are what must be
     /// unguessable, and carry 256 bits.
-    func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(9))) }
-    func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(9))) }
-    func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
+    package func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(9))) }
+    package func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(9))) }
+    package func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
 
     /// Whether `token` has the shape `token()` gives: `t_` and 43 base64url characters.
-    static func isWellFormedToken(_ token: String) -> Bool {
+    package static func isWellFormedToken(_ token: String) -> Bool {
         let bytes = token.utf8
         guard bytes.count == 45, token.hasPrefix("t_") else { return false }
         return bytes.dropFirst(2).allSatisfy { byte in
@@ -53,11 +54,11 @@ public struct IdentifierGenerator: Sendable {
     }
 }
 
-enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5).
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
         var index = 0
@@ -83,9 +84,9 @@ enum TokenHasher {
 /// What every session actor shares: the store, the configuration, the clock and the id generator.
 /// One instance per service, shared by every session actor (a class, so that 100,000 actors hold
 /// a pointer each rather than a copy).
-final class ServiceEnvironment: Sendable {
+package final class ServiceEnvironment: Sendable {
     let store: any SessionStore
-    let configuration: ServiceConfiguration
+    package let configuration: ServiceConfiguration
     let now: @Sendable () -> Date
     let identifiers: IdentifierGenerator
     let eventCommitted: @Sendable (StoredEvent) -> Void
@@ -120,7 +121,7 @@ final class ServiceEnvironment: Sendable {
 /// let created = try await service.create(body: ["root": ["name": "Home"]], context: …)
 /// ```
 public final class SessionService: Sendable {
-    let environment: ServiceEnvironment
+    package let environment: ServiceEnvironment
     /// The actors of loaded sessions, in shards so that requests to different sessions seldom
     /// meet on one lock (each shard is held only for a dictionary lookup).
     private let shards: [Shard] = (0..<64).map { _ in Shard() }
@@ -166,7 +167,7 @@ public final class SessionService: Sendable {
     }
 
     /// A reader's view of a session (version, ended, optional snapshot). 404 when it does not exist.
-    func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
+    package func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
         let actor = actor(for: id)
         guard let head = try await actor.readerHead(credential: credential, snapshot: snapshot) else {
             forget(id, actor)
@@ -176,7 +177,7 @@ public final class SessionService: Sendable {
     }
 
     /// Runs a command on a session. 404 when it does not exist.
-    func perform(_ command: SessionCommand, on id: SessionID, context: CommandContext) async throws -> APIResponse {
+    package func perform(_ command: SessionCommand, on id: SessionID, context: CommandContext) async throws -> APIResponse {
         let actor = actor(for: id)
         guard let response = try await actor.perform(command, context: context) else {
             forget(id, actor)
@@ -189,7 +190,7 @@ public final class SessionService: Sendable {
     // MARK: - Creating
 
     /// Creates a session from `{"root": {"name", "values"}, "schema": {}}` (all optional).
-    func create(body: JSONValue, context: CommandContext) async throws -> APIResponse {
+    package func create(body: JSONValue, context: CommandContext) async throws -> APIResponse {
         if let key = context.idempotencyKey,
             let record = try await environment.storeCall({ try await $0.idempotencyRecord(scope: context.scope, key: key) })
         {
@@ -274,7 +275,7 @@ public final class SessionService: Sendable {
     // MARK: - Listing
 
     /// The admin list: `{"sessions": [...], "nextCursor"}`.
-    func list(limit: Int, cursor: String?) async throws -> APIResponse {
+    package func list(limit: Int, cursor: String?) async throws -> APIResponse {
         let summaries = try await environment.storeCall {
             try await $0.sessions(after: cursor.map { SessionID($0) }, limit: limit + 1)
         }

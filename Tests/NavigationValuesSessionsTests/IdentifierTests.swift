@@ -1,8 +1,11 @@
 import Foundation
 import NavigationValuesStore
+import NavigationValues
+import NavigationValuesWire
+import TestSupport
 import Testing
 
-@testable import NavigationValuesAPI
+@testable import NavigationValuesSessions
 
 @Suite struct IdentifierTests {
     @Test func base64URLMatchesFoundationsBase64WithTheURLAlphabetAndNoPadding() {

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// One screen of a live session: its id and name beside its core context. A value stored inline
 /// in the session's array (no object of its own per screen).
@@ -43,7 +44,7 @@ struct Applied {
 
 /// The in-memory state of one session: its record, schema and a core `ScreenStack` whose screens
 /// carry their ids. Not Sendable: one `SessionActor` owns it.
-final class LiveSession {
+package final class LiveSession {
     var record: SessionRecord
     let schema: SessionSchema
     let stack = ScreenStack()

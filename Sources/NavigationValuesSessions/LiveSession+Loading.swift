@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesStore
+import NavigationValuesWire
 
 /// Stored data that cannot be turned back into a session: a bug or a damaged database, never a
 /// client's doing.
