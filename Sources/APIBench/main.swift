@@ -259,7 +259,7 @@ func memory(_ options: Options) async throws {
 /// The core library's share: the same sessions as bare `ScreenStack`s, no server around them.
 func coreMemory(_ options: Options) {
     let before = residentMegabytes()
-    var stacks: [ScreenStack] = []
+    var stacks: [ScreenStack<Void>] = []
     stacks.reserveCapacity(options.memorySessions)
     let keys = [NamedValueKey("title"), NamedValueKey("counter"), NamedValueKey("flag")]
     let values: [JSONValue] = ["a title", 42, true]

@@ -90,7 +90,7 @@ extension Bench {
             let start = ContinuousClock.now
             let session = try await SessionReplay.session(id, at: at, databasePath: path)
             durations.append(ContinuousClock.now - start)
-            version = session["version"]?.integerValue
+            version = session.version
         }
         guard version == at else {
             throw BenchError("replay at \(at) came back at version \(version.map(String.init) ?? "none")")

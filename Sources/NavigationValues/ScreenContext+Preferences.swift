@@ -90,7 +90,7 @@ extension ScreenContext {
 
     /// Registers a handler for the named key that always passes the value back (`passBack: true`) or
     /// always stops it (`false`), as the server's `PUT …/handlers/{key}` does.
-    public func setPreferenceHandler(named name: String, passBack: Bool) {
+    package func setPreferenceHandler(named name: String, passBack: Bool) {
         installHandler(
             .name(name),
             call: { value, pass in if passBack { pass(value) } },
@@ -99,7 +99,7 @@ extension ScreenContext {
     }
 
     /// The fixed decision of the named key's handler: nil when there is none, or when it is a closure.
-    public func preferenceHandlerPassesBack(named name: String) -> Bool? {
+    package func preferenceHandlerPassesBack(named name: String) -> Bool? {
         handlers[.name(name)]?.passBack
     }
 
@@ -152,7 +152,7 @@ extension ScreenContext {
 
     /// The handler memory of the named key: what it last received and decided; nil when it has
     /// no handler or the handler received nothing yet.
-    public func preferenceMemory(named name: String) -> (received: JSONValue, decision: PreferenceDecision)? {
+    package func preferenceMemory(named name: String) -> (received: JSONValue, decision: PreferenceDecision)? {
         guard let handler = handlers[.name(name)], let last = handler.lastReceived as? JSONValue,
             let decision = handler.decision
         else { return nil }
@@ -164,7 +164,7 @@ extension ScreenContext {
 
     /// Restores state saved earlier (the server reloading a session): a received value, and the
     /// memory of the named key's current handler.
-    public func restorePreference(
+    package func restorePreference(
         named name: String, received value: JSONValue?, memory: (received: JSONValue, decision: PreferenceDecision)?
     ) {
         let id = EntryID.name(name)

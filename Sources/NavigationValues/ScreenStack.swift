@@ -1,5 +1,7 @@
 /// A navigation stack: a `.navigationStack` context whose children are `.navigation` screens, the
-/// first of them the root.
+/// first of them the root. Each screen has a stable id and an element (what the screen shows, such
+/// as a route; `Void` when there is nothing to keep), as TCA's `StackState` keys its elements by
+/// `StackElementID`.
 ///
 /// ```swift
 /// let stack = ScreenStack()
@@ -7,17 +9,50 @@
 /// let detail = stack.push()
 /// stack.pop()            // detail, cleaned up
 /// ```
-public final class ScreenStack {
-    /// The stack's own context (role `.navigationStack`).
-    public let context: ScreenContext
-
-    /// Creates an empty stack.
-    public init() {
-        context = ScreenContext(.navigationStack)
+///
+/// With elements and ids of your own:
+///
+/// ```swift
+/// let stack = ScreenStack<Route>()
+/// stack.push(.inbox, id: ScreenID("inbox"))
+/// stack.push(.message(7))
+/// stack[id: ScreenID("inbox")]?[TitleKey.self] = "Inbox"
+/// stack.pop(to: ScreenID("inbox"))
+/// ```
+///
+/// The stack owns its context's children: attach and detach its screens through the stack only.
+public final class ScreenStack<Element> {
+    /// One screen of the stack: its id, its element and its context.
+    public struct Screen {
+        public let id: ScreenID
+        public let element: Element
+        public let context: ScreenContext
     }
 
-    /// The screens, root first, topmost last.
+    /// The stack's own context (role `.navigationStack`).
+    public let context: ScreenContext
+    /// The screens, root first; the same order as `context`'s children.
+    public private(set) var entries: [Screen] = []
+    private let generator: ScreenIDGenerator
+
+    /// Creates an empty stack; screens pushed without an id get one from `ids`.
+    public init(ids: ScreenIDGenerator = .incrementing()) {
+        context = ScreenContext(.navigationStack)
+        generator = ids
+    }
+
+    /// The screens' contexts, root first, topmost last.
     public var screens: [ScreenContext] { context.children }
+
+    /// The screens' ids, root first.
+    public var ids: [ScreenID] { entries.map(\.id) }
+
+    /// The stack as a value: each screen's id and element, root first. `Sendable`, `Equatable` and
+    /// `Codable` when the element is, so it can leave the stack's isolation domain.
+    public var path: [StackEntry<Element>] { entries.map { StackEntry(id: $0.id, element: $0.element) } }
+
+    /// The number of screens, root included.
+    public var count: Int { entries.count }
 
     /// The root screen, nil while the stack is empty.
     public var root: ScreenContext? { context.children.first }
@@ -25,18 +60,45 @@ public final class ScreenStack {
     /// The topmost screen, nil while the stack is empty.
     public var topScreen: ScreenContext? { context.children.last }
 
-    /// Pushes a new screen (behaviour `.navigation` unless given) and runs `configure` on it once it
-    /// is linked, so that reads inside `configure` already see earlier screens' values.
+    // MARK: - Lookup
+
+    /// The context of the screen with this id, nil when no screen of the stack has it.
+    public subscript(id id: ScreenID) -> ScreenContext? { screen(id: id)?.context }
+
+    /// The screen with this id. Searched from the top: most lookups name a screen near the top,
+    /// and stacks are short, so no index is kept beside the array.
+    public func screen(id: ScreenID) -> Screen? { entries.last { $0.id == id } }
+
+    /// The position of the screen with this id, 0 for the root.
+    public func index(of id: ScreenID) -> Int? { entries.lastIndex { $0.id == id } }
+
+    /// The id of a context of this stack, nil when it is not one of its screens.
+    public func id(of screen: ScreenContext) -> ScreenID? { entries.last { $0.context === screen }?.id }
+
+    // MARK: - Pushing
+
+    /// Pushes a new screen (behaviour `.navigation` unless given) with `element` and `id` (a new id
+    /// from the stack's generator when nil), and runs `configure` on it once it is linked, so that
+    /// reads inside `configure` already see earlier screens' values.
+    ///
+    /// - Precondition: no screen of the stack has `id`.
     @discardableResult
     public func push(
-        _ behavior: some ScreenContextBehavior = .navigation,
+        _ element: Element,
+        id: ScreenID? = nil,
+        behavior: some ScreenContextBehavior = .navigation,
         configure: (ScreenContext) -> Void = { _ in }
     ) -> ScreenContext {
+        let id = id ?? generator.next()
+        precondition(screen(id: id) == nil, "screen id \(id) is already on this stack")
         let screen = ScreenContext(behavior)
         screen.attach(to: context)
+        entries.append(Screen(id: id, element: element, context: screen))
         configure(screen)
         return screen
     }
+
+    // MARK: - Popping
 
     /// Pops the topmost screen and cleans it up; nil when only the root (or nothing) is left.
     @discardableResult
@@ -47,11 +109,11 @@ public final class ScreenStack {
     /// Pops up to `count` screens, topmost first, never the root.
     @discardableResult
     public func pop(count: Int) -> [ScreenContext] {
-        let children = context.childrenUntracked
-        let available = max(children.count - 1, 0)
+        let available = max(entries.count - 1, 0)
         let count = min(max(count, 0), available)
         guard count > 0 else { return [] }
-        let popped = Array(children.suffix(count).reversed())
+        let popped = entries.suffix(count).reversed().map(\.context)
+        entries.removeLast(count)
         for screen in popped { screen.detach() }
         return popped
     }
@@ -60,15 +122,102 @@ public final class ScreenStack {
     /// this stack.
     @discardableResult
     public func pop(to screen: ScreenContext) -> [ScreenContext] {
-        guard let index = context.children.firstIndex(where: { $0 === screen }) else { return [] }
-        return pop(count: context.children.count - 1 - index)
+        guard let index = entries.lastIndex(where: { $0.context === screen }) else { return [] }
+        return pop(count: entries.count - 1 - index)
     }
 
     /// Pops `screen` and every screen above it, topmost first. Never the root: popping from the root
     /// pops everything above it.
     @discardableResult
     public func pop(from screen: ScreenContext) -> [ScreenContext] {
-        guard let index = context.children.firstIndex(where: { $0 === screen }) else { return [] }
-        return pop(count: context.children.count - max(index, 1))
+        guard let index = entries.lastIndex(where: { $0.context === screen }) else { return [] }
+        return pop(count: entries.count - max(index, 1))
+    }
+
+    /// Pops every screen above the one with `id`, keeping it; returns the popped ids, topmost first.
+    /// Nothing when no screen has `id`.
+    @discardableResult
+    public func pop(to id: ScreenID) -> [ScreenID] {
+        guard let index = index(of: id) else { return [] }
+        return popIDs(count: entries.count - 1 - index)
+    }
+
+    /// Pops the screen with `id` and every screen above it (never the root); returns the popped ids,
+    /// topmost first. Nothing when no screen has `id`.
+    @discardableResult
+    public func pop(from id: ScreenID) -> [ScreenID] {
+        guard let index = index(of: id) else { return [] }
+        return popIDs(count: entries.count - max(index, 1))
+    }
+
+    private func popIDs(count: Int) -> [ScreenID] {
+        let ids = entries.suffix(max(0, min(count, entries.count - 1))).reversed().map(\.id)
+        pop(count: ids.count)
+        return ids
+    }
+}
+
+extension ScreenStack where Element == Void {
+    /// Creates an empty stack whose screens carry no element.
+    public convenience init() {
+        self.init(ids: .incrementing())
+    }
+
+    /// Pushes a new screen with a new id (behaviour `.navigation` unless given) and runs `configure`
+    /// on it once it is linked.
+    @discardableResult
+    public func push(
+        _ behavior: some ScreenContextBehavior = .navigation,
+        configure: (ScreenContext) -> Void = { _ in }
+    ) -> ScreenContext {
+        push((), id: nil, behavior: behavior, configure: configure)
+    }
+}
+
+/// A screen of a stack as a value: its id and element (`ScreenStack.path`).
+public struct StackEntry<Element> {
+    public var id: ScreenID
+    public var element: Element
+
+    public init(id: ScreenID, element: Element) {
+        self.id = id
+        self.element = element
+    }
+}
+
+extension StackEntry: Sendable where Element: Sendable {}
+extension StackEntry: Equatable where Element: Equatable {}
+extension StackEntry: Hashable where Element: Hashable {}
+extension StackEntry: Codable where Element: Codable {}
+
+/// Makes the ids of screens pushed without one. Each stack calls its generator from its own
+/// isolation domain only.
+///
+/// ```swift
+/// let stack = ScreenStack<String>(ids: .incrementing(prefix: "screen-"))
+/// stack.push("Home")     // id "screen-0"
+/// ```
+public struct ScreenIDGenerator {
+    private let make: () -> ScreenID
+
+    /// A generator that calls `make` for each id.
+    public init(_ make: @escaping () -> ScreenID) {
+        self.make = make
+    }
+
+    /// The next id.
+    public func next() -> ScreenID { make() }
+
+    /// Numbers screens from 0 in push order (`prefix` + the number): predictable, for tests and for
+    /// stacks that live on one device.
+    public static func incrementing(prefix: String = "") -> ScreenIDGenerator {
+        final class Counter {
+            var next = 0
+        }
+        let counter = Counter()
+        return ScreenIDGenerator {
+            defer { counter.next += 1 }
+            return ScreenID("\(prefix)\(counter.next)")
+        }
     }
 }

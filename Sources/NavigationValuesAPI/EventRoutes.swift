@@ -24,13 +24,13 @@ struct EventRoutes: Sendable {
     // MARK: - One session's events
 
     private func events(_ request: Request) async throws -> Response {
-        let id = try sessionID(request)
+        let id = routes.sessionID(request)
         let credential = try routes.requireCredential(request)
         let wantsStream = request.headers["accept"]?.lowercased().contains("text/event-stream") ?? false
         let isSnapshot = try routes.booleanQuery(request, "snapshot")
         var cursor: Int64?
         if let lastEventID = request.headers["last-event-id"], wantsStream {
-            guard let value = Int64(trimmed(lastEventID)), value >= 0 else {
+            guard let value = Int64(HeaderValue.trimmed(lastEventID)), value >= 0 else {
                 throw APIError(.unprocessable, "Last-Event-ID must be an event seq")
             }
             cursor = value
@@ -65,16 +65,17 @@ struct EventRoutes: Sendable {
             defer { subscription.cancel() }
             var last = start
             if let snapshot = head.snapshot {
-                try await writer.write(Self.frame(id: head.version, type: "session.snapshot", data: snapshot.serialized()))
+                try await writer.writeEvent(
+                    id: String(head.version), event: SessionEvent.snapshotType, data: snapshot.json.serialized())
             }
             // Catch up from the store, then follow the subscription, skipping what was sent.
             var ended = false
             while true {
                 let page = try await store.events(of: id, after: last, limit: 500)
                 for event in page {
-                    try await writer.write(Self.frame(event))
+                    try await writer.writeEvent(event)
                     last = event.seq
-                    if event.type == "session.ended" { ended = true }
+                    if event.isSessionEnded { ended = true }
                 }
                 if page.count < 500 { break }
             }
@@ -82,12 +83,12 @@ struct EventRoutes: Sendable {
             for await item in subscription.items {
                 switch item {
                 case .keepAlive:
-                    try await writer.write(": keep-alive\n\n")
+                    try await writer.writeComment("keep-alive")
                 case .event(let event):
                     guard event.seq > last else { continue }
-                    try await writer.write(Self.frame(event))
+                    try await writer.writeEvent(event)
                     last = event.seq
-                    if event.type == "session.ended" { return }
+                    if event.isSessionEnded { return }
                 }
             }
         }
@@ -129,7 +130,7 @@ struct EventRoutes: Sendable {
     // MARK: - History and replay
 
     private func history(_ request: Request) async throws -> Response {
-        let id = try sessionID(request)
+        let id = routes.sessionID(request)
         let credential = try routes.requireCredential(request)
         let after = try routes.integerQuery(request, "after", default: 0, range: 0...Int64.max)
         let limit = try routes.integerQuery(request, "limit", default: 100, range: 1...1_000)
@@ -142,7 +143,7 @@ struct EventRoutes: Sendable {
     }
 
     private func replay(_ request: Request) async throws -> Response {
-        let id = try sessionID(request)
+        let id = routes.sessionID(request)
         let credential = try routes.requireCredential(request)
         let head = try await readerHead(of: id, credential: credential, snapshot: false)
         var at = head.version
@@ -155,8 +156,8 @@ struct EventRoutes: Sendable {
             }
             at = value
         }
-        let session = try await SessionReplay.rebuild(id, at: at, in: store)
-        return json(200, session.renderSession(), headers: ["ETag": "\"\(at)\""])
+        let session = try await SessionReplay.resource(of: id, at: at, in: store)
+        return .json(session.json, headers: ["ETag": "\"\(at)\""])
     }
 
     // MARK: - Every session (admin)
@@ -174,18 +175,11 @@ struct EventRoutes: Sendable {
         ) { writer in
             writer.onClose { subscription.cancel() }
             defer { subscription.cancel() }
+            // The hub tags each event with its session for this stream.
             for await item in subscription.items {
                 switch item {
-                case .keepAlive:
-                    try await writer.write(": keep-alive\n\n")
-                case .event(let event):
-                    var data = event.json
-                    // Tag the event with its session: `{"session":"s_…",` + the rest of the object.
-                    data.removeFirst()
-                    var tagged: [UInt8] = Array("{\"session\":".utf8)
-                    JSONValue.writeString(event.session.rawValue, to: &tagged)
-                    let body = String(decoding: tagged, as: UTF8.self) + (data == "}" ? "}" : "," + data)
-                    try await writer.write(Self.frame(id: event.seq, type: event.type, data: body))
+                case .keepAlive: try await writer.writeComment("keep-alive")
+                case .event(let event): try await writer.writeEvent(event)
                 }
             }
         }
@@ -198,28 +192,28 @@ struct EventRoutes: Sendable {
     private func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
         do {
             return try await service.readerHead(of: id, credential: credential, snapshot: snapshot)
-        } catch let error as APIError where error.kind == .notFound {
+        } catch let error as SessionError where error.code == .notFound {
             if try await store.wasPurged(id) {
-                throw APIError(.gone, "the events of session \(id.rawValue) were purged")
+                throw SessionError(.gone, "the events of session \(id.rawValue) were purged")
             }
             throw error
         }
     }
 
-    private func sessionID(_ request: Request) throws -> SessionID {
-        SessionID(request.parameters["id"] ?? "")
-    }
-
-    static func frame(_ event: StoredEvent) -> String {
-        frame(id: event.seq, type: event.type, data: event.json)
-    }
-
-    /// One server-sent event (HTML Living Standard, 9.2): the JSON is one line, so one `data:` line.
-    static func frame(id: Int64, type: String, data: String) -> String {
-        "id: \(id)\nevent: \(type)\ndata: \(data)\n\n"
-    }
-
+    /// A JSON answer assembled from stored events' JSON text, which is sent as stored.
     private func rawJSON(_ body: String) -> Response {
-        Response(status: .ok, headers: ["Content-Type": "application/json; charset=utf-8"], body: Array(body.utf8))
+        .json(text: Array(body.utf8))
+    }
+}
+
+extension StoredEvent {
+    var isSessionEnded: Bool { type == SessionEvent.Kind.sessionEnded.rawValue }
+}
+
+extension ResponseWriter {
+    /// One server-sent event (HTML Living Standard §9.2): `id: <seq>`, `event: <type>`, and the
+    /// event's JSON, which is one line, as one `data:` line.
+    func writeEvent(_ event: StoredEvent) async throws {
+        try await writeEvent(id: String(event.seq), event: event.type, data: event.json)
     }
 }

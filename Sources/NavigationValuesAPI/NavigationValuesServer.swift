@@ -84,9 +84,9 @@ public final class NavigationValuesServer: Sendable {
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
         let service = SessionService(
-            store: store, configuration: configuration.service, eventCommitted: { hub.publish($0) })
+            store: store, configuration: configuration.service, eventCommitted: { hub.publish($0, $1) })
         let router = Router()
-        SessionRoutes(service: service, store: store, adminToken: adminToken, hub: hub).register(on: router)
+        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
         let metrics = Metrics()
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)

@@ -3,27 +3,48 @@ import HTTPServer
 import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesStore
-import NavigationValuesWire
 
 // The one place where errors become RFC 9457 problem+json (STYLE.md, Errors). Anything a client
-// can cause is a 4xx that says what was wrong; a 500 is our bug and shows nothing internal.
+// can cause is a 4xx that says what was wrong; a 500 is our bug (or damaged data) and shows
+// nothing internal.
 
-/// A problem details document.
-struct Problem {
+/// The kinds of problem the API answers: status, `type` (as `/problems/<slug>`) and title.
+struct ProblemKind: Sendable, Hashable {
     var status: Int
     var slug: String
     var title: String
+
+    static let badRequest = ProblemKind(status: 400, slug: "malformed-request", title: "Malformed request")
+    static let malformedJSON = ProblemKind(status: 400, slug: "malformed-json", title: "Malformed JSON")
+    static let unauthorized = ProblemKind(status: 401, slug: "unauthorized", title: "Missing or invalid token")
+    static let forbidden = ProblemKind(status: 403, slug: "forbidden", title: "Token not allowed here")
+    static let notFound = ProblemKind(status: 404, slug: "not-found", title: "Not found")
+    static let conflict = ProblemKind(status: 409, slug: "conflict", title: "Conflict")
+    static let gone = ProblemKind(status: 410, slug: "gone", title: "Gone")
+    static let preconditionFailed = ProblemKind(status: 412, slug: "precondition-failed", title: "Version mismatch")
+    static let unsupportedMediaType = ProblemKind(
+        status: 415, slug: "unsupported-media-type", title: "Body must be JSON")
+    static let unprocessable = ProblemKind(
+        status: 422, slug: "unprocessable-content", title: "Invalid request content")
+    static let internalError = ProblemKind(status: 500, slug: "internal-error", title: "Internal Server Error")
+    static let unavailable = ProblemKind(status: 503, slug: "store-unavailable", title: "Store unavailable")
+}
+
+/// A problem details document and the headers that go with it.
+struct Problem {
+    var kind: ProblemKind
     var detail: String
-    var errors: [APIError.FieldError] = []
+    var fieldErrors: [SessionError.FieldError] = []
     var headers: HTTPHeaders = [:]
 
     var json: JSONValue {
         var members: [String: JSONValue] = [
-            "type": .string("/problems/\(slug)"), "title": .string(title), "status": .integer(Int64(status)),
-            "detail": .string(detail),
+            "type": .string("/problems/\(kind.slug)"), "title": .string(kind.title),
+            "status": .integer(Int64(kind.status)), "detail": .string(detail),
         ]
-        if !errors.isEmpty {
-            members["errors"] = .array(errors.map { ["pointer": .string($0.pointer), "detail": .string($0.detail)] })
+        if !fieldErrors.isEmpty {
+            members["errors"] = .array(
+                fieldErrors.map { ["pointer": .string($0.pointer), "detail": .string($0.detail)] })
         }
         return .object(members)
     }
@@ -31,7 +52,7 @@ struct Problem {
     var response: Response {
         var headers = headers
         headers["Content-Type"] = "application/problem+json"
-        return Response(status: HTTPStatus(code: status), headers: headers, body: Array(json.serialized().utf8))
+        return Response(status: HTTPStatus(code: kind.status), headers: headers, body: Array(json.serialized().utf8))
     }
 }
 
@@ -44,27 +65,44 @@ enum ProblemMapping {
 
     static func problem(for error: any Error) -> Problem {
         switch error {
+        case let error as SessionError:
+            return problem(for: error)
         case let error as APIError:
             var headers = HTTPHeaders()
             for (name, value) in error.headers { headers[name] = value }
-            return Problem(
-                status: error.kind.status, slug: error.kind.slug, title: error.kind.title, detail: error.detail,
-                errors: error.errors, headers: headers)
+            return Problem(kind: error.kind, detail: error.detail, fieldErrors: error.fieldErrors, headers: headers)
         case let error as HTTPRequestError:
             let slug = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "-")
             return Problem(
-                status: error.status.code, slug: slug, title: error.status.reasonPhrase, detail: error.detail,
-                headers: error.headers)
+                kind: ProblemKind(status: error.status.code, slug: slug, title: error.status.reasonPhrase),
+                detail: error.detail, headers: error.headers)
         case let error as JSONParsingError:
-            return Problem(status: 400, slug: "malformed-json", title: "Malformed JSON", detail: "\(error)")
+            return Problem(kind: .malformedJSON, detail: "\(error)")
         case let error as StoreError where error.code == .unavailable || error.code == .closed:
             return Problem(
-                status: 503, slug: "store-unavailable", title: "Store unavailable",
-                detail: "the database cannot take requests right now", headers: ["Retry-After": "1"])
+                kind: .unavailable, detail: "the database cannot take requests right now", headers: ["Retry-After": "1"])
         default:
-            return Problem(
-                status: 500, slug: "internal-error", title: "Internal Server Error",
-                detail: "the server failed to answer this request")
+            return Problem(kind: .internalError, detail: "the server failed to answer this request")
         }
+    }
+
+    private static func problem(for error: SessionError) -> Problem {
+        var headers = HTTPHeaders()
+        let kind: ProblemKind
+        switch error.code {
+        case .unauthorized:
+            kind = .unauthorized
+            headers["WWW-Authenticate"] = "Bearer"
+        case .forbidden: kind = .forbidden
+        case .notFound: kind = .notFound
+        case .conflict: kind = .conflict
+        case .gone: kind = .gone
+        case .versionMismatch:
+            kind = .preconditionFailed
+            if let version = error.currentVersion { headers["ETag"] = "\"\(version)\"" }
+        case .invalid: kind = .unprocessable
+        default: kind = .internalError
+        }
+        return Problem(kind: kind, detail: error.detail, fieldErrors: error.fieldErrors, headers: headers)
     }
 }

@@ -5,83 +5,61 @@ import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// The HTTP face of the session API (API.md, Endpoints).
+/// The HTTP face of the session API (API.md, Endpoints): parses requests into queries and
+/// commands for the `SessionService`, and its answers into responses.
 ///
 /// ```swift
-/// let routes = SessionRoutes(service: service, store: store, adminToken: token)
+/// let routes = SessionRoutes(service: service, adminToken: token, hub: hub)
 /// let router = Router()
 /// routes.register(on: router)
 /// ```
 public struct SessionRoutes: Sendable {
     let service: SessionService
-    let store: any SessionStore
     let adminToken: String
-    let limits: SessionLimits
     let hub: EventHub
 
-    public init(service: SessionService, store: any SessionStore, adminToken: String, hub: EventHub) {
+    public init(service: SessionService, adminToken: String, hub: EventHub) {
         self.service = service
-        self.store = store
         self.adminToken = adminToken
-        self.limits = service.environment.configuration.limits
         self.hub = hub
     }
 
+    var store: any SessionStore { service.store }
+    var limits: SessionLimits { service.configuration.limits }
+
     /// Adds every route to `router`.
     public func register(on router: Router) {
-        router.get("/healthz") { _ in json(200, ["status": "ok"]) }
+        router.get("/healthz") { _ in .json(["status": "ok"]) }
         router.get("/readyz") { _ in
             do {
                 try await store.checkWritable()
-                return json(200, ["status": "ready"])
+                return .json(["status": "ready"])
             } catch {
                 return ProblemMapping.response(
                     for: APIError(.unavailable, "the database is not writable", headers: ["Retry-After": "1"]),
                     request: nil)
             }
         }
-        router.post("/v1/sessions") { request in
-            var context = try commandContext(request)
-            // Creation needs no token, so its idempotency scope also covers the body: a client
-            // that reuses someone else's key with another body does not get their session (and
-            // token) back. Keys should still be random (a UUID).
-            context.scope += " " + SHA256.hexDigest(of: request.body)
-            let body = try jsonBody(request) ?? [:]
-            return respond(try await service.create(body: body, context: context))
-        }
-        router.get("/v1/sessions") { request in
-            let credential = credential(request)
-            guard case .admin = credential else {
-                throw credential.isWellFormedToken
-                    ? APIError(.forbidden, "listing sessions needs the admin token")
-                    : APIError(.unauthorized, "send Authorization: Bearer <admin token>",
-                               headers: ["WWW-Authenticate": "Bearer"])
-            }
-            let limit = try integerQuery(request, "limit", default: 100, range: 1...1_000)
-            return respond(try await service.list(limit: Int(limit), cursor: request.query["cursor"]))
-        }
-        session("GET", "/v1/sessions/{id}", router) { _ in .get }
-        session("DELETE", "/v1/sessions/{id}", router) { request in
-            .end(purge: try booleanQuery(request, "purge"))
-        }
-        session("POST", "/v1/sessions/{id}/push", router) { request in .push(try jsonBody(request) ?? [:]) }
-        session("POST", "/v1/sessions/{id}/pop", router) { request in .pop(try jsonBody(request) ?? [:]) }
-        session("PUT", "/v1/sessions/{id}/path", router) { request in .replacePath(try jsonBody(request) ?? [:]) }
-        session("GET", "/v1/sessions/{id}/screens/{screen}", router) { request in
-            .getScreen(request.parameters["screen"] ?? "")
-        }
-        session("PATCH", "/v1/sessions/{id}/screens/{screen}/values", router) { request in
+        router.post("/v1/sessions") { request in try await create(request) }
+        router.get("/v1/sessions") { request in try await list(request) }
+        query("/v1/sessions/{id}", router) { _ in .session }
+        query("/v1/sessions/{id}/screens/{screen}", router) { request in .screen(request.parameters["screen"] ?? "") }
+        command(.delete, "/v1/sessions/{id}", router) { request in .end(purge: try booleanQuery(request, "purge")) }
+        command(.post, "/v1/sessions/{id}/push", router) { request in .push(try jsonBody(request) ?? [:]) }
+        command(.post, "/v1/sessions/{id}/pop", router) { request in .pop(try jsonBody(request) ?? [:]) }
+        command(.put, "/v1/sessions/{id}/path", router) { request in .replacePath(try jsonBody(request) ?? [:]) }
+        command(.patch, "/v1/sessions/{id}/screens/{screen}/values", router) { request in
             .patchValues(screen: request.parameters["screen"] ?? "", body: try jsonBody(request) ?? [:])
         }
-        session("PUT", "/v1/sessions/{id}/screens/{screen}/handlers/{key}", router) { request in
+        command(.put, "/v1/sessions/{id}/screens/{screen}/handlers/{key}", router) { request in
             .setHandler(
                 screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "",
                 body: try jsonBody(request) ?? [:])
         }
-        session("DELETE", "/v1/sessions/{id}/screens/{screen}/handlers/{key}", router) { request in
+        command(.delete, "/v1/sessions/{id}/screens/{screen}/handlers/{key}", router) { request in
             .removeHandler(screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "")
         }
-        session("POST", "/v1/sessions/{id}/screens/{screen}/preferences/{key}", router) { request in
+        command(.post, "/v1/sessions/{id}/screens/{screen}/preferences/{key}", router) { request in
             .publish(
                 screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "",
                 body: try jsonBody(request) ?? [:])
@@ -89,70 +67,104 @@ public struct SessionRoutes: Sendable {
         EventRoutes(routes: self, hub: hub).register(on: router)
     }
 
-    /// The caller's credential; 401 when there is none.
-    func requireCredential(_ request: Request) throws -> Credential {
-        try requirePresent(credential(request))
+    // MARK: - Sessions
+
+    private func create(_ request: Request) async throws -> Response {
+        // Creation needs no token, so its idempotency scope also covers the body: a client that
+        // reuses someone else's key with another body does not get their session (and token)
+        // back. Keys should still be random (a UUID).
+        let idempotency = try idempotencyKey(request).map { key in
+            Idempotency<CreatedSession>(
+                key: key, scope: "\(request.method.rawValue) \(request.path) \(SHA256.hexDigest(of: request.body))",
+                record: StoredAnswer.init)
+        }
+        let body = try jsonBody(request) ?? [:]
+        return try await service.create(body: body, idempotency: idempotency).response
     }
 
-    /// `credential` itself; 401 when it is `.none`.
-    private func requirePresent(_ credential: Credential) throws -> Credential {
-        if case .none = credential {
-            throw APIError(.unauthorized, "send Authorization: Bearer <token>", headers: ["WWW-Authenticate": "Bearer"])
+    private func list(_ request: Request) async throws -> Response {
+        let credential = credential(request)
+        guard case .admin = credential else {
+            throw credential.isWellFormedToken
+                ? APIError(.forbidden, "listing sessions needs the admin token")
+                : APIError(
+                    .unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
         }
-        return credential
+        let limit = try integerQuery(request, "limit", default: 100, range: 1...1_000)
+        let page = try await service.list(limit: Int(limit), cursor: request.query["cursor"].map { SessionID($0) })
+        return .json(page.json)
+    }
+
+    /// Registers a route that reads the session named by `{id}`.
+    private func query(
+        _ path: String, _ router: Router, _ query: @escaping @Sendable (Request) throws -> SessionQuery
+    ) {
+        router.get(path) { request in
+            _ = try idempotencyKey(request)  // checked on every method, as for commands
+            let credential = try requireCredential(request)
+            return try await service.read(try query(request), of: sessionID(request), credential: credential).response
+        }
     }
 
     /// Registers a route that runs a command on the session named by `{id}`.
-    private func session(
-        _ method: String, _ path: String, _ router: Router,
-        command: @escaping @Sendable (Request) throws -> SessionCommand
+    private func command(
+        _ method: HTTPMethod, _ path: String, _ router: Router,
+        _ command: @escaping @Sendable (Request) throws -> SessionCommand
     ) {
-        router.on(HTTPMethod(rawValue: method), path) { request in
+        router.on(method, path) { request in
             let context = try commandContext(request)
-            _ = try requirePresent(context.credential)
-            return try await run(command(request), request: request, context: context)
+            _ = try requireCredential(request)
+            return try await service.perform(try command(request), on: sessionID(request), context: context).response
         }
     }
 
-    private func run(_ command: SessionCommand, request: Request, context: CommandContext) async throws -> Response {
-        let id = SessionID(request.parameters["id"] ?? "")
-        return respond(try await service.perform(command, on: id, context: context))
-    }
-
     // MARK: - Request pieces
+
+    func sessionID(_ request: Request) -> SessionID { SessionID(request.parameters["id"] ?? "") }
 
     func credential(_ request: Request) -> Credential {
         guard let header = request.headers["authorization"] else { return .none }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .token("") }
-        let token = trimmed(parts[1])
+        let token = HeaderValue.trimmed(parts[1])
         return constantTimeEquals(token, adminToken) ? .admin : .token(token)
+    }
+
+    /// The caller's credential; 401 when there is none.
+    func requireCredential(_ request: Request) throws -> Credential {
+        let credential = credential(request)
+        if case .none = credential { throw SessionError(.unauthorized, "send Authorization: Bearer <token>") }
+        return credential
     }
 
     private func commandContext(_ request: Request) throws -> CommandContext {
         var ifMatch: Int64?
-        if let header = request.headers["if-match"], trimmed(header) != "*" {
-            var text = trimmed(header)
+        if let header = request.headers["if-match"], HeaderValue.trimmed(header) != "*" {
+            var text = HeaderValue.trimmed(header)
             if text.hasPrefix("W/") { text.removeFirst(2) }
             // An If-Match that names no version we could be at never matches (RFC 9110 §13.1.1).
-            ifMatch = Int64(trimmed(text, also: "\"")) ?? -1
+            ifMatch = Int64(HeaderValue.trimmed(text, also: "\"")) ?? -1
         }
-        var key = request.headers["idempotency-key"]
-        if let given = key {
-            guard !given.isEmpty, given.utf8.count <= 255 else {
-                throw APIError(.badRequest, "Idempotency-Key must be 1-255 characters")
-            }
-            if request.method != .post { key = nil }
+        let idempotency = try idempotencyKey(request).map { key in
+            Idempotency<MutationResult>(
+                key: key, scope: "\(request.method.rawValue) \(request.path)", record: StoredAnswer.init)
         }
-        return CommandContext(
-            credential: credential(request), ifMatch: ifMatch, idempotencyKey: key,
-            scope: "\(request.method.rawValue) \(request.path)")
+        return CommandContext(credential: credential(request), ifMatch: ifMatch, idempotency: idempotency)
+    }
+
+    /// The `Idempotency-Key` of a POST (API.md: "on any POST"); checked on every method.
+    private func idempotencyKey(_ request: Request) throws -> String? {
+        guard let key = request.headers["idempotency-key"] else { return nil }
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw APIError(.badRequest, "Idempotency-Key must be 1-255 characters")
+        }
+        return request.method == .post ? key : nil
     }
 
     private func jsonBody(_ request: Request) throws -> JSONValue? {
         guard !request.body.isEmpty else { return nil }
         if let type = request.headers["content-type"]?.lowercased() {
-            let mediaType = type.split(separator: ";").first.map { trimmed($0) } ?? ""
+            let mediaType = type.split(separator: ";").first.map { HeaderValue.trimmed($0) } ?? ""
             guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
                 throw APIError(.unsupportedMediaType, "send the body as application/json, not \(mediaType)")
             }
@@ -191,35 +203,15 @@ public struct SessionRoutes: Sendable {
     }
 }
 
-extension Credential {
-    /// A token that could have been issued (an admin token matched earlier and is `.admin`).
-    var isWellFormedToken: Bool {
-        if case .token(let token) = self { IdentifierGenerator.isWellFormedToken(token) } else { false }
+/// Header values are ASCII: trimming them needs no Foundation (whose `trimmingCharacters` costs a
+/// bridged string on every request).
+enum HeaderValue {
+    /// `text` without leading and trailing spaces and tabs (and `extra`).
+    static func trimmed(_ text: some StringProtocol, also extra: Character? = nil) -> String {
+        func isTrimmed(_ character: Character) -> Bool { character == " " || character == "\t" || character == extra }
+        guard let first = text.firstIndex(where: { !isTrimmed($0) }),
+            let last = text.lastIndex(where: { !isTrimmed($0) })
+        else { return "" }
+        return String(text[first...last])
     }
-}
-
-/// A JSON answer.
-func json(_ status: Int, _ body: JSONValue, headers: [String: String] = [:]) -> Response {
-    var fields = HTTPHeaders()
-    fields["Content-Type"] = "application/json; charset=utf-8"
-    for (name, value) in headers { fields[name] = value }
-    return Response(status: HTTPStatus(code: status), headers: fields, body: Array(body.serialized().utf8))
-}
-
-func respond(_ response: APIResponse) -> Response {
-    guard let body = response.body else {
-        var fields = HTTPHeaders()
-        for (name, value) in response.headers { fields[name] = value }
-        return Response(status: HTTPStatus(code: response.status), headers: fields)
-    }
-    return json(response.status, body, headers: response.headers)
-}
-
-/// `text` without leading and trailing spaces and tabs (and `also`): header values are ASCII, and
-/// Foundation's `trimmingCharacters` costs a bridged string on every request.
-func trimmed(_ text: some StringProtocol, also extra: Character? = nil) -> String {
-    func isTrimmed(_ character: Character) -> Bool { character == " " || character == "\t" || character == extra }
-    guard let first = text.firstIndex(where: { !isTrimmed($0) }), let last = text.lastIndex(where: { !isTrimmed($0) })
-    else { return "" }
-    return String(text[first...last])
 }

@@ -35,7 +35,7 @@ extension String {
     }
 }
 
-func makeStack(depth: Int) -> ScreenStack {
+func makeStack(depth: Int) -> ScreenStack<Void> {
     let stack = ScreenStack()
     for _ in 0..<depth { stack.push() }
     return stack

@@ -35,15 +35,15 @@ struct Replay: Command {
     }
 
     func run() async throws -> Int32 {
-        let json: JSONValue
+        let replayed: SessionResource
         do {
-            json = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
+            replayed = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
         } catch let failure as SessionReplay.Failure {
             throw CommandFailure(failure.description)
         } catch {
             throw CommandFailure("\(databasePath): \(error)")
         }
-        Console.out(json.serialized())
+        Console.out(replayed.json.serialized())
         return 0
     }
 }

@@ -74,7 +74,7 @@ struct Serve: Command {
         do {
             return try SessionSchema(json: json, pointer: "")
         } catch {
-            let problems = error.errors.map { "\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.detail)" }
+            let problems = error.fieldErrors.map { "\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.detail)" }
             let detail = problems.isEmpty ? error.detail : problems.joined(separator: "; ")
             throw UsageError("\(source): '\(file)' is not a valid schema: \(detail)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
@@ -41,7 +42,8 @@ public final class EventHub: Sendable {
     /// Events published since start.
     public var publishedEventCount: Int { published.load(ordering: .relaxed) }
 
-    /// A subscription to one session's events (or every session's when `session` is nil). Items
+    /// A subscription to one session's events (or every session's when `session` is nil, each
+    /// event's JSON then carrying its `"session"`). Items
     /// published from now on are buffered until read. The stream ends when the subscriber is
     /// dropped or cancelled.
     package func subscribe(to session: SessionID?) -> Subscription {
@@ -73,13 +75,18 @@ public final class EventHub: Sendable {
         }
     }
 
-    /// Delivers a committed event to its session's subscribers and the admin subscribers.
-    package func publish(_ event: StoredEvent) {
+    /// Delivers a committed event to its session's subscribers, and to the subscribers of every
+    /// session tagged with its session (encoded once, only when there are such subscribers).
+    public func publish(_ event: StoredEvent, _ recorded: RecordedEvent) {
         published.add(1, ordering: .relaxed)
-        let targets = state.withLock { state in
-            Array((state.bySession[event.session] ?? [:]).values) + Array(state.everySession.values)
+        let (sessionTargets, everyTargets) = state.withLock { state in
+            (Array((state.bySession[event.session] ?? [:]).values), Array(state.everySession.values))
         }
-        for continuation in targets { deliver(.event(event), to: continuation) }
+        for continuation in sessionTargets { deliver(.event(event), to: continuation) }
+        guard !everyTargets.isEmpty else { return }
+        var tagged = event
+        tagged.json = recorded.json(taggedWith: event.session).serialized()
+        for continuation in everyTargets { deliver(.event(tagged), to: continuation) }
     }
 
     /// Wakes every subscriber to send a keep-alive comment.

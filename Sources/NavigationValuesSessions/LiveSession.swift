@@ -3,52 +3,20 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// One screen of a live session: its id and name beside its core context. A value stored inline
-/// in the session's array (no object of its own per screen).
-struct ScreenEntry {
-    let id: ScreenID
-    let name: String
-    let context: ScreenContext
-}
-
-/// A screen as an operation carries it: id, name and the values it is pushed with.
-struct ScreenSeed: Equatable {
-    var id: ScreenID
-    var name: String
-    var values: [String: JSONValue]
-}
-
-/// What a session can go through. Live requests become operations after validation; replay turns
-/// stored events back into the same operations, so both paths share one `apply`.
-enum Operation {
-    case push(ScreenSeed)
-    case pop([ScreenID])
-    case replacePath(popped: [ScreenID], pushed: [ScreenSeed])
-    case updateValues(screen: ScreenID, set: [String: JSONValue], removed: [String])
-    case setHandler(screen: ScreenID, key: String, passBack: Bool)
-    case removeHandler(screen: ScreenID, key: String)
-    case publish(screen: ScreenID, key: String, value: JSONValue)
-    case end(purge: Bool)
-
-    var isPurge: Bool {
-        if case .end(purge: true) = self { true } else { false }
-    }
-}
-
-/// What applying an operation did: the event's type and fields, and the rows to store.
+/// What applying an operation did: the event it appends and the state rows it writes.
 struct Applied {
-    var eventType: String
-    var eventFields: [String: JSONValue]
+    var event: SessionEvent
     var changes: [StateChange]
 }
 
-/// The in-memory state of one session: its record, schema and a core `ScreenStack` whose screens
-/// carry their ids. Not Sendable: one `SessionActor` owns it.
+/// The in-memory state of one session: its record, its schema and a core `ScreenStack` keyed by
+/// the screens' ids, whose elements are the screens' names. Not Sendable: one `SessionActor` owns it.
 package final class LiveSession {
+    typealias Screen = ScreenStack<String>.Screen
+
     var record: SessionRecord
     let schema: SessionSchema
-    let stack = ScreenStack()
-    private(set) var screens: [ScreenEntry] = []
+    let stack = ScreenStack<String>()
 
     init(record: SessionRecord, schema: SessionSchema) {
         self.record = record
@@ -59,72 +27,59 @@ package final class LiveSession {
     }
 
     var id: SessionID { record.id }
-    var depth: Int { screens.count }
-
-    /// The screen with this id. A linear search from the top: stacks are short, most requests name
-    /// a screen near the top, and no per-session index is kept in memory.
-    func screen(_ id: ScreenID) -> ScreenEntry? { screens.last { $0.id == id } }
+    var depth: Int { stack.count }
 
     /// Resolves a `{screen}` path reference: an id, `root` or `top`.
-    func screen(reference: String) -> ScreenEntry? {
+    func screen(reference: String) -> Screen? {
         switch reference {
-        case "root": screens.first
-        case "top": screens.last
-        default: screen(ScreenID(reference))
+        case "root": stack.entries.first
+        case "top": stack.entries.last
+        default: stack.screen(id: ScreenID(reference))
         }
     }
 
     // MARK: - Applying operations
 
-    /// Applies an operation at version `seq`, returning the event and the rows it writes.
-    /// The caller has validated it; a precondition failing here is our bug.
-    func apply(_ operation: Operation, seq: Int64, at date: Date) -> Applied {
+    /// Applies an operation at version `seq`, returning its event and the rows it writes.
+    ///
+    /// A validated operation always applies. One read back from storage may not (a damaged or
+    /// hand-edited file): then this throws, and the session must be dropped, since it may be half
+    /// changed.
+    func apply(_ operation: SessionOperation, seq: Int64, at date: Date) throws(CorruptSessionError) -> Applied {
         var applied: Applied
         switch operation {
         case .push(let seed):
-            let entry = pushScreen(seed)
-            applied = Applied(
-                eventType: "screen.pushed", eventFields: ["screen": render(entry)],
-                changes: insertChanges(for: entry, seed: seed))
+            let entry = try pushScreen(seed)
+            applied = Applied(event: .screenPushed(resource(of: entry)), changes: insertChanges(for: entry, seed: seed))
         case .pop(let ids):
-            popScreens(ids)
-            applied = Applied(
-                eventType: "screens.popped", eventFields: ["screens": .array(ids.map { .string($0.rawValue) })],
-                changes: ids.isEmpty ? [] : [.deleteScreens(ids)])
+            try popScreens(ids)
+            applied = Applied(event: .screensPopped(ids), changes: ids.isEmpty ? [] : [.deleteScreens(ids)])
         case .replacePath(let popped, let pushed):
-            popScreens(popped)
+            try popScreens(popped)
             var changes: [StateChange] = popped.isEmpty ? [] : [.deleteScreens(popped)]
-            var rendered: [JSONValue] = []
+            var resources: [ScreenResource] = []
             for seed in pushed {
-                let entry = pushScreen(seed)
-                rendered.append(render(entry))
+                let entry = try pushScreen(seed)
+                resources.append(resource(of: entry))
                 changes += insertChanges(for: entry, seed: seed)
             }
-            applied = Applied(
-                eventType: "path.replaced",
-                eventFields: ["popped": .array(popped.map { .string($0.rawValue) }), "pushed": .array(rendered)],
-                changes: changes)
+            applied = Applied(event: .pathReplaced(popped: popped, pushed: resources), changes: changes)
         case .updateValues(let screenID, let set, let removed):
-            applied = updateValues(screenID, set: set, removed: removed)
+            applied = try updateValues(screenID, set: set, removed: removed)
         case .setHandler(let screenID, let key, let passBack):
-            guard let entry = screen(screenID) else { preconditionFailure("handler on an unknown screen") }
-            entry.context.setPreferenceHandler(named: key, passBack: passBack)
+            try existing(screenID).context.setPreferenceHandler(named: key, passBack: passBack)
             applied = Applied(
-                eventType: "handler.set",
-                eventFields: ["screen": .string(screenID.rawValue), "key": .string(key), "passBack": .bool(passBack)],
+                event: .handlerSet(screen: screenID, key: key, passBack: passBack),
                 changes: [.setHandler(screenID, key: key, passBack: passBack)])
         case .removeHandler(let screenID, let key):
-            guard let entry = screen(screenID) else { preconditionFailure("handler on an unknown screen") }
-            entry.context.removePreferenceHandler(named: key)
+            try existing(screenID).context.removePreferenceHandler(named: key)
             applied = Applied(
-                eventType: "handler.removed", eventFields: ["screen": .string(screenID.rawValue), "key": .string(key)],
-                changes: [.removeHandler(screenID, key: key)])
+                event: .handlerRemoved(screen: screenID, key: key), changes: [.removeHandler(screenID, key: key)])
         case .publish(let screenID, let key, let value):
-            applied = publish(screenID, key: key, value: value)
+            applied = try publish(screenID, key: key, value: value)
         case .end(let purge):
             record.state = .ended
-            applied = Applied(
-                eventType: "session.ended", eventFields: [:], changes: purge ? [.purgeSession(record.id)] : [])
+            applied = Applied(event: .sessionEnded, changes: purge ? [.purgeSession(record.id)] : [])
         }
         record.version = seq
         record.updatedAt = date
@@ -133,25 +88,25 @@ package final class LiveSession {
         return applied
     }
 
+    /// Pushes a screen with its values; a screen id already on the stack is refused.
     @discardableResult
-    func pushScreen(_ seed: ScreenSeed) -> ScreenEntry {
-        let context = stack.push()
-        let entry = ScreenEntry(id: seed.id, name: seed.name, context: context)
-        screens.append(entry)
+    func pushScreen(_ seed: ScreenSeed) throws(CorruptSessionError) -> Screen {
+        guard stack.screen(id: seed.id) == nil else { throw corrupt("screen \(seed.id.rawValue) is pushed twice") }
+        let context = stack.push(seed.name, id: seed.id)
         for (name, value) in seed.values {
             context.setValue(value, for: valueKey(name))
         }
-        return entry
+        return stack.entries[stack.count - 1]  // the screen just pushed
     }
 
-    private func insertChanges(for entry: ScreenEntry, seed: ScreenSeed) -> [StateChange] {
-        let index = screens.count - 1
-        let previous = index > 0 ? screens[index - 1].id : nil
+    private func insertChanges(for entry: Screen, seed: ScreenSeed) -> [StateChange] {
+        let index = stack.count - 1
+        let previous = index > 0 ? stack.entries[index - 1].id : nil
         var changes: [StateChange] = [
             .insertScreen(
                 ScreenRecord(
-                    id: entry.id, session: record.id, index: index, name: entry.name, role: entry.context.role.rawValue,
-                    previous: previous))
+                    id: entry.id, session: record.id, index: index, name: entry.element,
+                    role: entry.context.role.rawValue, previous: previous))
         ]
         for name in seed.values.keys.sorted() {
             if let value = seed.values[name] {
@@ -161,17 +116,18 @@ package final class LiveSession {
         return changes
     }
 
-    /// Pops the given screens, which must be the topmost ones.
-    private func popScreens(_ ids: [ScreenID]) {
-        for id in ids {
-            guard let last = screens.last, last.id == id else { preconditionFailure("popped screens must be on top") }
-            stack.pop()
-            screens.removeLast()
+    /// Pops the given screens, topmost first; they must be the topmost ones, above the root.
+    private func popScreens(_ ids: [ScreenID]) throws(CorruptSessionError) {
+        guard ids.count < stack.count, ids.elementsEqual(stack.ids.reversed().prefix(ids.count)) else {
+            throw corrupt("popped screens \(ids.map(\.rawValue)) are not the topmost ones above the root")
         }
+        stack.pop(count: ids.count)
     }
 
-    private func updateValues(_ screenID: ScreenID, set: [String: JSONValue], removed: [String]) -> Applied {
-        guard let entry = screen(screenID) else { preconditionFailure("values of an unknown screen") }
+    private func updateValues(
+        _ screenID: ScreenID, set: [String: JSONValue], removed: [String]
+    ) throws(CorruptSessionError) -> Applied {
+        let entry = try existing(screenID)
         var changedScreens: [(ScreenContext, String)] = []
         var changes: [StateChange] = []
         for name in set.keys.sorted() {
@@ -180,62 +136,63 @@ package final class LiveSession {
             changedScreens += entry.context.setValue(value, for: key).map { ($0, name) }
             changes.append(.setValue(screenID, key: name, json: value.serialized()))
         }
-        for name in removed.sorted() {
+        let removed = removed.sorted()
+        for name in removed {
             let key = valueKey(name)
             changedScreens += entry.context.removeValue(for: key).map { ($0, name) }
             changes.append(.removeValue(screenID, key: name))
         }
-        var affected: [JSONValue] = []
+        var affected: [AffectedValue] = []
         var seen: Set<String> = []
-        let ids = screenIDsByContext()
-        for (context, name) in changedScreens {
-            guard let id = ids[ObjectIdentifier(context)], seen.insert("\(id.rawValue)\u{0}\(name)").inserted else {
-                continue
-            }
-            affected.append([
-                "screen": .string(id.rawValue), "key": .string(name),
-                "value": context.untrackedValue(for: valueKey(name)),
-            ])
+        let ids = self.ids(of: changedScreens.map(\.0))
+        for ((context, name), id) in zip(changedScreens, ids) {
+            guard let id, seen.insert("\(id.rawValue)\u{0}\(name)").inserted else { continue }
+            affected.append(AffectedValue(screen: id, key: name, value: context.untrackedValue(for: valueKey(name))))
         }
         return Applied(
-            eventType: "values.updated",
-            eventFields: [
-                "screen": .string(screenID.rawValue), "set": .object(set),
-                "removed": .array(removed.sorted().map { .string($0) }), "affected": .array(affected),
-            ],
-            changes: changes)
+            event: .valuesUpdated(screen: screenID, set: set, removed: removed, affected: affected), changes: changes)
     }
 
-    private func publish(_ screenID: ScreenID, key: String, value: JSONValue) -> Applied {
-        guard let entry = screen(screenID) else { preconditionFailure("publish on an unknown screen") }
-        let walk = entry.context.updatePreference(named: key, value: value)
-        let ids = screenIDsByContext()
-        var deliveries: [JSONValue] = []
+    private func publish(_ screenID: ScreenID, key: String, value: JSONValue) throws(CorruptSessionError) -> Applied {
+        let walk = try existing(screenID).context.updatePreference(named: key, value: value)
+        var deliveries: [PreferenceDelivery] = []
         var changes: [StateChange] = []
-        for delivery in walk.deliveries {
-            guard let id = ids[ObjectIdentifier(delivery.screen)], let received = delivery.value as? JSONValue else {
-                continue
-            }
-            deliveries.append(["screen": .string(id.rawValue), "value": received])
-            changes.append(.setReceivedPreference(id, key: key, json: received.serialized()))
-            let memory = delivery.screen.preferenceMemory(named: key)
+        for (delivery, id) in zip(walk.deliveries, ids(of: walk.deliveries.map(\.screen))) {
+            guard let id, let received = delivery.value as? JSONValue else { continue }
+            deliveries.append(PreferenceDelivery(screen: id, value: received))
+            let receivedJSON = received.serialized()
+            changes.append(.setReceivedPreference(id, key: key, json: receivedJSON))
             var passed: String?
-            if case .passedBack(let value) = memory?.decision { passed = value.serialized() }
-            changes.append(.rememberDelivery(id, key: key, valueJSON: received.serialized(), passedJSON: passed))
+            if case .passedBack(let value) = delivery.screen.preferenceMemory(named: key)?.decision {
+                passed = value.serialized()
+            }
+            changes.append(.rememberDelivery(id, key: key, valueJSON: receivedJSON, passedJSON: passed))
         }
-        let stoppedAt: JSONValue = walk.stoppedAt.flatMap { ids[ObjectIdentifier($0)] }.map { .string($0.rawValue) } ?? .null
+        let stoppedAt = walk.stoppedAt.flatMap { stack.id(of: $0) }
         return Applied(
-            eventType: "preference.published",
-            eventFields: [
-                "screen": .string(screenID.rawValue), "key": .string(key), "value": value,
-                "deliveries": .array(deliveries), "stoppedAt": stoppedAt,
-            ],
+            event: .preferencePublished(
+                screen: screenID, key: key, value: value, deliveries: deliveries, stoppedAt: stoppedAt),
             changes: changes)
     }
 
-    /// Each screen's id, by its context's identity: for turning the core's contexts back into ids.
-    private func screenIDsByContext() -> [ObjectIdentifier: ScreenID] {
-        Dictionary(uniqueKeysWithValues: screens.map { (ObjectIdentifier($0.context), $0.id) })
+    // MARK: - Pieces
+
+    /// The screen with this id, which an operation names.
+    private func existing(_ id: ScreenID) throws(CorruptSessionError) -> Screen {
+        guard let entry = stack.screen(id: id) else { throw corrupt("no screen \(id.rawValue)") }
+        return entry
+    }
+
+    /// The ids of contexts of this stack, in order (nil for a context that is not one of its screens).
+    /// Few contexts are looked up one by one from the top; many through one map of the stack.
+    private func ids(of contexts: [ScreenContext]) -> [ScreenID?] {
+        guard contexts.count > 8 else { return contexts.map { stack.id(of: $0) } }
+        let byContext = Dictionary(uniqueKeysWithValues: stack.entries.map { (ObjectIdentifier($0.context), $0.id) })
+        return contexts.map { byContext[ObjectIdentifier($0)] }
+    }
+
+    private func corrupt(_ reason: String) -> CorruptSessionError {
+        CorruptSessionError(session: id, reason: reason)
     }
 
     /// The named key for a value name, with the schema's default and observation flag.

@@ -7,7 +7,8 @@ import NavigationValuesWire
 /// and the events that follow, using the same `apply` as live requests.
 ///
 /// ```swift
-/// let json = try await SessionReplay.session(SessionID("s_…"), at: 12, in: store)
+/// let session = try await SessionReplay.session(SessionID("s_…"), at: 12, in: store)
+/// session.screens.map(\.name)
 /// ```
 public enum SessionReplay {
     /// Why a replay cannot be answered.
@@ -19,19 +20,25 @@ public enum SessionReplay {
 
     /// The session right after event `at` (default: the latest), as `GET /v1/sessions/{id}` shows it.
     ///
-    /// - Throws: `Failure` for an unknown session or an `at` outside 1…latest; `StoreError`.
-    public static func session(_ id: SessionID, at: Int64? = nil, in store: any SessionStore) async throws -> JSONValue {
+    /// - Throws: `Failure` for an unknown session or an `at` outside 1…latest; `CorruptSessionError`
+    ///   when the stored history does not replay; `StoreError`.
+    public static func session(_ id: SessionID, at: Int64? = nil, in store: any SessionStore) async throws
+        -> SessionResource
+    {
         let latest = try await latestSeq(of: id, in: store)
         let target = at ?? latest
         guard target >= 1, target <= latest else {
-            throw Failure(reason: .eventOutOfRange, description: "session \(id.rawValue) has events 1 to \(latest), not \(target)")
+            throw Failure(
+                reason: .eventOutOfRange, description: "session \(id.rawValue) has events 1 to \(latest), not \(target)")
         }
-        return try await rebuild(id, at: target, in: store).renderSession()
+        return try await rebuild(id, at: target, in: store).resource()
     }
 
     /// The same, read straight from a database file (read-only, so it works while a server writes
     /// to it): what `navigation-values replay --db PATH SESSION [--at N]` prints.
-    public static func session(_ id: SessionID, at: Int64? = nil, databasePath: String) async throws -> JSONValue {
+    public static func session(_ id: SessionID, at: Int64? = nil, databasePath: String) async throws
+        -> SessionResource
+    {
         var configuration = SQLiteSessionStore.Configuration()
         configuration.access = .readOnly
         let store = try await SQLiteSessionStore.open(path: databasePath, configuration: configuration)
@@ -45,7 +52,7 @@ public enum SessionReplay {
         }
     }
 
-    /// The newest event's seq, from the event log (which also covers ended sessions).
+    /// The newest event's seq, from the session's row (which also covers ended sessions).
     static func latestSeq(of id: SessionID, in store: any SessionStore) async throws -> Int64 {
         guard let stored = try await store.loadSession(id) else {
             throw Failure(reason: .unknownSession, description: "no session \(id.rawValue)")
@@ -53,50 +60,73 @@ public enum SessionReplay {
         return stored.record.version
     }
 
-    package static func rebuild(_ id: SessionID, at target: Int64, in store: any SessionStore) async throws -> LiveSession {
+    /// The session right after event `target`: the newest snapshot at or before it, then the
+    /// events after the snapshot, applied as live requests are.
+    static func rebuild(_ id: SessionID, at target: Int64, in store: any SessionStore) async throws
+        -> LiveSession
+    {
+        func corrupt(_ reason: String) -> CorruptSessionError { CorruptSessionError(session: id, reason: reason) }
         var session: LiveSession
         var position: Int64
         if let snapshot = try await store.snapshot(of: id, atOrBefore: target) {
-            session = try LiveSession.load(snapshot: try JSONValue(parsing: snapshot.json), session: id)
+            do {
+                let resource = try SessionResource(json: try JSONValue(parsing: snapshot.json))
+                guard resource.id == id, resource.version == snapshot.seq else {
+                    throw corrupt("snapshot \(snapshot.seq) is of another session or version")
+                }
+                session = try LiveSession.load(snapshot: resource)
+            } catch let error as CorruptSessionError {
+                throw error
+            } catch {
+                throw corrupt("snapshot \(snapshot.seq) does not load: \(error)")
+            }
             position = snapshot.seq
         } else {
             guard let first = try await store.events(of: id, after: 0, limit: 1).first, first.seq == 1 else {
                 throw Failure(reason: .unknownSession, description: "session \(id.rawValue) has no history")
             }
-            session = try created(from: first, session: id)
+            guard case .sessionCreated(let root, let schema) = try decode(first, session: id).event else {
+                throw corrupt("event 1 is not session.created")
+            }
+            session = try LiveSession.created(root: root, schema: schema, session: id, at: first.at)
             position = 1
         }
         while position < target {
             let page = try await store.events(of: id, after: position, limit: Int(min(1_000, target - position)))
             guard !page.isEmpty else { break }
-            for event in page where event.seq <= target {
-                guard event.seq == position + 1 else {
-                    throw CorruptSessionError(session: id, reason: "event \(position + 1) is missing")
+            for stored in page where stored.seq <= target {
+                guard stored.seq == position + 1 else { throw corrupt("event \(position + 1) is missing") }
+                if let operation = SessionOperation(replaying: try decode(stored, session: id).event) {
+                    _ = try session.apply(operation, seq: stored.seq, at: stored.at)
                 }
-                if let operation = try LiveSession.operation(fromEvent: try JSONValue(parsing: event.json), session: id) {
-                    _ = session.apply(operation, seq: event.seq, at: event.at)
-                }
-                position = event.seq
+                position = stored.seq
             }
         }
         return session
     }
 
-    /// The session right after its `session.created` event.
-    private static func created(from event: StoredEvent, session id: SessionID) throws -> LiveSession {
-        let json = try JSONValue(parsing: event.json)
-        guard let root = json["root"], let rootID = root["id"]?.stringValue, let name = root["name"]?.stringValue else {
-            throw CorruptSessionError(session: id, reason: "session.created lacks its root")
+    private static func decode(_ stored: StoredEvent, session id: SessionID) throws(CorruptSessionError)
+        -> RecordedEvent
+    {
+        do {
+            let event = try RecordedEvent(text: stored.json)
+            guard event.seq == stored.seq else {
+                throw CorruptSessionError(session: id, reason: "event \(stored.seq) says it is event \(event.seq)")
+            }
+            return event
+        } catch let error as CorruptSessionError {
+            throw error
+        } catch {
+            throw CorruptSessionError(session: id, reason: "event \(stored.seq) does not decode: \(error)")
         }
-        let schema: SessionSchema
-        do { schema = try SessionSchema(json: json["schema"] ?? [:]) } catch {
-            throw CorruptSessionError(session: id, reason: "session.created has an invalid schema")
-        }
-        let record = SessionRecord(
-            id: id, version: 1, state: .active, schemaJSON: schema.json.serialized(), tokenHash: "",
-            createdAt: event.at, updatedAt: event.at)
-        let session = LiveSession(record: record, schema: schema)
-        session.pushScreen(ScreenSeed(id: ScreenID(rootID), name: name, values: root["values"]?.objectValue ?? [:]))
-        return session
+    }
+}
+
+extension SessionReplay {
+    /// The session right after event `target` (which the caller has checked is 1…latest).
+    package static func resource(of id: SessionID, at target: Int64, in store: any SessionStore) async throws
+        -> SessionResource
+    {
+        try await rebuild(id, at: target, in: store).resource()
     }
 }

@@ -46,14 +46,14 @@ public struct SessionSchema: Sendable, Equatable {
 
     /// Parses and checks a schema document; `pointer` is where it sits in the request body.
     ///
-    /// - Throws: `APIError` 422 listing every problem found.
-    public init(json: JSONValue, pointer: String = "/schema") throws(APIError) {
+    /// - Throws: `SessionError` `.invalid` listing every problem found.
+    public init(json: JSONValue, pointer: String = "/schema") throws(SessionError) {
         guard case .object(let members) = json else {
-            throw APIError(.unprocessable, "schema must be an object", pointer: pointer)
+            throw SessionError(.invalid, "schema must be an object", pointer: pointer)
         }
-        var problems: [APIError.FieldError] = []
+        var problems: [SessionError.FieldError] = []
         for name in members.keys where !["values", "preferences", "strict"].contains(name) {
-            problems.append(.init(pointer: "\(pointer)/\(pointerEscaped(name))", detail: "unknown schema member"))
+            problems.append(.init(pointer: "\(pointer)/\(JSONPointer.escaped(name))", detail: "unknown schema member"))
         }
         var isStrict = false
         if let strict = members["strict"] {
@@ -66,13 +66,13 @@ public struct SessionSchema: Sendable, Equatable {
         let values = Self.entries(members["values"], pointer: "\(pointer)/values", problems: &problems)
         let preferences = Self.entries(members["preferences"], pointer: "\(pointer)/preferences", problems: &problems)
         guard problems.isEmpty else {
-            throw APIError(.unprocessable, problems.count == 1 ? problems[0].detail : "invalid schema", errors: problems)
+            throw SessionError(.invalid, problems.count == 1 ? problems[0].detail : "invalid schema", fieldErrors: problems)
         }
         self.init(values: values, preferences: preferences, isStrict: isStrict)
     }
 
     private static func entries(
-        _ json: JSONValue?, pointer: String, problems: inout [APIError.FieldError]
+        _ json: JSONValue?, pointer: String, problems: inout [SessionError.FieldError]
     ) -> [String: Entry] {
         guard let json else { return [:] }
         guard case .object(let declared) = json else {
@@ -81,7 +81,7 @@ public struct SessionSchema: Sendable, Equatable {
         }
         var result: [String: Entry] = [:]
         for (name, declaration) in declared {
-            let here = "\(pointer)/\(pointerEscaped(name))"
+            let here = "\(pointer)/\(JSONPointer.escaped(name))"
             if let problem = KeyName.problem(with: name) {
                 problems.append(.init(pointer: here, detail: problem))
                 continue
@@ -111,7 +111,7 @@ public struct SessionSchema: Sendable, Equatable {
                 ignored = value
             }
             for field in fields.keys where !["type", "default", "observationIgnored"].contains(field) {
-                problems.append(.init(pointer: "\(here)/\(pointerEscaped(field))", detail: "unknown entry member"))
+                problems.append(.init(pointer: "\(here)/\(JSONPointer.escaped(field))", detail: "unknown entry member"))
             }
             result[name] = Entry(type: type, defaultValue: defaultValue, isObservationIgnored: ignored)
         }
@@ -142,7 +142,7 @@ public struct SessionSchema: Sendable, Equatable {
     }
 
     /// Checks a value written to a value key; `pointer` names it in the body.
-    func checkValue(_ value: JSONValue, for name: String, pointer: String) -> APIError.FieldError? {
+    func checkValue(_ value: JSONValue, for name: String, pointer: String) -> SessionError.FieldError? {
         if let problem = KeyName.problem(with: name) { return .init(pointer: pointer, detail: problem) }
         guard let entry = values[name] else {
             return isStrict ? .init(pointer: pointer, detail: "undeclared value key '\(name)' (strict schema)") : nil
@@ -152,7 +152,7 @@ public struct SessionSchema: Sendable, Equatable {
     }
 
     /// Checks a published preference value.
-    func checkPreference(_ value: JSONValue, for name: String, pointer: String) -> APIError.FieldError? {
+    func checkPreference(_ value: JSONValue, for name: String, pointer: String) -> SessionError.FieldError? {
         if let problem = KeyName.problem(with: name) { return .init(pointer: pointer, detail: problem) }
         guard let entry = preferences[name] else {
             return isStrict ? .init(pointer: pointer, detail: "undeclared preference key '\(name)' (strict schema)") : nil

@@ -178,23 +178,6 @@ public struct StoredSnapshot: Sendable, Equatable {
     }
 }
 
-/// A line of the admin session list.
-public struct SessionSummary: Sendable, Equatable {
-    public var id: SessionID
-    public var version: Int64
-    public var state: SessionState
-    public var depth: Int
-    public var updatedAt: Date
-
-    public init(id: SessionID, version: Int64, state: SessionState, depth: Int, updatedAt: Date) {
-        self.id = id
-        self.version = version
-        self.state = state
-        self.depth = depth
-        self.updatedAt = updatedAt
-    }
-}
-
 /// The first answer given under an `Idempotency-Key`, replayed on retries for 24 h.
 public struct IdempotencyRecord: Sendable, Equatable {
     /// e.g. `POST /v1/sessions/s_1/push`, or `POST /v1/sessions` for creation.

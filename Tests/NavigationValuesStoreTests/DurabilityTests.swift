@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesStore
+import NavigationValuesWire
 import Testing
 
 @Suite struct DurabilityTests {

@@ -96,3 +96,56 @@ struct WeakBox {
     weak var value: ScreenContext?
     init(_ value: ScreenContext) { self.value = value }
 }
+
+@Suite struct ScreenStackIDTests {
+    @Test func screensAreKeyedByStableIDsFromAPredictableGenerator() {
+        let stack = ScreenStack<String>(ids: .incrementing(prefix: "s"))
+        let home = stack.push("Home")
+        let detail = stack.push("Detail", id: ScreenID("detail"))
+        let picker = stack.push("Picker")
+        #expect(stack.ids == [ScreenID("s0"), ScreenID("detail"), ScreenID("s1")])
+        #expect(stack[id: ScreenID("detail")] === detail)
+        #expect(stack.screen(id: ScreenID("s1"))?.element == "Picker")
+        #expect(stack.index(of: ScreenID("s0")) == 0 && stack.index(of: ScreenID("nope")) == nil)
+        #expect(stack.id(of: home) == ScreenID("s0") && stack.id(of: picker) == ScreenID("s1"))
+        #expect(stack.id(of: ScreenContext()) == nil)
+        #expect(
+            stack.path == [
+                StackEntry(id: ScreenID("s0"), element: "Home"), StackEntry(id: ScreenID("detail"), element: "Detail"),
+                StackEntry(id: ScreenID("s1"), element: "Picker"),
+            ])
+    }
+
+    @Test func popByIDKeepsOrRemovesThatScreenButNeverTheRoot() {
+        let stack = ScreenStack<Int>()
+        for number in 0..<5 { stack.push(number) }
+        #expect(stack.pop(to: ScreenID("2")) == [ScreenID("4"), ScreenID("3")])
+        #expect(stack.pop(from: ScreenID("2")) == [ScreenID("2")])
+        #expect(stack.pop(from: ScreenID("0")) == [ScreenID("1")])
+        #expect(stack.pop(from: ScreenID("0")).isEmpty && stack.pop(to: ScreenID("9")).isEmpty)
+        #expect(stack.path.map(\.element) == [0])
+        let next = stack.push(5)
+        #expect(stack.id(of: next) == ScreenID("5"))
+        #expect(stack.screens.count == 2 && stack.count == 2)
+    }
+
+    @Test func popKeepsTheEntriesAndTheContextsChildrenInStep() {
+        let stack = ScreenStack<String>()
+        let root = stack.push("root")
+        for name in ["a", "b", "c"] { stack.push(name) }
+        let popped = stack.pop(count: 2)
+        #expect(popped.count == 2 && popped.allSatisfy { $0.parent == nil })
+        #expect(stack.entries.map(\.context).map(ObjectIdentifier.init) == stack.screens.map(ObjectIdentifier.init))
+        #expect(stack.path.map(\.element) == ["root", "a"])
+        #expect(stack.pop(to: root).count == 1 && stack.path.map(\.element) == ["root"])
+    }
+
+    @Test func aPathIsASendableValue() async {
+        let stack = ScreenStack<String>()
+        stack.push("Home")
+        stack.push("Detail")
+        let path = stack.path
+        let names = await Task.detached { path.map(\.element) }.value
+        #expect(names == ["Home", "Detail"])
+    }
+}

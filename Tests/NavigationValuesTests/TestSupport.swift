@@ -48,7 +48,7 @@ func notifiedScreens(
 }
 
 /// A stack A → B → C built with the public API.
-func makeStackABC() -> (stack: ScreenStack, a: ScreenContext, b: ScreenContext, c: ScreenContext) {
+func makeStackABC() -> (stack: ScreenStack<Void>, a: ScreenContext, b: ScreenContext, c: ScreenContext) {
     let stack = ScreenStack()
     let a = stack.push()
     let b = stack.push()

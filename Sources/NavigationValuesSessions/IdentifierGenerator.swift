@@ -1,0 +1,68 @@
+import NavigationValues
+import NavigationValuesStore
+import NavigationValuesWire
+
+/// Makes ids and tokens. The live generator reads the system's random source; tests may pass their own.
+public struct IdentifierGenerator: Sendable {
+    public var randomBytes: @Sendable (Int) -> [UInt8]
+
+    public init(randomBytes: @escaping @Sendable (Int) -> [UInt8]) {
+        self.randomBytes = randomBytes
+    }
+
+    /// 128-bit ids and 256-bit tokens from `SystemRandomNumberGenerator` (getrandom(2)).
+    public static let live = IdentifierGenerator { count in
+        // Eight bytes per draw: each draw from the system generator is a getrandom(2) call.
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
+    }
+
+    /// Ids carry 72 random bits in 14 characters, which Swift keeps inline (no heap string per
+    /// id). They only need to be unique (the store refuses a duplicate); tokens are what must be
+    /// unguessable, and carry 256 bits.
+    package func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(9))) }
+    package func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(9))) }
+    package func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
+
+    /// Whether `token` has the shape `token()` gives: `t_` and 43 base64url characters.
+    package static func isWellFormedToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        guard bytes.count == 45, token.hasPrefix("t_") else { return false }
+        return bytes.dropFirst(2).allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F
+        }
+    }
+}
+
+package enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5).
+    package static func encode(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let first = bytes[index]
+            let second = index + 1 < bytes.count ? bytes[index + 1] : 0
+            let third = index + 2 < bytes.count ? bytes[index + 2] : 0
+            output.append(alphabet[Int(first >> 2)])
+            output.append(alphabet[Int((first & 0x03) << 4 | second >> 4)])
+            if index + 1 < bytes.count { output.append(alphabet[Int((second & 0x0F) << 2 | third >> 6)]) }
+            if index + 2 < bytes.count { output.append(alphabet[Int(third & 0x3F)]) }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+/// Session tokens are stored as their SHA-256, never in clear.
+enum TokenHasher {
+    static func hash(_ token: String) -> String { SHA256.hexDigest(of: Array(token.utf8)) }
+}

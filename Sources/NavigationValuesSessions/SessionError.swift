@@ -1,0 +1,80 @@
+import NavigationValues
+import NavigationValuesWire
+
+/// Why a session refused a request: a stable code, a sentence for the client, and the fields of
+/// the request it points at. The domain knows no HTTP; `Problem+Mapping.swift` in the API turns
+/// each code into its status and problem type.
+///
+/// ```swift
+/// throw SessionError(.invalid, "unknown value key", pointer: "/values/colour")
+/// ```
+public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of refusal; stable, so that callers can match on it.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// No credential, or one that could not have been issued.
+        public static let unauthorized = Code("unauthorized")
+        /// A credential that is not allowed here (another session's token).
+        public static let forbidden = Code("forbidden")
+        /// No such session, screen or handler.
+        public static let notFound = Code("notFound")
+        /// The request does not fit the session as it is (popping the root).
+        public static let conflict = Code("conflict")
+        /// The session has ended, or its events were purged or compacted.
+        public static let gone = Code("gone")
+        /// `If-Match` named another version than the session's (`currentVersion`).
+        public static let versionMismatch = Code("versionMismatch")
+        /// Valid JSON of the wrong shape, type or size.
+        public static let invalid = Code("invalid")
+    }
+
+    /// A field of the request the error points at (RFC 6901 pointer into the body).
+    public struct FieldError: Sendable, Equatable {
+        public var pointer: String
+        public var detail: String
+
+        public init(pointer: String, detail: String) {
+            self.pointer = pointer
+            self.detail = detail
+        }
+    }
+
+    public var code: Code
+    /// What was wrong, for the client.
+    public var detail: String
+    public var fieldErrors: [FieldError]
+    /// With `.versionMismatch`: the version the session is at.
+    public var currentVersion: Int64?
+
+    public init(_ code: Code, _ detail: String, fieldErrors: [FieldError] = [], currentVersion: Int64? = nil) {
+        self.code = code
+        self.detail = detail
+        self.fieldErrors = fieldErrors
+        self.currentVersion = currentVersion
+    }
+
+    /// An error about one field of the body.
+    public init(_ code: Code, _ detail: String, pointer: String) {
+        self.init(code, detail, fieldErrors: [FieldError(pointer: pointer, detail: detail)])
+    }
+
+    public var description: String { "\(code): \(detail)" }
+}
+
+/// Stored data that cannot be turned back into a session: a damaged or hand-edited database, or
+/// our bug, never a client's doing. Loading, replay and applying a stored event throw it instead of
+/// stopping the process.
+public struct CorruptSessionError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var session: SessionID
+    public var reason: String
+
+    public init(session: SessionID, reason: String) {
+        self.session = session
+        self.reason = reason
+    }
+
+    public var description: String { "session \(session.rawValue) cannot be loaded: \(reason)" }
+}

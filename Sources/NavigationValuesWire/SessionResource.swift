@@ -1,0 +1,156 @@
+import Foundation
+import NavigationValues
+
+/// A session as the API shows it (API.md, Resources): its header and its screens, root first.
+///
+/// ```swift
+/// let session = try SessionResource(json: answer)
+/// session.screens.last?.resolved["title"]
+/// ```
+public struct SessionResource: Sendable, Equatable {
+    public var id: SessionID
+    /// The seq of the session's latest event.
+    public var version: Int64
+    public var state: SessionState
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// The session's schema as API.md writes it (`values`, `preferences`, `strict`).
+    public var schema: JSONValue
+    public var screens: [ScreenResource]
+
+    public init(
+        id: SessionID, version: Int64, state: SessionState, createdAt: Date, updatedAt: Date, schema: JSONValue,
+        screens: [ScreenResource]
+    ) {
+        self.id = id
+        self.version = version
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.schema = schema
+        self.screens = screens
+    }
+
+    /// The session as JSON.
+    public var json: JSONValue {
+        [
+            "id": .string(id.rawValue),
+            "version": .integer(version),
+            "state": .string(state.rawValue),
+            "createdAt": .string(Timestamp.string(from: createdAt)),
+            "updatedAt": .string(Timestamp.string(from: updatedAt)),
+            "schema": schema,
+            "screens": .array(screens.map(\.json)),
+        ]
+    }
+
+    /// Decodes what `json` writes (members it does not know, such as a create answer's `token`,
+    /// are ignored).
+    ///
+    /// - Throws: `WireDecodingError` naming the first member that is missing or mistyped.
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let fields = try JSONObjectReader(json)
+        let stateName = try fields.string("state")
+        guard let state = SessionState(rawValue: stateName) else {
+            throw WireDecodingError(pointer: "/state", reason: "expected active or ended")
+        }
+        self.init(
+            id: SessionID(try fields.string("id")), version: try fields.integer("version"), state: state,
+            createdAt: try fields.date("createdAt"), updatedAt: try fields.date("updatedAt"),
+            schema: try fields.value("schema"),
+            screens: try fields.list("screens") { item, pointer throws(WireDecodingError) in
+                try ScreenResource(json: item, pointer: pointer)
+            })
+    }
+}
+
+/// A line of the admin list of sessions (`GET /v1/sessions`).
+public struct SessionSummary: Sendable, Equatable {
+    public var id: SessionID
+    public var version: Int64
+    public var state: SessionState
+    /// Screens on the stack, root included.
+    public var depth: Int
+    public var updatedAt: Date
+
+    public init(id: SessionID, version: Int64, state: SessionState, depth: Int, updatedAt: Date) {
+        self.id = id
+        self.version = version
+        self.state = state
+        self.depth = depth
+        self.updatedAt = updatedAt
+    }
+
+    /// `{"id", "version", "state", "depth", "updatedAt"}`.
+    public var json: JSONValue {
+        [
+            "id": .string(id.rawValue), "version": .integer(version), "state": .string(state.rawValue),
+            "depth": .integer(Int64(depth)), "updatedAt": .string(Timestamp.string(from: updatedAt)),
+        ]
+    }
+
+    /// Decodes what `json` writes.
+    public init(json: JSONValue, pointer: String = "") throws(WireDecodingError) {
+        let fields = try JSONObjectReader(json, at: pointer)
+        guard let state = SessionState(rawValue: try fields.string("state")) else {
+            throw WireDecodingError(pointer: fields.at("state"), reason: "expected active or ended")
+        }
+        self.init(
+            id: SessionID(try fields.string("id")), version: try fields.integer("version"), state: state,
+            depth: Int(clamping: try fields.integer("depth")), updatedAt: try fields.date("updatedAt"))
+    }
+}
+
+/// What `POST /v1/sessions` answers: the new session, and its token (the only time the token is
+/// shown: keep it).
+public struct CreatedSession: Sendable, Equatable {
+    public var session: SessionResource
+    /// The session's bearer token (`t_…`).
+    public var token: String
+
+    public init(session: SessionResource, token: String) {
+        self.session = session
+        self.token = token
+    }
+
+    /// The session resource with a `"token"` member.
+    public var json: JSONValue {
+        guard case .object(var members) = session.json else { return session.json }
+        members["token"] = .string(token)
+        return .object(members)
+    }
+
+    /// Decodes what `json` writes.
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let fields = try JSONObjectReader(json)
+        self.init(session: try SessionResource(json: json), token: try fields.string("token"))
+    }
+}
+
+/// A page of the admin list of sessions: `{"sessions": [...], "nextCursor": id or null}`.
+public struct SessionList: Sendable, Equatable {
+    public var sessions: [SessionSummary]
+    /// The `cursor` for the next page; nil on the last one.
+    public var nextCursor: SessionID?
+
+    public init(sessions: [SessionSummary], nextCursor: SessionID?) {
+        self.sessions = sessions
+        self.nextCursor = nextCursor
+    }
+
+    public var json: JSONValue {
+        ["sessions": .array(sessions.map(\.json)), "nextCursor": nextCursor.map { .string($0.rawValue) } ?? .null]
+    }
+
+    /// Decodes what `json` writes.
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let fields = try JSONObjectReader(json)
+        var cursor: SessionID?
+        if try fields.value("nextCursor") != .null { cursor = SessionID(try fields.string("nextCursor")) }
+        self.init(
+            sessions: try fields.list("sessions") { item, pointer throws(WireDecodingError) in
+                try SessionSummary(json: item, pointer: pointer)
+            },
+            nextCursor: cursor)
+    }
+}
