@@ -93,7 +93,10 @@ public enum SessionReplay {
         }
         while position < target {
             let page = try await store.events(of: id, after: position, limit: Int(min(1_000, target - position)))
-            guard !page.isEmpty else { break }
+            // Each page must go on from where the last one ended; a gap (or no event at all) is damage.
+            guard let first = page.first, first.seq == position + 1 else {
+                throw corrupt("event \(position + 1) is missing")
+            }
             for stored in page where stored.seq <= target {
                 guard stored.seq == position + 1 else { throw corrupt("event \(position + 1) is missing") }
                 if let operation = SessionOperation(replaying: try decode(stored, session: id).event) {

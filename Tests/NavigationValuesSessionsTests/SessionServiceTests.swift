@@ -1,0 +1,214 @@
+import Foundation
+import NavigationValues
+import NavigationValuesStore
+import NavigationValuesWire
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import NavigationValuesSessions
+
+/// The domain without HTTP: the service on a real SQLite file, answering typed results and typed
+/// errors, and publishing typed events.
+@Suite struct SessionServiceTests {
+    /// A service on a SQLite file in a fresh temp folder, with the events it published.
+    final class Fixture: Sendable {
+        let service: SessionService
+        let store: SQLiteSessionStore
+        let log = EventLog()
+        let folder: URL
+
+        final class EventLog: Sendable {
+            let events = Mutex<[RecordedEvent]>([])
+        }
+
+        init(snapshotInterval: Int = 64) async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-sessions-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            store = try await SQLiteSessionStore.open(path: folder.appendingPathComponent("s.sqlite").path)
+            var configuration = ServiceConfiguration()
+            configuration.snapshotInterval = snapshotInterval
+            let log = self.log
+            service = SessionService(
+                store: store, configuration: configuration,
+                eventCommitted: { _, event in log.events.withLock { $0.append(event) } })
+        }
+
+        func close() async {
+            await store.close()
+            try? FileManager.default.removeItem(at: folder)
+        }
+
+        func create(_ body: JSONValue = [:]) async throws -> CreatedSession {
+            guard case .created(let created) = try await service.create(body: body, idempotency: nil) else {
+                throw TestFailure("create replayed")
+            }
+            return created
+        }
+
+        func perform(_ command: SessionCommand, on session: CreatedSession, ifMatch: Int64? = nil) async throws
+            -> MutationResult
+        {
+            let context = CommandContext(credential: .token(session.token), ifMatch: ifMatch)
+            guard case .applied(let result) = try await service.perform(command, on: session.session.id, context: context)
+            else { throw TestFailure("command replayed") }
+            return result
+        }
+    }
+
+    final class Counter: Sendable {
+        let count = Mutex(0)
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private func withFixture(snapshotInterval: Int = 64, _ body: (Fixture) async throws -> Void) async throws {
+        let fixture = try await Fixture(snapshotInterval: snapshotInterval)
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.close()
+            throw error
+        }
+        await fixture.close()
+    }
+
+    /// SEMANTICS.md §2's worked example, checked on the typed answers and the typed events.
+    @Test func forwardValuesWorkedExampleAsTypedResults() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create([
+                "root": ["name": "A"], "schema": ["values": ["title": ["type": "string", "default": ""]]],
+            ])
+            let a = session.session.screens[0].id
+            guard case .pushed(let b, _) = try await fixture.perform(.push(["name": "B"]), on: session),
+                case .pushed(let c, _) = try await fixture.perform(.push(["name": "C"]), on: session)
+            else { throw TestFailure("push did not answer .pushed") }
+            let first = try await fixture.perform(.patchValues(screen: "root", body: ["title": "x"]), on: session)
+            #expect(
+                first
+                    == .valuesUpdated(
+                        screen: try #require(try await screen(a, of: session, in: fixture)),
+                        affected: [a, b.id, c.id].map { AffectedValue(screen: $0, key: "title", value: "x") }, version: 4))
+            let second = try await fixture.perform(.patchValues(screen: b.id.rawValue, body: ["title": "y"]), on: session)
+            guard case .valuesUpdated(_, let fromB, _) = second else { throw TestFailure("not .valuesUpdated") }
+            #expect(fromB == [b.id, c.id].map { AffectedValue(screen: $0, key: "title", value: "y") })
+            let third = try await fixture.perform(.patchValues(screen: "root", body: ["title": "z"]), on: session)
+            guard case .valuesUpdated(_, let onlyA, _) = third else { throw TestFailure("not .valuesUpdated") }
+            #expect(onlyA == [AffectedValue(screen: a, key: "title", value: "z")])
+            let events = fixture.log.events.withLock { $0 }
+            #expect(events.map(\.seq) == Array(1...6))
+            #expect(events.map(\.event.kind) == [.sessionCreated, .screenPushed, .screenPushed] + Array(repeating: .valuesUpdated, count: 3))
+            #expect(events[3].event == .valuesUpdated(screen: a, set: ["title": "x"], removed: [], affected: Self.affected(first)))
+        }
+    }
+
+    private static func affected(_ result: MutationResult) -> [AffectedValue] {
+        if case .valuesUpdated(_, let affected, _) = result { affected } else { [] }
+    }
+
+    private func screen(_ id: ScreenID, of session: CreatedSession, in fixture: Fixture) async throws -> ScreenResource? {
+        guard case .screen(let screen, _) = try await fixture.service.read(
+            .screen(id.rawValue), of: session.session.id, credential: .token(session.token))
+        else { return nil }
+        return screen
+    }
+
+    @Test func refusalsAreTypedErrorsWithTheirCodes() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            let other = try await fixture.create()
+            let id = session.session.id
+            let service = fixture.service
+            func readError(_ query: SessionQuery, of id: SessionID, _ credential: Credential) async -> SessionError? {
+                await Self.refusal { _ = try await service.read(query, of: id, credential: credential) }
+            }
+            let missing = await readError(.session, of: id, .none)
+            let malformed = await readError(.session, of: id, .token("t_x"))
+            let foreign = await readError(.session, of: id, .token(other.token))
+            let unknownSession = await readError(.session, of: SessionID("s_none"), .admin)
+            let unknownScreen = await readError(.screen("c_none"), of: id, .admin)
+            #expect(missing?.code == .unauthorized && malformed?.code == .unauthorized)
+            #expect(foreign?.code == .forbidden)
+            #expect(unknownSession?.code == .notFound && unknownScreen?.code == .notFound)
+            let popRoot = await Self.refusal { _ = try await fixture.perform(.pop([:]), on: session) }
+            #expect(popRoot?.code == .conflict)
+            let invalid = await Self.refusal { _ = try await fixture.perform(.push(["name": 5, "extra": 1]), on: session) }
+            #expect(invalid?.code == .invalid && invalid?.fieldErrors.map(\.pointer) == ["/extra"])
+            let stale = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session, ifMatch: 7) }
+            #expect(stale?.code == .versionMismatch && stale?.currentVersion == 1)
+            _ = try await fixture.perform(.end(purge: false), on: session)
+            let ended = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session) }
+            #expect(ended?.code == .gone)
+        }
+    }
+
+    /// The `SessionError` that `body` throws; nil (and a recorded issue for any other error) otherwise.
+    static func refusal(_ body: () async throws -> Void) async -> SessionError? {
+        do {
+            try await body()
+            return nil
+        } catch let error as SessionError {
+            return error
+        } catch {
+            Issue.record("not a SessionError: \(error)")
+            return nil
+        }
+    }
+
+    @Test func anIdempotentRetryGetsTheKeptAnswerAndAppliesNothing() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            let recorded = Counter()
+            let idempotency = Idempotency<MutationResult>(key: "k1", scope: "push \(session.session.id)") { result in
+                recorded.count.withLock { $0 += 1 }
+                return StoredAnswer(status: 201, headers: ["ETag": "\"\(result.version)\""], body: Array("kept".utf8))
+            }
+            let context = CommandContext(credential: .token(session.token), idempotency: idempotency)
+            let first = try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+            let again = try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+            guard case .applied(.pushed(_, version: 2)) = first else { throw TestFailure("first push: \(first)") }
+            guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
+            #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
+            #expect(recorded.count.withLock { $0 } == 1)
+            guard case .session(let now) = try await fixture.service.read(
+                .session, of: session.session.id, credential: .admin)
+            else { throw TestFailure("no session") }
+            #expect(now.version == 2 && now.screens.count == 2)
+        }
+    }
+
+    /// Replay at every N of a random session equals what the service showed right after N, with
+    /// snapshots every 3 events and with none.
+    @Test(arguments: [0, 3])
+    func replayAtEveryEventEqualsTheLiveSessionThen(snapshotInterval: Int) async throws {
+        try await withFixture(snapshotInterval: snapshotInterval) { fixture in
+            var random = SplitMix64(state: 11)
+            let session = try await fixture.create(["root": ["name": "Root"]])
+            var shown: [Int64: SessionResource] = [:]
+            for _ in 0..<40 {
+                let read = try await fixture.service.read(.session, of: session.session.id, credential: .admin)
+                guard case .session(let current) = read else { throw TestFailure("no session") }
+                shown[current.version] = current
+                let depth = current.screens.count
+                let top = current.screens[depth - 1].id.rawValue
+                let command: SessionCommand
+                switch random.next() % 6 {
+                case 0: command = .push(["name": "S", "values": ["n": .integer(Int64(random.next() % 5))]])
+                case 1: command = depth > 1 ? .pop([:]) : .push([:])
+                case 2: command = .patchValues(screen: top, body: ["n": .integer(Int64(random.next() % 5)), "m": .null])
+                case 3: command = .setHandler(screen: "root", key: "p", body: ["passBack": .bool(random.next() % 2 == 0)])
+                case 4: command = .publish(screen: top, key: "p", body: ["value": .integer(Int64(random.next() % 3))])
+                default: command = .replacePath(["screens": [["name": "X"], ["name": "Y"]]])
+                }
+                _ = try await fixture.perform(command, on: session)
+            }
+            for (version, expected) in shown {
+                let replayed = try await SessionReplay.session(session.session.id, at: version, in: fixture.store)
+                #expect(replayed == expected, "at \(version)")
+            }
+        }
+    }
+}
