@@ -13,7 +13,10 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     var fieldErrors: [SessionError.FieldError]
     var headers: [String: String]
 
-    init(_ kind: ProblemKind, _ detail: String, fieldErrors: [SessionError.FieldError] = [], headers: [String: String] = [:]) {
+    init(
+        _ kind: ProblemKind, _ detail: String, fieldErrors: [SessionError.FieldError] = [],
+        headers: [String: String] = [:]
+    ) {
         self.kind = kind
         self.detail = detail
         self.fieldErrors = fieldErrors

@@ -26,7 +26,9 @@ extension StoredAnswer {
     init(_ created: CreatedSession) {
         self.init(
             status: 201,
-            headers: ["ETag": "\"\(created.session.version)\"", "Location": "/v1/sessions/\(created.session.id.rawValue)"],
+            headers: [
+                "ETag": "\"\(created.session.version)\"", "Location": "/v1/sessions/\(created.session.id.rawValue)",
+            ],
             body: Array(created.json.serialized().utf8))
     }
 

@@ -166,7 +166,8 @@ struct EventRoutes: Sendable {
         switch routes.credential(request) {
         case .admin: break
         case .none:
-            throw APIError(.unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
+            throw APIError(
+                .unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
         case .token: throw APIError(.forbidden, "the stream of every session needs the admin token")
         }
         let subscription = hub.subscribe(to: nil)

@@ -80,7 +80,8 @@ enum ProblemMapping {
             return Problem(kind: .malformedJSON, detail: "\(error)")
         case let error as StoreError where error.code == .unavailable || error.code == .closed:
             return Problem(
-                kind: .unavailable, detail: "the database cannot take requests right now", headers: ["Retry-After": "1"])
+                kind: .unavailable, detail: "the database cannot take requests right now", headers: ["Retry-After": "1"]
+            )
         default:
             return Problem(kind: .internalError, detail: "the server failed to answer this request")
         }

@@ -175,7 +175,7 @@ public struct SessionRoutes: Sendable {
         let envelopeDepth = 8
         do {
             return try JSONValue(parsing: request.body, maxDepth: limits.maxNesting + envelopeDepth)
-        } catch where error.reason.hasPrefix("nesting deeper") {
+        } catch  where error.reason.hasPrefix("nesting deeper") {
             throw APIError(.unprocessable, "JSON nested deeper than \(limits.maxNesting)", pointer: "")
         } catch {
             throw APIError(.badRequest, "malformed JSON: \(error)")

@@ -173,7 +173,8 @@ struct CommandValidator {
             }
             guard members.count <= limits.maxValuesPerScreen else {
                 throw SessionError(
-                    .invalid, "a screen holds at most \(limits.maxValuesPerScreen) values", pointer: "\(pointer)/values")
+                    .invalid, "a screen holds at most \(limits.maxValuesPerScreen) values", pointer: "\(pointer)/values"
+                )
             }
             var problems: [SessionError.FieldError] = []
             for (key, value) in members {
@@ -230,7 +231,9 @@ struct CommandValidator {
         guard unknown.isEmpty else {
             throw SessionError(
                 .invalid, "unknown member(s): \(unknown.joined(separator: ", "))",
-                fieldErrors: unknown.map { .init(pointer: "\(pointer)/\(JSONPointer.escaped($0))", detail: "unknown member") })
+                fieldErrors: unknown.map {
+                    .init(pointer: "\(pointer)/\(JSONPointer.escaped($0))", detail: "unknown member")
+                })
         }
         return fields
     }

@@ -47,7 +47,8 @@ public final class EventHub: Sendable {
     /// published from now on are buffered until read. The stream ends when the subscriber is
     /// dropped or cancelled.
     package func subscribe(to session: SessionID?) -> Subscription {
-        let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             let id = state.nextID

@@ -23,7 +23,9 @@ extension LiveSession {
         for screen in stored.screens.sorted(by: { $0.record.index < $1.record.index }) {
             let screenID = screen.record.id.rawValue
             var values: [String: JSONValue] = [:]
-            for (name, text) in screen.values { values[name] = try parse(text, "value '\(name)' of screen \(screenID)") }
+            for (name, text) in screen.values {
+                values[name] = try parse(text, "value '\(name)' of screen \(screenID)")
+            }
             let entry = try session.pushScreen(
                 ScreenSeed(id: screen.record.id, name: screen.record.name, values: values))
             for (name, handler) in screen.handlers {

@@ -198,7 +198,8 @@ package final class LiveSession {
     /// The named key for a value name, with the schema's default and observation flag.
     func valueKey(_ name: String) -> NamedValueKey {
         if let entry = schema.values[name] {
-            return NamedValueKey(name, defaultValue: entry.defaultValue, isObservationIgnored: entry.isObservationIgnored)
+            return NamedValueKey(
+                name, defaultValue: entry.defaultValue, isObservationIgnored: entry.isObservationIgnored)
         }
         return NamedValueKey(name)
     }

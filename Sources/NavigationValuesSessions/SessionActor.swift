@@ -125,7 +125,8 @@ actor SessionActor {
         let event = RecordedEvent(seq: seq, at: at, event: applied.event)
         var mutation = StoredMutation(session: id, event: StoredEvent(event, session: id), changes: applied.changes)
         if let idempotency = context.idempotency {
-            mutation.idempotency = idempotency.record(result).record(scope: idempotency.scope, key: idempotency.key, at: at)
+            mutation.idempotency = idempotency.record(result).record(
+                scope: idempotency.scope, key: idempotency.key, at: at)
         }
         let interval = Int64(environment.configuration.snapshotInterval)
         if interval > 0, seq % interval == 0, !operation.isPurge {

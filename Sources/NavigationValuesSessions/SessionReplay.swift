@@ -29,7 +29,8 @@ public enum SessionReplay {
         let target = at ?? latest
         guard target >= 1, target <= latest else {
             throw Failure(
-                reason: .eventOutOfRange, description: "session \(id.rawValue) has events 1 to \(latest), not \(target)")
+                reason: .eventOutOfRange, description: "session \(id.rawValue) has events 1 to \(latest), not \(target)"
+            )
         }
         return try await rebuild(id, at: target, in: store).resource()
     }

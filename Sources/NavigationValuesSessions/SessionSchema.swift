@@ -66,7 +66,8 @@ public struct SessionSchema: Sendable, Equatable {
         let values = Self.entries(members["values"], pointer: "\(pointer)/values", problems: &problems)
         let preferences = Self.entries(members["preferences"], pointer: "\(pointer)/preferences", problems: &problems)
         guard problems.isEmpty else {
-            throw SessionError(.invalid, problems.count == 1 ? problems[0].detail : "invalid schema", fieldErrors: problems)
+            throw SessionError(
+                .invalid, problems.count == 1 ? problems[0].detail : "invalid schema", fieldErrors: problems)
         }
         self.init(values: values, preferences: preferences, isStrict: isStrict)
     }
@@ -123,7 +124,9 @@ public struct SessionSchema: Sendable, Equatable {
         func encode(_ entries: [String: Entry]) -> JSONValue {
             .object(
                 entries.mapValues { entry in
-                    var fields: [String: JSONValue] = ["type": .string(entry.type.rawValue), "default": entry.defaultValue]
+                    var fields: [String: JSONValue] = [
+                        "type": .string(entry.type.rawValue), "default": entry.defaultValue,
+                    ]
                     if entry.isObservationIgnored { fields["observationIgnored"] = true }
                     return .object(fields)
                 })
@@ -136,7 +139,8 @@ public struct SessionSchema: Sendable, Equatable {
     /// The named key for a value entry, or nil with strict schemas when it is not declared.
     func valueKey(_ name: String) -> NamedValueKey? {
         if let entry = values[name] {
-            return NamedValueKey(name, defaultValue: entry.defaultValue, isObservationIgnored: entry.isObservationIgnored)
+            return NamedValueKey(
+                name, defaultValue: entry.defaultValue, isObservationIgnored: entry.isObservationIgnored)
         }
         return isStrict ? nil : NamedValueKey(name)
     }
@@ -155,7 +159,8 @@ public struct SessionSchema: Sendable, Equatable {
     func checkPreference(_ value: JSONValue, for name: String, pointer: String) -> SessionError.FieldError? {
         if let problem = KeyName.problem(with: name) { return .init(pointer: pointer, detail: problem) }
         guard let entry = preferences[name] else {
-            return isStrict ? .init(pointer: pointer, detail: "undeclared preference key '\(name)' (strict schema)") : nil
+            return isStrict
+                ? .init(pointer: pointer, detail: "undeclared preference key '\(name)' (strict schema)") : nil
         }
         return entry.type.accepts(value)
             ? nil : .init(pointer: pointer, detail: "preference '\(name)': expected \(entry.type.rawValue)")

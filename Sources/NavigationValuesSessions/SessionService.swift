@@ -171,7 +171,8 @@ public final class SessionService: Sendable {
                 .invalid, "unknown member(s): \(unknown.joined(separator: ", "))",
                 fieldErrors: unknown.map { .init(pointer: "/\(JSONPointer.escaped($0))", detail: "unknown member") })
         }
-        let schema = try fields["schema"].map { json throws(SessionError) in try SessionSchema(json: json) }
+        let schema =
+            try fields["schema"].map { json throws(SessionError) in try SessionSchema(json: json) }
             ?? environment.configuration.defaultSchema
         let id = environment.identifiers.sessionID()
         let token = environment.identifiers.token()
@@ -200,7 +201,8 @@ public final class SessionService: Sendable {
             seq: 1, at: at, event: .sessionCreated(root: session.resource(of: root), schema: schema.json))
         var mutation = StoredMutation(session: id, event: StoredEvent(event, session: id), changes: changes)
         if let idempotency {
-            mutation.idempotency = idempotency.record(created).record(scope: idempotency.scope, key: idempotency.key, at: at)
+            mutation.idempotency = idempotency.record(created).record(
+                scope: idempotency.scope, key: idempotency.key, at: at)
         }
         do {
             try await environment.store.commit(mutation)

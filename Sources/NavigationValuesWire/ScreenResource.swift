@@ -71,7 +71,8 @@ public struct ScreenResource: Sendable, Equatable {
         }
         var handlers: [String: HandlerResource] = [:]
         for (key, value) in try fields.object("handlers") {
-            handlers[key] = try HandlerResource(json: value, pointer: fields.at("handlers") + "/" + JSONPointer.escaped(key))
+            handlers[key] = try HandlerResource(
+                json: value, pointer: fields.at("handlers") + "/" + JSONPointer.escaped(key))
         }
         self.init(
             id: try fields.screenID("id"), index: Int(index), name: try fields.string("name"), role: role,
@@ -117,7 +118,8 @@ public struct HandlerResource: Sendable, Equatable {
         var memory: HandlerMemory?
         if let received = fields.members["lastReceived"] {
             switch try fields.string("lastDecision") {
-            case "passed": memory = HandlerMemory(received: received, decision: .passedBack(try fields.value("lastPassed")))
+            case "passed":
+                memory = HandlerMemory(received: received, decision: .passedBack(try fields.value("lastPassed")))
             case "stopped": memory = HandlerMemory(received: received, decision: .stopped)
             default: throw WireDecodingError(pointer: fields.at("lastDecision"), reason: "expected passed or stopped")
             }

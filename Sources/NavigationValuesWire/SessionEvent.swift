@@ -78,7 +78,8 @@ public struct AffectedValue: Sendable, Equatable {
 
     public init(json: JSONValue, pointer: String = "") throws(WireDecodingError) {
         let fields = try JSONObjectReader(json, at: pointer)
-        self.init(screen: try fields.screenID("screen"), key: try fields.string("key"), value: try fields.value("value"))
+        self.init(
+            screen: try fields.screenID("screen"), key: try fields.string("key"), value: try fields.value("value"))
     }
 }
 
@@ -154,7 +155,8 @@ public struct RecordedEvent: Sendable, Equatable {
         case .preferencePublished(let screen, let key, let value, let deliveries, let stoppedAt):
             return [
                 "screen": .string(screen.rawValue), "key": .string(key), "value": value,
-                "deliveries": .array(deliveries.map(\.json)), "stoppedAt": stoppedAt.map { .string($0.rawValue) } ?? .null,
+                "deliveries": .array(deliveries.map(\.json)),
+                "stoppedAt": stoppedAt.map { .string($0.rawValue) } ?? .null,
             ]
         case .sessionEnded:
             return [:]
@@ -207,13 +209,15 @@ public struct RecordedEvent: Sendable, Equatable {
                 })
         case .valuesUpdated:
             return .valuesUpdated(
-                screen: try fields.screenID("screen"), set: try fields.object("set"), removed: try fields.strings("removed"),
+                screen: try fields.screenID("screen"), set: try fields.object("set"),
+                removed: try fields.strings("removed"),
                 affected: try fields.list("affected") { item, pointer throws(WireDecodingError) in
                     try AffectedValue(json: item, pointer: pointer)
                 })
         case .handlerSet:
             return .handlerSet(
-                screen: try fields.screenID("screen"), key: try fields.string("key"), passBack: try fields.bool("passBack"))
+                screen: try fields.screenID("screen"), key: try fields.string("key"),
+                passBack: try fields.bool("passBack"))
         case .handlerRemoved:
             return .handlerRemoved(screen: try fields.screenID("screen"), key: try fields.string("key"))
         case .preferencePublished:

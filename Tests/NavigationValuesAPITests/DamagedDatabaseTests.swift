@@ -40,8 +40,10 @@ import Testing
             #expect(database.changes > 0, "\(statement) changed nothing")
         }
         try await withRunningServer(databasePath: path) { client, _ in
-            let damagedAgain = TestSession(client: client, id: damaged.id, token: damaged.token, created: damaged.created)
-            let healthyAgain = TestSession(client: client, id: healthy.id, token: healthy.token, created: healthy.created)
+            let damagedAgain = TestSession(
+                client: client, id: damaged.id, token: damaged.token, created: damaged.created)
+            let healthyAgain = TestSession(
+                client: client, id: healthy.id, token: healthy.token, created: healthy.created)
             try await check(client, damagedAgain, healthyAgain, path)
             // The process is still up and every other session answers as before.
             #expect(try await healthyAgain.get().screenIDs.count == 2)
@@ -53,7 +55,10 @@ import Testing
         ("the schema", "UPDATE sessions SET schema = '{\"values\": 5}' WHERE id = $SESSION"),
         ("a value", "UPDATE context_values SET json = 'not json' WHERE screen = $SCREEN"),
         ("a received preference", "UPDATE received_preferences SET json = '{' WHERE screen IN \(screensOfSession)"),
-        ("a handler's memory", "UPDATE preference_handlers SET last_value = 'nope' WHERE screen IN \(screensOfSession)"),
+        (
+            "a handler's memory",
+            "UPDATE preference_handlers SET last_value = 'nope' WHERE screen IN \(screensOfSession)"
+        ),
     ])
     func aDamagedStateRowIsAnInternalErrorForThatSessionOnly(what: String, sql: String) async throws {
         try await afterDamage(sql) { _, damaged, _, _ in
@@ -69,8 +74,14 @@ import Testing
     /// Snapshots are taken at 2 and 4: replay at 3 reads the snapshot at 2 and applies event 3;
     /// replay at 1 applies event 1 alone.
     @Test(arguments: [
-        ("an unknown event type", "UPDATE events SET json = json_set(json, '$.type', 'screen.teleported') WHERE seq = 3", 3),
-        ("an event without its fields", "UPDATE events SET json = '{\"seq\": 3, \"type\": \"handler.set\"}' WHERE seq = 3", 3),
+        (
+            "an unknown event type",
+            "UPDATE events SET json = json_set(json, '$.type', 'screen.teleported') WHERE seq = 3", 3
+        ),
+        (
+            "an event without its fields",
+            "UPDATE events SET json = '{\"seq\": 3, \"type\": \"handler.set\"}' WHERE seq = 3", 3
+        ),
         ("an event of another seq", "UPDATE events SET json = json_set(json, '$.seq', 9) WHERE seq = 3", 3),
         (
             "a pop of a screen not on top",
@@ -78,11 +89,15 @@ import Testing
             3
         ),
         ("a missing event", "DELETE FROM events WHERE seq = 3", 3),
-        ("a first event that creates nothing", "UPDATE events SET json = json_set(json, '$.type', 'session.ended') WHERE seq = 1", 1),
+        (
+            "a first event that creates nothing",
+            "UPDATE events SET json = json_set(json, '$.type', 'session.ended') WHERE seq = 1", 1
+        ),
         ("a snapshot of another shape", "UPDATE snapshots SET json = '{\"screens\": 1}' WHERE seq = 2", 3),
         (
             "a snapshot with a screen twice",
-            "UPDATE snapshots SET json = json_set(json, '$.screens[1]', json_extract(json, '$.screens[0]')) WHERE seq = 2", 3
+            "UPDATE snapshots SET json = json_set(json, '$.screens[1]', json_extract(json, '$.screens[0]')) WHERE seq = 2",
+            3
         ),
     ])
     func aDamagedHistoryFailsReplayWithATypedError(what: String, sql: String, at: Int) async throws {

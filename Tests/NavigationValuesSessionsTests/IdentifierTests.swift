@@ -1,6 +1,6 @@
 import Foundation
-import NavigationValuesStore
 import NavigationValues
+import NavigationValuesStore
 import NavigationValuesWire
 import TestSupport
 import Testing

@@ -50,7 +50,8 @@ import Testing
             -> MutationResult
         {
             let context = CommandContext(credential: .token(session.token), ifMatch: ifMatch)
-            guard case .applied(let result) = try await service.perform(command, on: session.session.id, context: context)
+            guard
+                case .applied(let result) = try await service.perform(command, on: session.session.id, context: context)
             else { throw TestFailure("command replayed") }
             return result
         }
@@ -91,8 +92,10 @@ import Testing
                 first
                     == .valuesUpdated(
                         screen: try #require(try await screen(a, of: session, in: fixture)),
-                        affected: [a, b.id, c.id].map { AffectedValue(screen: $0, key: "title", value: "x") }, version: 4))
-            let second = try await fixture.perform(.patchValues(screen: b.id.rawValue, body: ["title": "y"]), on: session)
+                        affected: [a, b.id, c.id].map { AffectedValue(screen: $0, key: "title", value: "x") },
+                        version: 4))
+            let second = try await fixture.perform(
+                .patchValues(screen: b.id.rawValue, body: ["title": "y"]), on: session)
             guard case .valuesUpdated(_, let fromB, _) = second else { throw TestFailure("not .valuesUpdated") }
             #expect(fromB == [b.id, c.id].map { AffectedValue(screen: $0, key: "title", value: "y") })
             let third = try await fixture.perform(.patchValues(screen: "root", body: ["title": "z"]), on: session)
@@ -100,8 +103,12 @@ import Testing
             #expect(onlyA == [AffectedValue(screen: a, key: "title", value: "z")])
             let events = fixture.log.events.withLock { $0 }
             #expect(events.map(\.seq) == Array(1...6))
-            #expect(events.map(\.event.kind) == [.sessionCreated, .screenPushed, .screenPushed] + Array(repeating: .valuesUpdated, count: 3))
-            #expect(events[3].event == .valuesUpdated(screen: a, set: ["title": "x"], removed: [], affected: Self.affected(first)))
+            #expect(
+                events.map(\.event.kind) == [.sessionCreated, .screenPushed, .screenPushed]
+                    + Array(repeating: .valuesUpdated, count: 3))
+            #expect(
+                events[3].event
+                    == .valuesUpdated(screen: a, set: ["title": "x"], removed: [], affected: Self.affected(first)))
         }
     }
 
@@ -109,9 +116,11 @@ import Testing
         if case .valuesUpdated(_, let affected, _) = result { affected } else { [] }
     }
 
-    private func screen(_ id: ScreenID, of session: CreatedSession, in fixture: Fixture) async throws -> ScreenResource? {
-        guard case .screen(let screen, _) = try await fixture.service.read(
-            .screen(id.rawValue), of: session.session.id, credential: .token(session.token))
+    private func screen(_ id: ScreenID, of session: CreatedSession, in fixture: Fixture) async throws -> ScreenResource?
+    {
+        guard
+            case .screen(let screen, _) = try await fixture.service.read(
+                .screen(id.rawValue), of: session.session.id, credential: .token(session.token))
         else { return nil }
         return screen
     }
@@ -135,7 +144,9 @@ import Testing
             #expect(unknownSession?.code == .notFound && unknownScreen?.code == .notFound)
             let popRoot = await Self.refusal { _ = try await fixture.perform(.pop([:]), on: session) }
             #expect(popRoot?.code == .conflict)
-            let invalid = await Self.refusal { _ = try await fixture.perform(.push(["name": 5, "extra": 1]), on: session) }
+            let invalid = await Self.refusal {
+                _ = try await fixture.perform(.push(["name": 5, "extra": 1]), on: session)
+            }
             #expect(invalid?.code == .invalid && invalid?.fieldErrors.map(\.pointer) == ["/extra"])
             let stale = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session, ifMatch: 7) }
             #expect(stale?.code == .versionMismatch && stale?.currentVersion == 1)
@@ -167,14 +178,17 @@ import Testing
                 return StoredAnswer(status: 201, headers: ["ETag": "\"\(result.version)\""], body: Array("kept".utf8))
             }
             let context = CommandContext(credential: .token(session.token), idempotency: idempotency)
-            let first = try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
-            let again = try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+            let first = try await fixture.service.perform(
+                .push(["name": "B"]), on: session.session.id, context: context)
+            let again = try await fixture.service.perform(
+                .push(["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2)) = first else { throw TestFailure("first push: \(first)") }
             guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
             #expect(recorded.count.withLock { $0 } == 1)
-            guard case .session(let now) = try await fixture.service.read(
-                .session, of: session.session.id, credential: .admin)
+            guard
+                case .session(let now) = try await fixture.service.read(
+                    .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
             #expect(now.version == 2 && now.screens.count == 2)
         }
@@ -198,8 +212,10 @@ import Testing
                 switch random.next() % 6 {
                 case 0: command = .push(["name": "S", "values": ["n": .integer(Int64(random.next() % 5))]])
                 case 1: command = depth > 1 ? .pop([:]) : .push([:])
-                case 2: command = .patchValues(screen: top, body: ["n": .integer(Int64(random.next() % 5)), "m": .null])
-                case 3: command = .setHandler(screen: "root", key: "p", body: ["passBack": .bool(random.next() % 2 == 0)])
+                case 2:
+                    command = .patchValues(screen: top, body: ["n": .integer(Int64(random.next() % 5)), "m": .null])
+                case 3:
+                    command = .setHandler(screen: "root", key: "p", body: ["passBack": .bool(random.next() % 2 == 0)])
                 case 4: command = .publish(screen: top, key: "p", body: ["value": .integer(Int64(random.next() % 3))])
                 default: command = .replacePath(["screens": [["name": "X"], ["name": "Y"]]])
                 }

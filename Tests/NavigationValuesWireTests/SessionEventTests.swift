@@ -9,7 +9,8 @@ import Testing
     static func screen(_ id: String, index: Int, memory: Bool = false) -> ScreenResource {
         ScreenResource(
             id: ScreenID(id), index: index, name: "Screen \(index)", previous: index > 0 ? ScreenID("c_prev") : nil,
-            next: nil, values: ["title": .string("x \(index)"), "filter": ["unread": true, "tags": ["a", 1, 2.5, .null]]],
+            next: nil,
+            values: ["title": .string("x \(index)"), "filter": ["unread": true, "tags": ["a", 1, 2.5, .null]]],
             resolved: ["title": .string("x \(index)"), "counter": 0], preferences: ["selection": "chosen"],
             handlers: [
                 "selection": HandlerResource(
