@@ -27,6 +27,16 @@ func readmeExample() -> (String, String, String) {
 }
 // README-EXAMPLE-END
 
+// README-STACK-EXAMPLE-BEGIN
+func readmeStackExample() -> [ScreenID] {
+    let stack = ScreenStack<String>(ids: .incrementing(prefix: "s"))
+    stack.push("Inbox")  // id "s0"
+    stack.push("Message", id: ScreenID("m42"))
+    stack[id: ScreenID("s0")]?[Title.self] = "Inbox"
+    return stack.pop(to: ScreenID("s0"))  // ["m42"]
+}
+// README-STACK-EXAMPLE-END
+
 @Suite struct ReadmeExampleTests {
     @Test func exampleRunsAsTheReadmeSays() {
         let (pickerTitle, detailChosen, homeChosen) = readmeExample()
@@ -35,14 +45,19 @@ func readmeExample() -> (String, String, String) {
         #expect(homeChosen == "blue")
     }
 
-    @Test func readmeShowsThisExample() throws {
+    @Test func theStackExampleRunsAsTheReadmeSays() {
+        #expect(readmeStackExample() == [ScreenID("m42")])
+    }
+
+    @Test(arguments: ["README-EXAMPLE", "README-STACK-EXAMPLE"])
+    func readmeShowsThisExample(marker: String) throws {
         let testFile = URL(fileURLWithPath: #filePath)
         let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: testFile, encoding: .utf8)
-        let begin = try #require(source.range(of: "// README-EXAMPLE-BEGIN\n"))
-        let end = try #require(source.range(of: "// README-EXAMPLE-END"))
+        let begin = try #require(source.range(of: "// \(marker)-BEGIN\n"))
+        let end = try #require(source.range(of: "// \(marker)-END"))
         let example = String(source[begin.upperBound..<end.lowerBound])
-        #expect(readme.contains(example), "README.md must contain the example of ReadmeExampleTests.swift verbatim")
+        #expect(readme.contains(example), "README.md must contain \(marker) of ReadmeExampleTests.swift verbatim")
     }
 }
