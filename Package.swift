@@ -46,7 +46,8 @@ let package = Package(
     ],
     targets: [
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Black-box clients only: it imports the core (for JSONValue) and nothing else of ours.
+        .target(name: "TestSupport", dependencies: ["NavigationValues"], path: "Tests/TestSupport"),
 
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
@@ -89,7 +90,7 @@ let package = Package(
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
         .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
 
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
