@@ -85,7 +85,9 @@ let package = Package(
             name: "store-bench", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues"], path: "Sources/StoreBench"),
         .testTarget(
             name: "NavigationValuesStoreTests",
-            dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper"]),
+            dependencies: [
+                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper", "TestSupport",
+            ]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module

@@ -234,6 +234,16 @@ public final class ChildProcess: Sendable {
         return Outcome(exit: exit, stdout: await standardOutput.text(), stderr: await standardError.text())
     }
 
+    /// Runs a tool (`/usr/bin/sha256sum`, say) to its end and returns its stdout; throws
+    /// ``ChildProcessError`` with what it printed when it does not exit 0.
+    public static func output(of executable: URL, arguments: [String] = []) async throws -> String {
+        let outcome = try await run(executable, arguments: arguments)
+        guard outcome.exit == .exited(0) else {
+            throw ChildProcessError("\(executable.path) \(arguments) ended with \(outcome)")
+        }
+        return outcome.stdout
+    }
+
     /// Runs `executable` to its end and returns what it printed (see ``init(_:arguments:environment:directory:)``).
     public static func run(
         _ executable: URL, arguments: [String] = [], environment: [String: String]? = nil, directory: URL? = nil,
