@@ -125,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "NavigationValuesCLI",
             dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/NavigationValuesCLI"),
-        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI"]),
+        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
         // Fan-out latency, idle subscribers' memory and replay speed (issue 6); release builds only.
         .executableTarget(
             name: "EventsBench",
