@@ -62,7 +62,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NavigationValuesMacrosTests",
-            dependencies: ["NavigationValuesMacros", "NavigationValues"],
+            dependencies: ["NavigationValuesMacros", "NavigationValues", "TestSupport"],
             swiftSettings: swiftHostSettings,
             linkerSettings: swiftHostLinkerSettings
         ),
