@@ -48,6 +48,15 @@ let package = Package(
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
         // Black-box clients only: it imports the core (for JSONValue) and nothing else of ours.
         .target(name: "TestSupport", dependencies: ["NavigationValues"], path: "Tests/TestSupport"),
+        // Children the kill -9 tests run (test-only executables, not products). Commits in a loop
+        // and prints each acknowledged seq:
+        .executableTarget(
+            name: "store-crash-helper", dependencies: ["NavigationValuesStore", "NavigationValuesWire"],
+            path: "Tests/Helpers/StoreCrashHelper"),
+        // Serves the API on port 0 until killed:
+        .executableTarget(
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"],
+            path: "Tests/Helpers/APICrashServer"),
 
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
@@ -78,9 +87,6 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
-        // Commits in a loop and prints each acknowledged seq; the kill -9 test runs it.
-        .executableTarget(
-            name: "store-crash-helper", dependencies: ["NavigationValuesStore", "NavigationValuesWire"], path: "Sources/StoreCrashHelper"),
         .executableTarget(
             name: "store-bench", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues"], path: "Sources/StoreBench"),
         .testTarget(
@@ -109,9 +115,6 @@ let package = Package(
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
             ]),
-        // Serves on port 0 until killed; the API's kill -9 test runs it.
-        .executableTarget(
-            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"], path: "Sources/APICrashServer"),
         .executableTarget(
             name: "api-bench", dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/APIBench"),
         .testTarget(
