@@ -39,10 +39,8 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
-        .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
         .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
-        .executable(name: "events-bench", targets: ["EventsBench"]),
     ],
     targets: [
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
@@ -61,7 +59,6 @@ let package = Package(
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
-        .executableTarget(name: "NavigationValuesBench", dependencies: ["NavigationValues"]),
 
         // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
         .macro(
@@ -87,8 +84,6 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
-        .executableTarget(
-            name: "store-bench", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues"], path: "Sources/StoreBench"),
         .testTarget(
             name: "NavigationValuesStoreTests",
             dependencies: [
@@ -115,8 +110,6 @@ let package = Package(
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
             ]),
-        .executableTarget(
-            name: "api-bench", dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/APIBench"),
         .testTarget(
             name: "NavigationValuesAPITests",
             dependencies: [
@@ -129,13 +122,6 @@ let package = Package(
             name: "NavigationValuesCLI",
             dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
-        // Fan-out latency, idle subscribers' memory and replay speed (issue 6); release builds only.
-        .executableTarget(
-            name: "EventsBench",
-            dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesSessions", "NavigationValuesAPI",
-                "NavigationValuesStore",
-            ]),
     ]
 )
 
