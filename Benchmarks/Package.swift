@@ -7,6 +7,11 @@
 //     swift run --package-path Benchmarks -c release core-bench
 import PackageDescription
 
+/// A library product of the root package, `NavigationValues`.
+func root(_ product: String) -> Target.Dependency {
+    .product(name: product, package: "NavigationValues")
+}
+
 let package = Package(
     name: "NavigationValuesBenchmarks",
     platforms: [.macOS(.v15)],
@@ -22,46 +27,27 @@ let package = Package(
     targets: [
         // What the benchmarks share: a keep-alive loopback HTTP client, process figures, statistics,
         // and the threshold files' verdicts.
-        .target(
-            name: "BenchmarkSupport",
-            dependencies: [.product(name: "NavigationValues", package: "NavigationValues")]
-        ),
+        .target(name: "BenchmarkSupport", dependencies: [root("NavigationValues")]),
         // The core model: reads, writes and preference walks through 100 screens.
-        .executableTarget(
-            name: "CoreBench",
-            dependencies: ["BenchmarkSupport", .product(name: "NavigationValues", package: "NavigationValues")]
-        ),
+        .executableTarget(name: "CoreBench", dependencies: ["BenchmarkSupport", root("NavigationValues")]),
         // The store: events/s with group commit against one commit per event; read-back speed.
         .executableTarget(
             name: "StoreBench",
             dependencies: [
-                "BenchmarkSupport",
-                .product(name: "NavigationValues", package: "NavigationValues"),
-                .product(name: "NavigationValuesStore", package: "NavigationValues"),
-                .product(name: "NavigationValuesWire", package: "NavigationValues"),
-            ]
-        ),
+                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesStore"),
+                root("NavigationValuesWire"),
+            ]),
         // The API over HTTP: push+pop pairs/s, durable against :memory:; memory of many sessions.
         .executableTarget(
-            name: "APIBench",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "NavigationValues", package: "NavigationValues"),
-                .product(name: "NavigationValuesAPI", package: "NavigationValues"),
-            ]
-        ),
+            name: "APIBench", dependencies: ["BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI")]),
         // Event streams: fan-out latency, idle subscribers' memory, replay speed.
         .executableTarget(
             name: "EventsBench",
             dependencies: [
-                "BenchmarkSupport",
-                .product(name: "NavigationValues", package: "NavigationValues"),
-                .product(name: "NavigationValuesWire", package: "NavigationValues"),
-                .product(name: "NavigationValuesStore", package: "NavigationValues"),
-                .product(name: "NavigationValuesSessions", package: "NavigationValues"),
-                .product(name: "NavigationValuesAPI", package: "NavigationValues"),
-            ]
-        ),
+                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesWire"),
+                root("NavigationValuesStore"),
+                root("NavigationValuesSessions"), root("NavigationValuesAPI"),
+            ]),
     ]
 )
 

@@ -22,6 +22,13 @@ extension TestClient {
             rootID: try #require(json["screens"]?.arrayValue?.first?["id"]?.stringValue))
     }
 
+    /// Subscribes to the session's event stream (`query` such as `?after=0`) with its token.
+    func events(of session: CreatedSession, _ query: String = "") throws -> SSEClient {
+        try SSEClient(
+            port: http.port, path: "/v1/sessions/\(session.id)/events\(query)",
+            headers: ["Authorization": "Bearer \(session.token)"])
+    }
+
     @discardableResult
     func push(_ session: CreatedSession, name: String = "Screen", values: JSONValue = [:]) async throws -> HTTPResponse
     {
@@ -37,9 +44,7 @@ extension TestClient {
     @Test func aLiveStreamSeesLaterEventsWithSSEFraming() async throws {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session)
             defer { stream.close() }
             #expect(await stream.status() == 200)
             try await client.push(session, name: "Detail")
@@ -57,9 +62,7 @@ extension TestClient {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
             try await client.push(session)
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events?after=0",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session, "?after=0")
             defer { stream.close() }
             try await client.push(session)
             let frames = await stream.frames.events(3)
@@ -107,9 +110,7 @@ extension TestClient {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
             try await client.push(session, name: "A")
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events?snapshot=1",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session, "?snapshot=1")
             defer { stream.close() }
             // The head comes once the snapshot's version is fixed; a push sent before that would
             // be inside the snapshot rather than after it.
@@ -130,9 +131,7 @@ extension TestClient {
             try await client.push(session)
             let ended = try await client.send("DELETE", "/v1/sessions/\(session.id)", token: session.token)
             #expect(ended.status == 204)
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events?after=1",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session, "?after=1")
             var events: [String?] = []
             for await frame in stream.frames where frame.comment == nil { events.append(frame.event) }
             #expect(events == ["screen.pushed", "session.ended"])
@@ -142,9 +141,7 @@ extension TestClient {
     @Test func aLiveStreamClosesAfterTheSessionEnds() async throws {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session)
             #expect(await stream.status() == 200)
             _ = try await client.send("DELETE", "/v1/sessions/\(session.id)", token: session.token)
             var events: [String?] = []
@@ -182,9 +179,7 @@ extension TestClient {
             let session = try await client.createSession()
             var streams: [SSEClient] = []
             for _ in 0..<5 {
-                let stream = try SSEClient(
-                    port: server.port, path: "/v1/sessions/\(session.id)/events",
-                    headers: ["Authorization": "Bearer \(session.token)"])
+                let stream = try client.events(of: session)
                 #expect(await stream.status() == 200)
                 streams.append(stream)
             }
