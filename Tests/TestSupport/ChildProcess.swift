@@ -57,18 +57,6 @@ public final class ChildProcess: Sendable {
         /// Everything it wrote to stderr.
         public var stderr: String
 
-        /// An outcome that ended as `exit`.
-        public init(exit: Exit, stdout: String, stderr: String) {
-            self.exit = exit
-            self.stdout = stdout
-            self.stderr = stderr
-        }
-
-        /// An outcome that exited with `status`.
-        public init(status: Int32, stdout: String, stderr: String) {
-            self.init(exit: .exited(status), stdout: stdout, stderr: stderr)
-        }
-
         /// The exit status, or the number of the signal that killed it.
         public var status: Int32 {
             switch exit {
@@ -350,5 +338,13 @@ private final class Spawner: Sendable {
             preconditionFailure("the spawning thread signalled without a result")
         }
         return try result.get()
+    }
+}
+
+extension ChildProcess.Outcome {
+    /// An outcome that exited with `status`. (Declared in an extension, so that the struct keeps its
+    /// memberwise `init(exit:stdout:stderr:)`.)
+    public init(status: Int32, stdout: String, stderr: String) {
+        self.init(exit: .exited(status), stdout: stdout, stderr: stderr)
     }
 }
