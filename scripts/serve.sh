@@ -24,7 +24,8 @@ fi
 binary=.build/release/navigation-values
 if ! [ -x "$binary" ] || [ -n "$(find Package.swift Sources Migrations -newer "$binary" -print -quit)" ]; then
     echo "serve.sh: building $binary (release)…" >&2
-    swift build -c release --product navigation-values >&2
+    # The flags .ci/run and the Dockerfile build with, so the three share one build.
+    swift build -c release --static-swift-stdlib --product navigation-values >&2
     touch "$binary"  # an unchanged link keeps its old time; the check above then passes next time
 fi
 
