@@ -39,19 +39,26 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
-        .executable(name: "navigation-values-bench", targets: ["NavigationValuesBench"]),
         .executable(name: "http-bench-server", targets: ["HTTPBench"]),
         .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
-        .executable(name: "events-bench", targets: ["EventsBench"]),
     ],
     targets: [
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Black-box clients only: it imports the core (for JSONValue) and nothing else of ours.
+        .target(name: "TestSupport", dependencies: ["NavigationValues"], path: "Tests/TestSupport"),
+        // Children the kill -9 tests run (test-only executables, not products). Commits in a loop
+        // and prints each acknowledged seq:
+        .executableTarget(
+            name: "store-crash-helper", dependencies: ["NavigationValuesStore", "NavigationValuesWire"],
+            path: "Tests/Helpers/StoreCrashHelper"),
+        // Serves the API on port 0 until killed:
+        .executableTarget(
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"],
+            path: "Tests/Helpers/APICrashServer"),
 
         // MARK: - Core model (imports nothing of ours)
         .target(name: "NavigationValues", dependencies: ["NavigationValuesMacros"]),
         .testTarget(name: "NavigationValuesTests", dependencies: ["NavigationValues"]),
-        .executableTarget(name: "NavigationValuesBench", dependencies: ["NavigationValues"]),
 
         // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
         .macro(
@@ -61,7 +68,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NavigationValuesMacrosTests",
-            dependencies: ["NavigationValuesMacros", "NavigationValues"],
+            dependencies: ["NavigationValuesMacros", "NavigationValues", "TestSupport"],
             swiftSettings: swiftHostSettings,
             linkerSettings: swiftHostLinkerSettings
         ),
@@ -77,19 +84,16 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
-        // Commits in a loop and prints each acknowledged seq; the kill -9 test runs it.
-        .executableTarget(
-            name: "store-crash-helper", dependencies: ["NavigationValuesStore", "NavigationValuesWire"], path: "Sources/StoreCrashHelper"),
-        .executableTarget(
-            name: "store-bench", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues"], path: "Sources/StoreBench"),
         .testTarget(
             name: "NavigationValuesStoreTests",
-            dependencies: ["NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper"]),
+            dependencies: [
+                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper", "TestSupport",
+            ]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
         .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
 
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
@@ -106,11 +110,6 @@ let package = Package(
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
             ]),
-        // Serves on port 0 until killed; the API's kill -9 test runs it.
-        .executableTarget(
-            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"], path: "Sources/APICrashServer"),
-        .executableTarget(
-            name: "api-bench", dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/APIBench"),
         .testTarget(
             name: "NavigationValuesAPITests",
             dependencies: [
@@ -122,14 +121,7 @@ let package = Package(
         .executableTarget(
             name: "NavigationValuesCLI",
             dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/NavigationValuesCLI"),
-        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI"]),
-        // Fan-out latency, idle subscribers' memory and replay speed (issue 6); release builds only.
-        .executableTarget(
-            name: "EventsBench",
-            dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesSessions", "NavigationValuesAPI",
-                "NavigationValuesStore",
-            ]),
+        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
     ]
 )
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 /// Limits, malformed input, slow and vanishing clients: each is answered or cut off, and the
@@ -12,11 +13,11 @@ import Testing
         return router
     }
 
-    private func expectProblem(_ response: RawResponse, status: Int) throws {
+    private func expectProblem(_ response: HTTPResponse, status: Int) throws {
         #expect(response.status == status)
         #expect(response.header("Content-Type") == "application/problem+json")
         #expect(response.header("Connection") == "close")
-        #expect(try response.json()["status"] as? Int == status)
+        #expect(try response.jsonObject()["status"] as? Int == status)
     }
 
     private func expectStillServing(_ server: HTTPServer) async throws {

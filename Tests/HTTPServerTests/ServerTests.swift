@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -76,7 +77,7 @@ import Testing
         try await withRunningServer(Self.makeRouter()) { server in
             let client = try RawClient(port: server.port)
             let response = try await client.exchange(get("/items/a%20b%2Fc?q=x+y%3D1"))
-            let json = try response.json()
+            let json = try response.jsonObject()
             #expect(json["id"] as? String == "a b/c")
             #expect(json["path"] as? String == "/items/a b/c")
             #expect(json["q"] as? String == "x y=1")
@@ -89,14 +90,14 @@ import Testing
             let notFound = try await client.exchange(get("/nope"))
             #expect(notFound.status == 404)
             #expect(notFound.header("Content-Type") == "application/problem+json")
-            let problem = try notFound.json()
+            let problem = try notFound.jsonObject()
             #expect(problem["status"] as? Int == 404)
             #expect(problem["title"] as? String == "Not Found")
             #expect(problem["type"] as? String == "about:blank")
             let notAllowed = try await client.exchange("DELETE /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(notAllowed.status == 405)
             #expect(notAllowed.header("Allow") == "GET, HEAD")
-            #expect(try notAllowed.json()["status"] as? Int == 405)
+            #expect(try notAllowed.jsonObject()["status"] as? Int == 405)
             // The connection stays usable after a routing error.
             #expect(try await client.exchange(get("/healthz")).status == 200)
         }
@@ -176,7 +177,7 @@ import Testing
         #expect(try await client.exchange(get("/async")).status == 418)
         let problem = try await client.exchange(get("/default"))
         #expect(problem.status == 400)
-        #expect(try problem.json()["detail"] as? String == "nope")
+        #expect(try problem.jsonObject()["detail"] as? String == "nope")
         await server.shutdown()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,11 +18,7 @@ import Testing
 
     /// Waits (bounded) until connecting fails: the listening socket is closed.
     private func waitUntilRefused(port: Int) async throws {
-        for _ in 0..<500 {
-            if (try? RawClient(port: port)) == nil { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw TestTimeout()
+        try await waitUntil("connecting is refused") { (try? RawClient(port: port)) == nil }
     }
 
     @Test func aRequestInFlightCompletesDuringShutdown() async throws {

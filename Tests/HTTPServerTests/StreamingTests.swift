@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Synchronization
+import TestSupport
 import Testing
 
 /// Streaming responses (server-sent events): writes from other tasks, back-pressure, and

@@ -3,11 +3,8 @@ import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesStore
 import NavigationValuesWire
+import TestSupport
 import Testing
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// Many clients on one session, `If-Match` and `Idempotency-Key`.
 @Suite struct ConcurrencyAndRetryTests {
@@ -15,12 +12,10 @@ import Testing
         try await withRunningServer { client, server in
             let session = try await TestSession.create(client)
             let clients = 16
-            // One URLSession per client, so each has its own connection.
+            // One client each, so each has its own connection.
             let versions = try await withThrowingTaskGroup(of: Int64.self) { group in
                 for index in 0..<clients {
-                    let own = TestClient(
-                        baseURL: client.baseURL, adminToken: client.adminToken,
-                        session: URLSession(configuration: .ephemeral))
+                    let own = TestClient(port: server.port, adminToken: client.adminToken)
                     let mine = TestSession(client: own, id: session.id, token: session.token, created: session.created)
                     group.addTask {
                         let answer = try await mine.send("POST", "/push", json: ["name": .string("client \(index)")])
@@ -54,8 +49,10 @@ import Testing
             let results = try await withThrowingTaskGroup(of: Int.self) { group in
                 for name in ["A", "B"] {
                     group.addTask {
-                        try await session.send("POST", "/push", json: ["name": .string(name)], headers: ["If-Match": "\"1\""])
-                            .status
+                        try await session.send(
+                            "POST", "/push", json: ["name": .string(name)], headers: ["If-Match": "\"1\""]
+                        )
+                        .status
                     }
                 }
                 var statuses: [Int] = []
@@ -105,8 +102,10 @@ import Testing
             #expect(events.map(\.type) == ["session.created", "screen.pushed", "values.updated", "screens.popped"])
             let publish = ["Idempotency-Key": "publish-1"]
             try await session.handle("root", "k", passBack: true)
-            let published = try await session.send("POST", "/screens/root/preferences/k", json: ["value": 1], headers: publish)
-            let replayed = try await session.send("POST", "/screens/root/preferences/k", json: ["value": 1], headers: publish)
+            let published = try await session.send(
+                "POST", "/screens/root/preferences/k", json: ["value": 1], headers: publish)
+            let replayed = try await session.send(
+                "POST", "/screens/root/preferences/k", json: ["value": 1], headers: publish)
             #expect(replayed.json == published.json)
             #expect(replayed.json?["deliveries"]?.arrayValue?.count == 1)
             #expect(try await session.get()["version"] == 6)
@@ -116,7 +115,8 @@ import Testing
             let afterEnd = try await session.send("POST", "/push", json: ["name": "A"], headers: key)
             #expect(afterEnd.status == 201)
             #expect(afterEnd.json == first.json)
-            let fresh = try await session.send("POST", "/push", json: ["name": "A"], headers: ["Idempotency-Key": "new"])
+            let fresh = try await session.send(
+                "POST", "/push", json: ["name": "A"], headers: ["Idempotency-Key": "new"])
             expectProblem(fresh, 410, type: "gone")
         }
     }
@@ -124,11 +124,11 @@ import Testing
     @Test func concurrentRetriesOfACreateMakeOneSession() async throws {
         try await withRunningServer { client, _ in
             let key = ["Idempotency-Key": "create-1"]
-            let answers = try await withThrowingTaskGroup(of: HTTPResult.self) { group in
+            let answers = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
                 for _ in 0..<4 {
                     group.addTask { try await client.send("POST", "/v1/sessions", json: [:], headers: key) }
                 }
-                var answers: [HTTPResult] = []
+                var answers: [HTTPResponse] = []
                 for try await answer in group { answers.append(answer) }
                 return answers
             }

@@ -4,101 +4,12 @@ import NavigationValuesAPI
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
+import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
-/// `api-crash-server` in a child process, with its stdout as lines.
-final class ServerProcess: Sendable {
-    let process: Process
-    let lines: AsyncStream<String>
-
-    init(database: String, adminToken: String) throws {
-        let process = Process()
-        process.executableURL = try Self.executable()
-        process.arguments = ["--db", database, "--admin-token", adminToken]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        self.process = process
-        self.lines = lines
-        try process.run()
-        let handle = output.fileHandleForReading
-        // Blocking reads stay off the cooperative pool.
-        Thread.detachNewThread {
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    continuation.yield(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                }
-            }
-            continuation.finish()
-        }
-    }
-
-    /// The built `api-crash-server`, beside the test bundle.
-    static func executable() throws -> URL {
-        var folders: [URL] = Bundle.allBundles.filter { $0.bundlePath.hasSuffix(".xctest") }
-            .map { $0.bundleURL.deletingLastPathComponent() }
-        folders.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        folders.append(root.appendingPathComponent(".build/debug"))
-        for folder in folders {
-            let url = folder.appendingPathComponent("api-crash-server")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        throw TestFailure("api-crash-server not found in \(folders.map(\.path)); build with --build-tests")
-    }
-
-    /// The base URL from the `listening on` line, waiting at most `timeout`.
-    func baseURL(timeout: Duration = .seconds(20)) async throws -> URL {
-        let lines = self.lines
-        let line = try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask {
-                for await line in lines where line.hasPrefix("listening on ") { return line }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TestFailure("api-crash-server did not start within \(timeout)")
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-        guard let line, let url = URL(string: String(line.dropFirst("listening on ".count))) else {
-            throw TestFailure("api-crash-server exited before listening")
-        }
-        return url
-    }
-
-    /// Sends `signal` and waits for the process to exit.
-    func stop(_ signal: Int32) async {
-        let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                _ = kill(process.processIdentifier, signal)
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
-    }
-
-    deinit {
-        if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+/// `api-crash-server` on `database` in a child process.
+func crashServer(database: String, adminToken: String) throws -> ChildProcess {
+    try ChildProcess(built: "api-crash-server", arguments: ["--db", database, "--admin-token", adminToken])
 }
 
 /// What the clients were told was committed.
@@ -130,9 +41,9 @@ final class Ledger: Sendable {
         let database = folder.appendingPathComponent("crash.sqlite").path
         let admin = "crash-admin"
 
-        let first = try ServerProcess(database: database, adminToken: admin)
-        let firstURL = try await first.baseURL()
-        let setup = TestClient(baseURL: firstURL, adminToken: admin, session: URLSession(configuration: .ephemeral))
+        let first = try crashServer(database: database, adminToken: admin)
+        let firstURL = try await first.listeningURL()
+        let setup = try TestClient(baseURL: firstURL, adminToken: admin)
         var sessions: [TestSession] = []
         for _ in 0..<3 { sessions.append(try await TestSession.create(setup)) }
 
@@ -144,8 +55,7 @@ final class Ledger: Sendable {
         let writers = 6
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
-                let client = TestClient(
-                    baseURL: firstURL, adminToken: admin, session: URLSession(configuration: .ephemeral))
+                let client = TestClient(port: setup.http.port, adminToken: admin)
                 let target = sessions[writer % sessions.count]
                 let session = TestSession(client: client, id: target.id, token: target.token, created: target.created)
                 group.addTask {
@@ -156,7 +66,8 @@ final class Ledger: Sendable {
                             if step.isMultiple(of: 2) {
                                 let name = "w\(writer)-\(step)"
                                 let answer = try await session.send(
-                                    "POST", "/push", json: ["name": .string(name), "values": ["step": .integer(Int64(step))]])
+                                    "POST", "/push",
+                                    json: ["name": .string(name), "values": ["step": .integer(Int64(step))]])
                                 guard answer.status == 201, let json = answer.json,
                                     let screen = json["screen"]?["id"]?.stringValue,
                                     let version = json["version"]?.integerValue
@@ -166,31 +77,33 @@ final class Ledger: Sendable {
                                 }
                             } else {
                                 let answer = try await session.send(
-                                    "PATCH", "/screens/root/values", json: [.init(stringLiteral: "w\(writer)"): .integer(Int64(step))])
+                                    "PATCH", "/screens/root/values",
+                                    json: [.init(stringLiteral: "w\(writer)"): .integer(Int64(step))])
                                 guard answer.status == 200, let version = answer.json?["version"]?.integerValue else {
                                     return
                                 }
-                                ledger.acknowledged.withLock { $0.patches.append((session.id, "w\(writer)", step, version)) }
+                                ledger.acknowledged.withLock {
+                                    $0.patches.append((session.id, "w\(writer)", step, version))
+                                }
                             }
                         } catch {
                             return  // the server is gone
                         }
                         if ledger.acknowledged.withLock({ $0.count }) >= threshold, ledger.claimKill() {
-                            _ = kill(first.process.processIdentifier, SIGKILL)
+                            first.kill()
                         }
                     }
                 }
             }
         }
-        await first.stop(SIGKILL)
-        #expect(first.process.terminationReason == .uncaughtSignal)
+        first.kill()
+        #expect(try await first.waitForExit() == .signalled(SIGKILL))
         let acks = ledger.acknowledged.withLock { $0 }
         #expect(acks.count >= threshold)
 
         // Restart on the same file: every acknowledged screen and value is there.
-        let second = try ServerProcess(database: database, adminToken: admin)
-        let client = TestClient(
-            baseURL: try await second.baseURL(), adminToken: admin, session: URLSession(configuration: .ephemeral))
+        let second = try crashServer(database: database, adminToken: admin)
+        let client = try TestClient(baseURL: try await second.listeningURL(), adminToken: admin)
         var versions: [String: Int64] = [:]
         for target in sessions {
             let answer = try await client.send("GET", "/v1/sessions/\(target.id)", token: admin)
@@ -199,7 +112,9 @@ final class Ledger: Sendable {
             let version = try #require(json["version"]?.integerValue)
             versions[target.id] = version
             let screens = json["screens"]?.arrayValue ?? []
-            let byID = Dictionary(screens.compactMap { screen in screen["id"]?.stringValue.map { ($0, screen) } }) { a, _ in a }
+            let byID = Dictionary(screens.compactMap { screen in screen["id"]?.stringValue.map { ($0, screen) } }) {
+                a, _ in a
+            }
             for push in acks.pushes where push.session == target.id {
                 let screen = byID[push.screen]
                 #expect(screen?["name"] == .string(push.name))
@@ -217,8 +132,8 @@ final class Ledger: Sendable {
             let more = try await client.send("POST", "/v1/sessions/\(target.id)/push", json: [:], token: admin)
             #expect(more.json?["version"] == .integer(version + 1))
         }
-        await second.stop(SIGTERM)
-        #expect(second.process.terminationStatus == 0)
+        second.signal(SIGTERM)
+        #expect(try await second.waitForExit() == .exited(0))
 
         // The log is gap-free and ends at the version each session reads as.
         let store = try await SQLiteSessionStore.open(path: database)

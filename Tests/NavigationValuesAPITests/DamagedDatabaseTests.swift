@@ -4,6 +4,7 @@ import NavigationValuesAPI
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
+import TestSupport
 import Testing
 
 /// A database file damaged or edited by hand must never stop the server: the session it holds

@@ -4,6 +4,7 @@ import NavigationValuesAPI
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
+import TestSupport
 import Testing
 
 /// Every error status API.md names for the session endpoints, with its problem+json body.
@@ -26,7 +27,8 @@ import Testing
             expectProblem(missing, 401, type: "unauthorized")
             #expect(missing.header("WWW-Authenticate") == "Bearer")
             expectProblem(
-                try await client.send("GET", "/v1/sessions/\(session.id)", token: "not-a-token"), 401, type: "unauthorized")
+                try await client.send("GET", "/v1/sessions/\(session.id)", token: "not-a-token"), 401,
+                type: "unauthorized")
             expectProblem(
                 try await client.send(
                     "POST", "/v1/sessions/\(session.id)/push", json: [:], headers: ["Authorization": "Basic abc"]),
@@ -56,12 +58,14 @@ import Testing
         try await withRunningServer { client, _ in
             let session = try await TestSession.create(client)
             expectProblem(
-                try await client.send("GET", "/v1/sessions/s_missing", token: client.adminToken), 404, type: "not-found")
+                try await client.send("GET", "/v1/sessions/s_missing", token: client.adminToken), 404, type: "not-found"
+            )
             expectProblem(
                 try await client.send("POST", "/v1/sessions/s_missing/push", json: [:], token: client.adminToken), 404,
                 type: "not-found")
             expectProblem(try await session.send("GET", "/screens/c_missing"), 404, type: "not-found")
-            expectProblem(try await session.send("PATCH", "/screens/c_missing/values", json: ["a": 1]), 404, type: "not-found")
+            expectProblem(
+                try await session.send("PATCH", "/screens/c_missing/values", json: ["a": 1]), 404, type: "not-found")
             expectProblem(
                 try await session.send("POST", "/screens/c_missing/preferences/k", json: ["value": 1]), 404,
                 type: "not-found")
@@ -70,7 +74,8 @@ import Testing
             let popped = try await session.push("Gone")
             try await session.pop()
             expectProblem(try await session.send("GET", "/screens/\(popped)"), 404, type: "not-found")
-            expectProblem(try await session.send("PATCH", "/screens/\(popped)/values", json: ["a": 1]), 404, type: "not-found")
+            expectProblem(
+                try await session.send("PATCH", "/screens/\(popped)/values", json: ["a": 1]), 404, type: "not-found")
             #expect(try await session.get()["version"] == 3)
         }
     }
@@ -164,7 +169,8 @@ import Testing
     @Test func aBodyOverTheLimitIsTooLarge() async throws {
         try await withRunningServer { client, _ in
             let session = try await TestSession.create(client)
-            let big = Data(#"{"name": ""#.utf8) + Data(repeating: UInt8(ascii: "a"), count: 1_100_000) + Data(#""}"#.utf8)
+            let big =
+                Data(#"{"name": ""#.utf8) + Data(repeating: UInt8(ascii: "a"), count: 1_100_000) + Data(#""}"#.utf8)
             let answer = try await session.send("POST", "/push", raw: big)
             #expect(answer.status == 413)
             #expect(answer.header("Content-Type") == "application/problem+json")
@@ -176,7 +182,8 @@ import Testing
     @Test func aValueOfTheWrongTypeNamesTheKeyAndTheType() async throws {
         try await withRunningServer { client, _ in
             let session = try await TestSession.create(client, ["schema": SessionEndpointTests.schema])
-            let answer = try await session.send("PATCH", "/screens/root/values", json: ["counter": "three", "title": "ok"])
+            let answer = try await session.send(
+                "PATCH", "/screens/root/values", json: ["counter": "three", "title": "ok"])
             expectProblem(answer, 422, type: "unprocessable-content", pointers: ["/counter"])
             let detail = answer.json?["errors"]?.arrayValue?.first?["detail"]?.stringValue ?? ""
             #expect(detail.contains("counter") && detail.contains("integer"))
@@ -187,15 +194,18 @@ import Testing
             expectProblem(two, 422, type: "unprocessable-content", pointers: ["/counter", "/title"])
             let push = try await session.send("POST", "/push", json: ["values": ["title": true]])
             expectProblem(push, 422, type: "unprocessable-content", pointers: ["/values/title"])
-            let path = try await session.send("PUT", "/path", json: ["screens": [["name": "A"], ["values": ["counter": []]]]])
+            let path = try await session.send(
+                "PUT", "/path", json: ["screens": [["name": "A"], ["values": ["counter": []]]]])
             expectProblem(path, 422, type: "unprocessable-content", pointers: ["/screens/1/values/counter"])
             let create = try await client.send(
                 "POST", "/v1/sessions",
                 json: ["root": ["values": ["counter": "x"]], "schema": SessionEndpointTests.schema])
             expectProblem(create, 422, type: "unprocessable-content", pointers: ["/root/values/counter"])
-            let preference = try await session.send("POST", "/screens/root/preferences/selectedItem", json: ["value": 3])
+            let preference = try await session.send(
+                "POST", "/screens/root/preferences/selectedItem", json: ["value": 3])
             expectProblem(preference, 422, type: "unprocessable-content", pointers: ["/value"])
-            let handler = try await session.send("PUT", "/screens/root/handlers/selectedItem", json: ["passBack": "yes"])
+            let handler = try await session.send(
+                "PUT", "/screens/root/handlers/selectedItem", json: ["passBack": "yes"])
             expectProblem(handler, 422, type: "unprocessable-content", pointers: ["/passBack"])
             #expect(try await session.get()["version"] == 1)
         }
@@ -256,7 +266,9 @@ import Testing
             #expect(ok["screen"]?["values"]?.objectValue?.count == 2)
             for bad in ["with space", String(repeating: "k", count: 129), "ü", "a/b", ""] {
                 let answer = try await session.send("PATCH", "/screens/root/values", json: .object([bad: 1]))
-                expectProblem(answer, 422, type: "unprocessable-content", pointers: ["/" + bad.replacingOccurrences(of: "/", with: "~1")])
+                expectProblem(
+                    answer, 422, type: "unprocessable-content",
+                    pointers: ["/" + bad.replacingOccurrences(of: "/", with: "~1")])
             }
             expectProblem(
                 try await session.send("PUT", "/screens/root/handlers/bad%20key", json: ["passBack": true]), 422,
@@ -323,7 +335,8 @@ import Testing
 
             try await session.patch("root", ["a": 1, "b": 2])
             expectProblem(
-                try await session.send("PATCH", "/screens/root/values", json: ["c": 3]), 422, type: "unprocessable-content")
+                try await session.send("PATCH", "/screens/root/values", json: ["c": 3]), 422,
+                type: "unprocessable-content")
             // Replacing an existing key is not a new value.
             try await session.patch("root", ["a": 5])
             try await session.pop()

@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesSessions
+import TestSupport
 import Testing
 
 /// A session created for a test: its id and token.
@@ -21,10 +22,19 @@ extension TestClient {
             rootID: try #require(json["screens"]?.arrayValue?.first?["id"]?.stringValue))
     }
 
+    /// Subscribes to the session's event stream (`query` such as `?after=0`) with its token.
+    func events(of session: CreatedSession, _ query: String = "") throws -> SSEClient {
+        try SSEClient(
+            port: http.port, path: "/v1/sessions/\(session.id)/events\(query)",
+            headers: ["Authorization": "Bearer \(session.token)"])
+    }
+
     @discardableResult
-    func push(_ session: CreatedSession, name: String = "Screen", values: JSONValue = [:]) async throws -> HTTPResult {
+    func push(_ session: CreatedSession, name: String = "Screen", values: JSONValue = [:]) async throws -> HTTPResponse
+    {
         let result = try await send(
-            "POST", "/v1/sessions/\(session.id)/push", json: ["name": .string(name), "values": values], token: session.token)
+            "POST", "/v1/sessions/\(session.id)/push", json: ["name": .string(name), "values": values],
+            token: session.token)
         try #require(result.status == 201, "push answered \(result.status)")
         return result
     }
@@ -34,8 +44,7 @@ extension TestClient {
     @Test func aLiveStreamSeesLaterEventsWithSSEFraming() async throws {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events", headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session)
             defer { stream.close() }
             #expect(await stream.status() == 200)
             try await client.push(session, name: "Detail")
@@ -53,9 +62,7 @@ extension TestClient {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
             try await client.push(session)
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events?after=0",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session, "?after=0")
             defer { stream.close() }
             try await client.push(session)
             let frames = await stream.frames.events(3)
@@ -73,7 +80,8 @@ extension TestClient {
                         group.addTask {
                             for index in 0..<30 {
                                 try await client.send(
-                                    "PATCH", "/v1/sessions/\(session.id)/screens/root/values", json: ["n": .integer(Int64(index))],
+                                    "PATCH", "/v1/sessions/\(session.id)/screens/root/values",
+                                    json: ["n": .integer(Int64(index))],
                                     token: session.token)
                             }
                         }
@@ -86,7 +94,8 @@ extension TestClient {
             while seen.count < 121 {
                 var headers = ["Authorization": "Bearer \(session.token)"]
                 headers["Last-Event-ID"] = String(seen.last ?? 0)
-                let stream = try SSEClient(port: server.port, path: "/v1/sessions/\(session.id)/events", headers: headers)
+                let stream = try SSEClient(
+                    port: server.port, path: "/v1/sessions/\(session.id)/events", headers: headers)
                 let frames = await stream.frames.events(min(20, 121 - seen.count))
                 stream.close()
                 try #require(!frames.isEmpty, "a resumed stream delivered nothing")
@@ -101,9 +110,7 @@ extension TestClient {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
             try await client.push(session, name: "A")
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events?snapshot=1",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session, "?snapshot=1")
             defer { stream.close() }
             // The head comes once the snapshot's version is fixed; a push sent before that would
             // be inside the snapshot rather than after it.
@@ -124,9 +131,7 @@ extension TestClient {
             try await client.push(session)
             let ended = try await client.send("DELETE", "/v1/sessions/\(session.id)", token: session.token)
             #expect(ended.status == 204)
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events?after=1",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session, "?after=1")
             var events: [String?] = []
             for await frame in stream.frames where frame.comment == nil { events.append(frame.event) }
             #expect(events == ["screen.pushed", "session.ended"])
@@ -136,9 +141,7 @@ extension TestClient {
     @Test func aLiveStreamClosesAfterTheSessionEnds() async throws {
         try await withRunningServer { client, server in
             let session = try await client.createSession()
-            let stream = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(session.id)/events",
-                headers: ["Authorization": "Bearer \(session.token)"])
+            let stream = try client.events(of: session)
             #expect(await stream.status() == 200)
             _ = try await client.send("DELETE", "/v1/sessions/\(session.id)", token: session.token)
             var events: [String?] = []
@@ -152,16 +155,19 @@ extension TestClient {
             let first = try await client.createSession()
             let second = try await client.createSession()
             let foreign = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(first.id)/events", headers: ["Authorization": "Bearer \(second.token)"])
+                port: server.port, path: "/v1/sessions/\(first.id)/events",
+                headers: ["Authorization": "Bearer \(second.token)"])
             #expect(await foreign.status() == 403)
             let anonymous = try SSEClient(port: server.port, path: "/v1/sessions/\(first.id)/events")
             #expect(await anonymous.status() == 401)
             let missing = try SSEClient(
-                port: server.port, path: "/v1/sessions/s_missing/events", headers: ["Authorization": "Bearer admin-secret"])
+                port: server.port, path: "/v1/sessions/s_missing/events",
+                headers: ["Authorization": "Bearer admin-secret"])
             #expect(await missing.status() == 404)
             _ = try await client.send("DELETE", "/v1/sessions/\(first.id)?purge=true", token: first.token)
             let purged = try SSEClient(
-                port: server.port, path: "/v1/sessions/\(first.id)/events?after=0", headers: ["Authorization": "Bearer admin-secret"])
+                port: server.port, path: "/v1/sessions/\(first.id)/events?after=0",
+                headers: ["Authorization": "Bearer admin-secret"])
             // The session is gone (404 for it), but its events are known to be purged: 410.
             #expect(await purged.status() == 410)
             #expect(try await client.send("GET", "/v1/sessions/\(first.id)", token: client.adminToken).status == 404)
@@ -173,9 +179,7 @@ extension TestClient {
             let session = try await client.createSession()
             var streams: [SSEClient] = []
             for _ in 0..<5 {
-                let stream = try SSEClient(
-                    port: server.port, path: "/v1/sessions/\(session.id)/events",
-                    headers: ["Authorization": "Bearer \(session.token)"])
+                let stream = try client.events(of: session)
                 #expect(await stream.status() == 200)
                 streams.append(stream)
             }
@@ -191,48 +195,21 @@ extension TestClient {
         try await withRunningServer(configure: { $0.subscriberBufferLimit = 8 }) { client, server in
             let session = try await client.createSession()
             // A reader that never reads: its socket buffers fill, then its subscription overflows.
-            let stalled = try StalledReader(
-                port: server.port, path: "/v1/sessions/\(session.id)/events", token: session.token)
-            defer { stalled.close() }
+            let stalled = try RawClient(port: server.port, receiveBufferSize: 4_096)
+            defer { stalled.shutdown() }
+            try stalled.send(
+                "GET /v1/sessions/\(session.id)/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                    + "Authorization: Bearer \(session.token)\r\n\r\n")
             #expect(try await eventually { server.hub.subscriberCount == 1 })
             let big = JSONValue.string(String(repeating: "x", count: 60_000))
             for index in 0..<60 {
                 let result = try await client.send(
-                    "PATCH", "/v1/sessions/\(session.id)/screens/root/values", json: ["blob": big, "i": .integer(Int64(index))],
+                    "PATCH", "/v1/sessions/\(session.id)/screens/root/values",
+                    json: ["blob": big, "i": .integer(Int64(index))],
                     token: session.token)
                 try #require(result.status == 200)
             }
             #expect(try await eventually { server.hub.droppedSubscriberCount >= 1 })
         }
     }
-}
-
-/// Polls `condition` until it holds or `timeout` passes: for state with no event to wait on.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
-/// Opens a stream and never reads from it.
-final class StalledReader: Sendable {
-    let fd: Int32
-
-    init(port: Int, path: String, token: String) throws {
-        let (descriptor, connected) = connectToLoopback(port: port, receiveBuffer: 4_096)
-        fd = descriptor
-        guard connected else {
-            Glibc.close(descriptor)
-            throw CocoaError(.fileReadUnknown)
-        }
-        let request = "GET \(path) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(token)\r\n\r\n"
-        _ = request.utf8CString.withUnsafeBufferPointer {
-            send(descriptor, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
-        }
-    }
-
-    func close() { Glibc.close(fd) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import TestSupport
 import Testing
 
 @Suite struct MetricsTests {

@@ -14,7 +14,9 @@ import Testing
     func replayAtEveryEventEqualsWhatTheServerShowedThen(snapshotInterval: Int) async throws {
         try await withRunningServer(configure: { $0.service.snapshotInterval = snapshotInterval }) { client, _ in
             let schema: JSONValue = [
-                "values": ["title": ["type": "string", "default": "t"], "draft": ["type": "any", "observationIgnored": true]],
+                "values": [
+                    "title": ["type": "string", "default": "t"], "draft": ["type": "any", "observationIgnored": true],
+                ],
                 "preferences": ["pick": ["type": "string", "default": ""]],
             ]
             let session = try await client.createSession(["schema": schema, "root": ["name": "Root"]])
@@ -27,29 +29,35 @@ import Testing
             for _ in 0..<60 {
                 let base = "/v1/sessions/\(session.id)"
                 let screen = ["root", "top"][Int.random(in: 0..<2, using: &random)]
-                let result: HTTPResult
+                let result: HTTPResponse
                 switch Int.random(in: 0..<8, using: &random) {
                 case 0, 1:
-                    result = try await client.send("POST", "\(base)/push", json: ["name": "S", "values": ["n": 1]], token: session.token)
+                    result = try await client.send(
+                        "POST", "\(base)/push", json: ["name": "S", "values": ["n": 1]], token: session.token)
                 case 2:
                     result = try await client.send("POST", "\(base)/pop", json: ["count": 1], token: session.token)
                 case 3:
                     let key = keys[Int.random(in: 0..<keys.count, using: &random)]
                     let value = values[Int.random(in: 0..<values.count, using: &random)]
-                    result = try await client.send("PATCH", "\(base)/screens/\(screen)/values", json: [key: value], token: session.token)
+                    result = try await client.send(
+                        "PATCH", "\(base)/screens/\(screen)/values", json: [key: value], token: session.token)
                 case 4:
                     let passBack = Bool.random(using: &random)
                     result = try await client.send(
-                        "PUT", "\(base)/screens/\(screen)/handlers/pick", json: ["passBack": .bool(passBack)], token: session.token)
+                        "PUT", "\(base)/screens/\(screen)/handlers/pick", json: ["passBack": .bool(passBack)],
+                        token: session.token)
                 case 5:
-                    result = try await client.send("DELETE", "\(base)/screens/\(screen)/handlers/pick", token: session.token)
+                    result = try await client.send(
+                        "DELETE", "\(base)/screens/\(screen)/handlers/pick", token: session.token)
                 case 6:
                     let value = ["p", "q", "r"][Int.random(in: 0..<3, using: &random)]
                     result = try await client.send(
-                        "POST", "\(base)/screens/\(screen)/preferences/pick", json: ["value": .string(value)], token: session.token)
+                        "POST", "\(base)/screens/\(screen)/preferences/pick", json: ["value": .string(value)],
+                        token: session.token)
                 default:
                     result = try await client.send(
-                        "PUT", "\(base)/path", json: ["screens": [["name": "P1"], ["name": "P2", "values": ["title": "deep"]]]],
+                        "PUT", "\(base)/path",
+                        json: ["screens": [["name": "P1"], ["name": "P2", "values": ["title": "deep"]]]],
                         token: session.token)
                 }
                 guard (200..<300).contains(result.status) else { continue }  // 409 pops and 404 handlers change nothing
@@ -135,13 +143,15 @@ import Testing
             #expect(first.status == 200)
             #expect(first.json?["events"]?.arrayValue?.map { $0["seq"] } == [1, 2])
             #expect(first.json?["next"] == 2)
-            let second = try await client.send("GET", "/v1/sessions/\(session.id)/history?after=2&limit=2", token: session.token)
+            let second = try await client.send(
+                "GET", "/v1/sessions/\(session.id)/history?after=2&limit=2", token: session.token)
             #expect(second.json?["events"]?.arrayValue?.map { $0["type"] } == ["screen.pushed", "screen.pushed"])
             #expect(second.json?["next"] == 4)
             let last = try await client.send("GET", "/v1/sessions/\(session.id)/history?after=4", token: session.token)
             #expect(last.json?["events"]?.arrayValue?.map { $0["seq"] } == [5])
             #expect(last.json?["next"] == .null)
-            let bad = try await client.send("GET", "/v1/sessions/\(session.id)/history?limit=1001", token: session.token)
+            let bad = try await client.send(
+                "GET", "/v1/sessions/\(session.id)/history?limit=1001", token: session.token)
             #expect(bad.status == 422)
         }
     }
@@ -160,7 +170,8 @@ import Testing
             let gone = try await client.send("GET", "/v1/sessions/\(session.id)/history", token: session.token)
             #expect(gone.status == 410)
             #expect(gone.json?["type"] == "/problems/gone")
-            let purgedReplay = try await client.send("GET", "/v1/sessions/\(session.id)/replay?at=1", token: session.token)
+            let purgedReplay = try await client.send(
+                "GET", "/v1/sessions/\(session.id)/replay?at=1", token: session.token)
             #expect(purgedReplay.status == 410)
             let poll = try await client.send("GET", "/v1/sessions/\(session.id)/events?after=0", token: session.token)
             #expect(poll.status == 410)
@@ -178,7 +189,8 @@ import Testing
             let empty = try await client.send("GET", "/v1/sessions/\(session.id)/events?after=1", token: session.token)
             #expect(empty.json?["events"] == [])
             #expect(empty.json?["last"] == 1)
-            async let waited = client.send("GET", "/v1/sessions/\(session.id)/events?after=1&wait=20", token: session.token)
+            async let waited = client.send(
+                "GET", "/v1/sessions/\(session.id)/events?after=1&wait=20", token: session.token)
             let pusher = Task {
                 _ = try await client.push(session)
             }
@@ -186,16 +198,19 @@ import Testing
             try await pusher.value
             #expect(answer.json?["events"]?.arrayValue?.first?["type"] == "screen.pushed")
             #expect(answer.json?["last"] == 2)
-            let tooLong = try await client.send("GET", "/v1/sessions/\(session.id)/events?after=1&wait=61", token: session.token)
+            let tooLong = try await client.send(
+                "GET", "/v1/sessions/\(session.id)/events?after=1&wait=61", token: session.token)
             #expect(tooLong.status == 422)
         }
     }
 
     @Test func theAdminStreamTagsEveryEventWithItsSession() async throws {
         try await withRunningServer { client, server in
-            let forbidden = try SSEClient(port: server.port, path: "/v1/events", headers: ["Authorization": "Bearer nope"])
+            let forbidden = try SSEClient(
+                port: server.port, path: "/v1/events", headers: ["Authorization": "Bearer nope"])
             #expect(await forbidden.status() == 403)
-            let stream = try SSEClient(port: server.port, path: "/v1/events", headers: ["Authorization": "Bearer admin-secret"])
+            let stream = try SSEClient(
+                port: server.port, path: "/v1/events", headers: ["Authorization": "Bearer admin-secret"])
             defer { stream.close() }
             #expect(await stream.status() == 200)
             let first = try await client.createSession()

@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesAPI
 import Synchronization
+import TestSupport
 import Testing
 
 /// Collects log lines in memory.

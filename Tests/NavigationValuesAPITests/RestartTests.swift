@@ -3,13 +3,15 @@ import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesSessions
 import NavigationValuesStore
+import TestSupport
 import Testing
 
 /// A server restarted on the same file serves every session exactly as it acknowledged it.
 @Suite struct RestartTests {
     /// A fresh temp folder for a database that outlives one server.
     static func withDatabaseFile<T>(_ body: (String) async throws -> T) async throws -> T {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-api-restart-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nv-api-restart-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         return try await body(folder.appendingPathComponent("sessions.sqlite").path)
@@ -39,7 +41,8 @@ import Testing
 
         let second = try await TestSession.create(client)
         try await second.push("X")
-        try await second.send("PUT", "/path", json: ["screens": [["name": "P1", "values": ["k": true]], ["name": "P2"]]])
+        try await second.send(
+            "PUT", "/path", json: ["screens": [["name": "P1", "values": ["k": true]], ["name": "P2"]]])
         try await second.pop()
         try await second.handle("top", "k", passBack: true)
         try await second.publish("top", "k", 1.5)
@@ -111,12 +114,14 @@ import Testing
         try await Self.withDatabaseFile { path in
             let (session, first) = try await withRunningServer(databasePath: path) { client, _ in
                 let session = try await TestSession.create(client)
-                let first = try await session.send("POST", "/push", json: ["name": "A"], headers: ["Idempotency-Key": "k"])
+                let first = try await session.send(
+                    "POST", "/push", json: ["name": "A"], headers: ["Idempotency-Key": "k"])
                 return (session, try #require(first.json))
             }
             try await withRunningServer(databasePath: path) { client, _ in
                 let moved = TestSession(client: client, id: session.id, token: session.token, created: session.created)
-                let retry = try await moved.send("POST", "/push", json: ["name": "A"], headers: ["Idempotency-Key": "k"])
+                let retry = try await moved.send(
+                    "POST", "/push", json: ["name": "A"], headers: ["Idempotency-Key": "k"])
                 #expect(retry.status == 201)
                 #expect(retry.json == first)
                 #expect(try await moved.get()["version"] == 2)

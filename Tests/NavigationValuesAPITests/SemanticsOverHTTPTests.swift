@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import TestSupport
 import Testing
 
 /// SEMANTICS.md §2 and §3 worked examples and the §4 Demo scenarios, over HTTP.
@@ -57,7 +58,9 @@ import Testing
 
     @Test func observationIgnoredKeysAreStoredButNeverAffected() async throws {
         try await withRunningServer { client, _ in
-            let schema: JSONValue = ["values": ["draft": ["type": "string", "default": "", "observationIgnored": true]]]
+            let schema: JSONValue = [
+                "values": ["draft": ["type": "string", "default": "", "observationIgnored": true]]
+            ]
             let session = try await TestSession.create(client, ["schema": schema])
             let top = try await session.push("B")
             let written = try await session.patch("root", ["draft": "hello"])
@@ -96,15 +99,19 @@ import Testing
 
             // C publishes "p" with all handlers passing: C, B, A receive "p".
             var answer = try await session.publish(c, "selection", "p")
-            #expect(answer["deliveries"] == [["screen": .string(c), "value": "p"], ["screen": .string(b), "value": "p"],
-                                             ["screen": .string(a), "value": "p"]])
+            #expect(
+                answer["deliveries"] == [
+                    ["screen": .string(c), "value": "p"], ["screen": .string(b), "value": "p"],
+                    ["screen": .string(a), "value": "p"],
+                ])
             #expect(answer["stoppedAt"] == .null)
             #expect(try await received() == ["p", "p", "p"])
 
             // B switches to stop, C publishes "q": C and B receive "q", A keeps "p".
             try await session.handle(b, "selection", passBack: false)
             answer = try await session.publish(c, "selection", "q")
-            #expect(answer["deliveries"] == [["screen": .string(c), "value": "q"], ["screen": .string(b), "value": "q"]])
+            #expect(
+                answer["deliveries"] == [["screen": .string(c), "value": "q"], ["screen": .string(b), "value": "q"]])
             #expect(answer["stoppedAt"] == .string(b))
             #expect(try await received() == ["p", "q", "q"])
 
@@ -116,7 +123,8 @@ import Testing
             // B has no handler at all and C publishes "r": C receives, B is skipped, A receives.
             try #require(try await session.send("DELETE", "/screens/\(b)/handlers/selection").status == 200)
             answer = try await session.publish(c, "selection", "r")
-            #expect(answer["deliveries"] == [["screen": .string(c), "value": "r"], ["screen": .string(a), "value": "r"]])
+            #expect(
+                answer["deliveries"] == [["screen": .string(c), "value": "r"], ["screen": .string(a), "value": "r"]])
             #expect(answer["stoppedAt"] == .null)
             #expect(try await received() == ["r", "q", "r"])
         }
@@ -181,8 +189,11 @@ import Testing
             let pushed = try await session.push("Next")
             try await session.handle(pushed, "preference", passBack: true)
             let answer = try await session.publish(pushed, "preference", "hello")
-            #expect(answer["deliveries"] == [["screen": .string(pushed), "value": "hello"],
-                                             ["screen": .string(root), "value": "hello"]])
+            #expect(
+                answer["deliveries"] == [
+                    ["screen": .string(pushed), "value": "hello"],
+                    ["screen": .string(root), "value": "hello"],
+                ])
             try await session.pop()
             #expect(try await session.screen("root")["preferences"] == ["preference": "hello"])
         }

@@ -3,6 +3,7 @@ import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesStore
 import NavigationValuesWire
+import TestSupport
 import Testing
 
 /// Each endpoint of API.md's table (sessions, stack, screens, values, handlers, preferences), through
@@ -338,7 +339,10 @@ import Testing
             // Removing the blocking handler keeps its last received value readable.
             try #require(try await session.send("DELETE", "/screens/\(middle)/handlers/selectedItem").status == 200)
             let through = try await session.publish("top", "selectedItem", "other")
-            #expect(through == ["deliveries": [["screen": .string(rootID), "value": "other"]], "stoppedAt": .null, "version": 8])
+            #expect(
+                through == [
+                    "deliveries": [["screen": .string(rootID), "value": "other"]], "stoppedAt": .null, "version": 8,
+                ])
             #expect(try await session.screen(middle)["preferences"] == ["selectedItem": "chosen"])
             #expect(try await session.screen(middle)["handlers"] == [:])
 

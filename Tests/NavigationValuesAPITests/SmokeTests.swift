@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import TestSupport
 import Testing
 
 @Suite struct SmokeTests {
@@ -8,8 +9,10 @@ import Testing
         try await withRunningServer { client, _ in
             let created = try await client.send(
                 "POST", "/v1/sessions",
-                json: ["root": ["name": "Home", "values": ["title": "x"]],
-                       "schema": ["values": ["title": ["type": "string", "default": ""]]]])
+                json: [
+                    "root": ["name": "Home", "values": ["title": "x"]],
+                    "schema": ["values": ["title": ["type": "string", "default": ""]]],
+                ])
             #expect(created.status == 201)
             let session = try #require(created.json)
             let id = try #require(session["id"]?.stringValue)
@@ -17,7 +20,8 @@ import Testing
             #expect(created.header("ETag") == "\"1\"")
             #expect(created.header("Location") == "/v1/sessions/\(id)")
 
-            let pushed = try await client.send("POST", "/v1/sessions/\(id)/push", json: ["name": "Detail"], token: token)
+            let pushed = try await client.send(
+                "POST", "/v1/sessions/\(id)/push", json: ["name": "Detail"], token: token)
             #expect(pushed.status == 201)
             #expect(pushed.json?["screen"]?["resolved"]?["title"] == "x")
             #expect(pushed.json?["version"] == 2)

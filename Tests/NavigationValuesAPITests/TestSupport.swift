@@ -1,54 +1,44 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
-/// A response as a test sees it.
-struct HTTPResult {
-    var status: Int
-    var headers: [String: String]
-    var body: Data
-    var json: JSONValue? { try? JSONValue(parsing: [UInt8](body)) }
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.key.lowercased() == name.lowercased() }?.value
-    }
-}
-
-/// A real HTTP client (URLSession) pointed at a running server.
+/// A loopback client pointed at a running server, with the server's admin token at hand.
 struct TestClient: Sendable {
-    let baseURL: URL
+    let http: HTTPClient
     let adminToken: String
-    let session: URLSession
 
+    /// A client of the server on 127.0.0.1:`port`.
+    init(port: Int, adminToken: String) {
+        http = HTTPClient(port: port)
+        self.adminToken = adminToken
+    }
+
+    /// A client of the server at `baseURL` (its `listening on` address).
+    init(baseURL: URL, adminToken: String) throws {
+        http = try HTTPClient(baseURL: baseURL)
+        self.adminToken = adminToken
+    }
+
+    /// Sends `method path` with `body` as JSON (or `raw` bytes, labelled JSON), `token` as a
+    /// bearer token, and `headers` on top (which win).
     @discardableResult
     func send(
         _ method: String, _ path: String, json body: JSONValue? = nil, raw: Data? = nil, token: String? = nil,
         headers: [String: String] = [:]
-    ) async throws -> HTTPResult {
-        var request = URLRequest(url: URL(string: path, relativeTo: baseURL)!)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = Data(body.serialized().utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        if let raw {
-            request.httpBody = raw
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
+    ) async throws -> HTTPResponse {
         var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            if let name = name as? String, let value = value as? String { fields[name] = value }
+        var bytes: [UInt8]?
+        if let body { bytes = Array(body.serialized().utf8) }
+        if let raw { bytes = Array(raw) }
+        if bytes != nil { fields["Content-Type"] = "application/json" }
+        if let token { fields["Authorization"] = "Bearer \(token)" }
+        for (name, value) in headers {
+            fields = fields.filter { $0.key.lowercased() != name.lowercased() }
+            fields[name] = value
         }
-        return HTTPResult(status: http.statusCode, headers: fields, body: data)
+        return try await http.send(method, path, headers: fields, body: bytes)
     }
 }
 
@@ -69,9 +59,7 @@ func withRunningServer<T>(
     configuration.databasePath = databasePath ?? folder.appendingPathComponent("test.sqlite").path
     configure(&configuration)
     let server = try await NavigationValuesServer.start(configuration)
-    let client = TestClient(
-        baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, adminToken: server.adminToken,
-        session: URLSession(configuration: .ephemeral))
+    let client = TestClient(port: server.port, adminToken: server.adminToken)
     do {
         let result = try await body(client, server)
         await server.shutdown()
@@ -93,7 +81,8 @@ struct TestSession: Sendable {
     /// Creates a session with `body` (201 expected).
     static func create(_ client: TestClient, _ body: JSONValue = [:]) async throws -> TestSession {
         let answer = try await client.send("POST", "/v1/sessions", json: body)
-        try #require(answer.status == 201, "create answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        try #require(
+            answer.status == 201, "create answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
         let json = try #require(answer.json)
         return TestSession(
             client: client, id: try #require(json["id"]?.stringValue), token: try #require(json["token"]?.stringValue),
@@ -105,8 +94,9 @@ struct TestSession: Sendable {
     func send(
         _ method: String, _ suffix: String = "", json body: JSONValue? = nil, raw: Data? = nil,
         headers: [String: String] = [:]
-    ) async throws -> HTTPResult {
-        try await client.send(method, "/v1/sessions/\(id)\(suffix)", json: body, raw: raw, token: token, headers: headers)
+    ) async throws -> HTTPResponse {
+        try await client.send(
+            method, "/v1/sessions/\(id)\(suffix)", json: body, raw: raw, token: token, headers: headers)
     }
 
     /// The session as `GET` shows it.
@@ -120,7 +110,8 @@ struct TestSession: Sendable {
     @discardableResult
     func push(_ name: String, values: JSONValue = [:]) async throws -> String {
         let answer = try await send("POST", "/push", json: ["name": .string(name), "values": values])
-        try #require(answer.status == 201, "push answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        try #require(
+            answer.status == 201, "push answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
         return try #require(answer.json?["screen"]?["id"]?.stringValue)
     }
 
@@ -134,7 +125,8 @@ struct TestSession: Sendable {
     @discardableResult
     func patch(_ screen: String, _ values: JSONValue) async throws -> JSONValue {
         let answer = try await send("PATCH", "/screens/\(screen)/values", json: values)
-        try #require(answer.status == 200, "patch answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        try #require(
+            answer.status == 200, "patch answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
         return try #require(answer.json)
     }
 
@@ -162,10 +154,12 @@ struct TestSession: Sendable {
 
 /// Checks a problem+json answer: status, content type, `type`, and the pointers of `errors`.
 func expectProblem(
-    _ answer: HTTPResult, _ status: Int, type: String, pointers: [String]? = nil,
+    _ answer: HTTPResponse, _ status: Int, type: String, pointers: [String]? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    #expect(answer.status == status, "body: \(String(decoding: answer.body, as: UTF8.self))", sourceLocation: sourceLocation)
+    #expect(
+        answer.status == status, "body: \(String(decoding: answer.body, as: UTF8.self))", sourceLocation: sourceLocation
+    )
     #expect(answer.header("Content-Type") == "application/problem+json", sourceLocation: sourceLocation)
     let json = answer.json
     #expect(json?["type"] == .string("/problems/\(type)"), sourceLocation: sourceLocation)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Help, version and bad usage: exact output and exit codes (argument-parser's `AssertExecuteCommand`).

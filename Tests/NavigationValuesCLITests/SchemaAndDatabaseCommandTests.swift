@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `--schema FILE`, `migrate` and `replay` against real files in temporary folders.
@@ -20,10 +21,10 @@ import Testing
         let path = try file(
             "schema.json", #"{"values": {"counter": {"type": "integer", "default": 0}}, "strict": true}"#)
         let server = try await ServeProcess(["--admin-token", "admin", "--schema", path])
-        let created = try await request("POST", server.baseURL.appendingPathComponent("v1/sessions"), body: "{}")
+        let created = try await server.send("POST", "/v1/sessions", body: "{}")
         #expect(created.status == 201)
-        #expect(created.body.contains(#""strict":true"#))
-        #expect(created.body.contains(#""resolved":{"counter":0}"#))
+        #expect(created.text.contains(#""strict":true"#))
+        #expect(created.text.contains(#""resolved":{"counter":0}"#))
         #expect(try await server.stop().status == 0)
         try? FileManager.default.removeItem(at: folder)
     }
@@ -85,13 +86,11 @@ import Testing
 
     @Test func replayPrintsTheSessionAsItWasAfterAnEvent() async throws {
         let server = try await ServeProcess(["--admin-token", "admin"])
-        let created = try await request(
-            "POST", server.baseURL.appendingPathComponent("v1/sessions"), body: #"{"root": {"name": "Home"}}"#)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(created.body.utf8)) as? [String: Any])
+        let created = try await server.send("POST", "/v1/sessions", body: #"{"root": {"name": "Home"}}"#)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])
         let id = try #require(object["id"] as? String)
-        let pushed = try await request(
-            "POST", server.baseURL.appendingPathComponent("v1/sessions/\(id)/push"), body: #"{"name": "Detail"}"#,
-            headers: ["Authorization": "Bearer admin"])
+        let pushed = try await server.send(
+            "POST", "/v1/sessions/\(id)/push", body: #"{"name": "Detail"}"#, headers: ["Authorization": "Bearer admin"])
         #expect(pushed.status == 201)
         // Read-only, so it runs beside the server.
         let database = server.folder.appendingPathComponent("navigation-values.sqlite").path

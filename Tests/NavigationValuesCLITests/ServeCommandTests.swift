@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `serve` as an operator runs it: the listening line, signals, tokens, flags against variables, logs.
@@ -6,9 +7,9 @@ import Testing
     @Test func servePrintsOneListeningLineAnswersHealthzAndExitsZeroOnSIGTERM() async throws {
         let server = try await ServeProcess(["--admin-token", "admin"])
         #expect(server.listeningLine.wholeMatch(of: /listening on http:\/\/127\.0\.0\.1:[1-9][0-9]*/) != nil)
-        let health = try await request("GET", server.baseURL.appendingPathComponent("healthz"))
+        let health = try await server.send("GET", "/healthz")
         #expect(health.status == 200)
-        #expect(health.body == #"{"status":"ok"}"#)
+        #expect(health.text == #"{"status":"ok"}"#)
         let outcome = try await server.stop(SIGTERM)
         #expect(outcome.status == 0)
         #expect(outcome.stdout == server.listeningLine + "\n")
@@ -32,9 +33,7 @@ import Testing
         #expect(!outcome.stdout.contains(token))
         // A second server on the same database, told the token, accepts it.
         let again = try await ServeProcess(["--admin-token", token])
-        let answer = try await request(
-            "GET", again.baseURL.appendingPathComponent("v1/sessions"),
-            headers: ["Authorization": "Bearer \(token)"])
+        let answer = try await again.send("GET", "/v1/sessions", headers: ["Authorization": "Bearer \(token)"])
         #expect(answer.status == 200)
         #expect(try await again.stop().stderr.contains("admin token (generated") == false)
     }
@@ -42,9 +41,11 @@ import Testing
     @Test func theFlagWinsOverItsEnvironmentVariable() async throws {
         let server = try await ServeProcess(
             ["--admin-token", "from-flag"], environment: ["NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable"])
-        let list = server.baseURL.appendingPathComponent("v1/sessions")
-        #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-flag"]).status == 200)
-        #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-variable"]).status == 401)
+        #expect(
+            try await server.send("GET", "/v1/sessions", headers: ["Authorization": "Bearer from-flag"]).status == 200)
+        #expect(
+            try await server.send("GET", "/v1/sessions", headers: ["Authorization": "Bearer from-variable"]).status
+                == 401)
         #expect(try await server.stop().status == 0)
     }
 
@@ -55,8 +56,9 @@ import Testing
                 "NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable", "NAVIGATION_VALUES_PORT": "0",
                 "NAVIGATION_VALUES_LOG_FORMAT": "json",
             ])
-        let list = server.baseURL.appendingPathComponent("v1/sessions")
-        #expect(try await request("GET", list, headers: ["Authorization": "Bearer from-variable"]).status == 200)
+        #expect(
+            try await server.send("GET", "/v1/sessions", headers: ["Authorization": "Bearer from-variable"]).status
+                == 200)
         let outcome = try await server.stop()
         #expect(outcome.status == 0)
         #expect(outcome.stderr.contains(#""message":"request","method":"GET","route":"/v1/sessions","status":200"#))
@@ -64,12 +66,9 @@ import Testing
 
     @Test func eachRequestIsLoggedOnStderrWithItsRequestID() async throws {
         let server = try await ServeProcess(["--admin-token", "admin", "--log-level", "debug"])
-        let answer = try await request(
-            "GET", server.baseURL.appendingPathComponent("healthz"), headers: ["X-Request-Id": "req-42"])
+        let answer = try await server.send("GET", "/healthz", headers: ["X-Request-Id": "req-42"])
         #expect(answer.header("X-Request-Id") == "req-42")
-        let missing = try await request(
-            "GET", server.baseURL.appendingPathComponent("v1/sessions/s_nope"),
-            headers: ["Authorization": "Bearer admin"])
+        let missing = try await server.send("GET", "/v1/sessions/s_nope", headers: ["Authorization": "Bearer admin"])
         #expect(missing.status == 404)
         let generated = try #require(missing.header("X-Request-Id"))
         let outcome = try await server.stop()
@@ -89,7 +88,7 @@ import Testing
 
     @Test func jsonLogLinesAreJSONObjectsWithEveryField() async throws {
         let server = try await ServeProcess(["--admin-token", "admin", "--log-format", "json"])
-        _ = try await request("POST", server.baseURL.appendingPathComponent("v1/sessions"), body: "{}")
+        _ = try await server.send("POST", "/v1/sessions", body: "{}")
         let outcome = try await server.stop()
         let requests = try outcome.stderr.split(separator: "\n").compactMap { line -> [String: Any]? in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

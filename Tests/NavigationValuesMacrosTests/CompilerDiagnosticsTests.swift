@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The built plugin, run by the real compiler: misuse comes back as compile errors at the right lines.
@@ -7,7 +8,7 @@ import Testing
 /// macro's declaration (`Sources/NavigationValues/ValueEntry.swift`) and the plugin executable that
 /// SwiftPM builds beside this test binary.
 @Suite struct CompilerDiagnosticsTests {
-    @Test func compilerReportsEachMisuseAtItsLineAndAcceptsTheValidSpellings() throws {
+    @Test func compilerReportsEachMisuseAtItsLineAndAcceptsTheValidSpellings() async throws {
         let source = """
             public protocol ValueKey {
                 associatedtype Value
@@ -37,7 +38,7 @@ import Testing
                 @ValueEntry var misplaced: String = ""
             }
             """
-        let output = try Compiler.typecheck(source)
+        let output = try await Compiler.typecheck(source)
         let errors = output.split(separator: "\n").filter { $0.contains(": error: ") && $0.contains("@ValueEntry") }
         #expect(
             errors.map { $0.split(separator: ":").dropFirst().prefix(1).joined() } == ["21", "22", "23", "26"],
@@ -58,28 +59,22 @@ enum Compiler {
     }
 
     /// Type-checks `source` with the macro declaration and returns the compiler's diagnostics.
-    static func typecheck(_ source: String) throws -> String {
+    static func typecheck(_ source: String) async throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ValueEntry-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let snippet = folder.appendingPathComponent("Snippet.swift")
         try source.write(to: snippet, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = try swiftc()
-        process.arguments = [
-            "-typecheck", "-swift-version", "6", "-parse-as-library", "-module-name", "NavigationValues",
-            "-diagnostic-style", "llvm",
-            "-load-plugin-executable", try plugin().path + "#NavigationValuesMacros",
-            macroDeclaration().path, snippet.path,
-        ]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return output
+        let compiler = try ChildProcess(
+            swiftc(),
+            arguments: [
+                "-typecheck", "-swift-version", "6", "-parse-as-library", "-module-name", "NavigationValues",
+                "-diagnostic-style", "llvm",
+                "-load-plugin-executable", try plugin().path + "#NavigationValuesMacros",
+                macroDeclaration().path, snippet.path,
+            ])
+        return try await compiler.outcome(timeout: .seconds(120)).stderr
     }
 
     /// `<toolchain>/usr/bin/swiftc`, found from the Swift runtime this test links
@@ -102,17 +97,10 @@ enum Compiler {
 
     /// SwiftPM builds the plugin as `NavigationValuesMacros-tool` beside the test binary.
     private static func plugin() throws -> URL {
-        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let plugin = testBinary.deletingLastPathComponent().appendingPathComponent("NavigationValuesMacros-tool")
-        guard FileManager.default.isExecutableFile(atPath: plugin.path) else {
-            throw Failure(description: "plugin not built at \(plugin.path)")
-        }
-        return plugin
+        try ChildProcess.builtProduct(named: "NavigationValuesMacros-tool")
     }
 
     private static func macroDeclaration() -> URL {
-        URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/NavigationValues/ValueEntry.swift")
+        repositoryRoot.appendingPathComponent("Sources/NavigationValues/ValueEntry.swift")
     }
 }

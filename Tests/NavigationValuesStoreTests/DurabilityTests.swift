@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValuesStore
 import NavigationValuesWire
+import TestSupport
 import Testing
 
 @Suite struct DurabilityTests {
@@ -14,25 +15,24 @@ import Testing
     @Test(arguments: [SQLiteSessionStore.SyncMode.normal, .full])
     func everyAcknowledgedCommitSurvivesKill9(sync: SQLiteSessionStore.SyncMode) async throws {
         try await withTemporaryDatabase { path in
-            let helper = try builtProduct(named: "store-crash-helper")
-            let child = try ChildProcess(helper, arguments: [path, sync.rawValue, "8"])
+            let child = try ChildProcess(built: "store-crash-helper", arguments: [path, sync.rawValue, "8"])
             let acknowledged = try await withTimeout(.seconds(60)) {
                 var seen: [Acknowledged] = []
                 for await line in child.lines {
                     let parts = line.split(separator: " ")
                     guard parts.count == 2, let seq = Int64(parts[1]) else {
-                        throw ChildProcessError(message: "unexpected line '\(line)'")
+                        throw ChildProcessError("unexpected line '\(line)'")
                     }
                     seen.append(Acknowledged(session: String(parts[0]), seq: seq))
                     // Kill it while its writers are busy; lines already in the pipe still count.
-                    if seen.count == 2_000 { child.kill(SIGKILL) }
+                    if seen.count == 2_000 { child.kill() }
                 }
                 return seen
             }
-            child.process.waitUntilExit()
-            #expect(acknowledged.count >= 2_000, "stderr: \(child.standardError)")
-            #expect(child.process.terminationReason == .uncaughtSignal)
-            #expect(child.process.terminationStatus == SIGKILL)
+            let exit = try await child.waitForExit()
+            let stderr = await child.standardError.text()
+            #expect(acknowledged.count >= 2_000, "stderr: \(stderr)")
+            #expect(exit == .signalled(SIGKILL))
 
             let db = try Database(path: path)
             #expect(try db.fetchAll("PRAGMA integrity_check") { $0.string(0) } == ["ok"])

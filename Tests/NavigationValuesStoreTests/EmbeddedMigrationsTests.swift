@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesStore
+import TestSupport
 import Testing
 
 @Suite struct EmbeddedMigrationsTests {

@@ -15,10 +15,6 @@ func withTemporaryDatabase<T>(_ body: (String) async throws -> T) async throws -
     return try await body(directory.appendingPathComponent("store.sqlite").path)
 }
 
-/// The repository's root, found from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
 /// A clock tests move by hand.
 final class TestClock: Sendable {
     private let current: Mutex<Date>

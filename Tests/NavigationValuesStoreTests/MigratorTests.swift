@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValuesStore
+import TestSupport
 import Testing
 
 @Suite struct MigratorTests {
@@ -45,11 +46,12 @@ import Testing
         }
     }
 
-    @Test func theChecksumIsTheSHA256OfTheFile() throws {
+    @Test func theChecksumIsTheSHA256OfTheFile() async throws {
         for migration in Migration.embedded {
             let bytes = try Data(contentsOf: repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)"))
-            let sum = try runShell(
-                "/usr/bin/sha256sum", [repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)").path])
+            let sum = try await ChildProcess.output(
+                of: URL(fileURLWithPath: "/usr/bin/sha256sum"),
+                arguments: [repositoryRoot.appendingPathComponent("Migrations/\(migration.fileName)").path])
             #expect(sum.hasPrefix(migration.checksum + " "))
             #expect(bytes == Data(migration.sql.utf8))
         }
@@ -111,12 +113,14 @@ import Testing
             let db = try Database(path: path)
             try Migrator().migrate(db)
             let next = Migration.embedded.count + 1
-            let later = Migration(version: next, name: "add_notes", sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY);\n")
+            let later = Migration(
+                version: next, name: "add_notes", sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY);\n")
             let applied = try Migrator(migrations: Migration.embedded + [later]).migrate(db)
             #expect(applied == [later])
             #expect(try tableNames(db).contains("notes"))
-            #expect(try Migrator(migrations: Migration.embedded + [later]).appliedMigrations(in: db).map(\.version)
-                == Array(1...next))
+            #expect(
+                try Migrator(migrations: Migration.embedded + [later]).appliedMigrations(in: db).map(\.version)
+                    == Array(1...next))
         }
     }
 
@@ -132,21 +136,4 @@ import Testing
             #expect(try !tableNames(db).contains("half"))
         }
     }
-}
-
-/// Runs `executable` with `arguments` and returns its stdout; throws when it exits non-zero.
-func runShell(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    guard process.terminationStatus == 0 else {
-        throw StoreError(code: .failed, message: "\(executable) exited \(process.terminationStatus): \(text)")
-    }
-    return text
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NavigationValuesWire
+import TestSupport
 import Testing
 
 @testable import NavigationValuesStore

@@ -1,10 +1,13 @@
 /// A small deterministic random number generator (SplitMix64), so that a failing random sequence
 /// can be replayed from its seed.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
+    /// The generator's state: the seed, then advanced by each draw.
     public var state: UInt64
 
+    /// A generator seeded with `state`.
     public init(state: UInt64) { self.state = state }
 
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

@@ -4,26 +4,12 @@ import Foundation
     import Glibc
 #endif
 
-/// Why the bench stopped: what it was doing and what went wrong.
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-
-    init(_ description: String) {
-        self.description = description
-    }
-
-    /// A failed system call, with its `errno` spelled out.
-    static func system(_ call: String, errno code: Int32 = errno) -> BenchError {
-        BenchError("\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
-    }
-}
-
-/// Client-side socket calls for the bench: plain blocking connects to 127.0.0.1, then either
+/// Client-side socket calls for the benchmarks: plain blocking connects to 127.0.0.1, then either
 /// blocking reads with a timeout (the HTTP client) or non-blocking reads under poll(2) (the
 /// stream readers).
-enum RawSocket {
+public enum RawSocket {
     /// A TCP connection to 127.0.0.1:`port`, blocking, with Nagle off (each request is one write).
-    static func connect(port: Int) throws -> Int32 {
+    public static func connect(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BenchError.system("socket") }
         var address = sockaddr_in()
@@ -48,18 +34,19 @@ enum RawSocket {
     }
 
     /// Makes reads on `fd` give up after `seconds` (they then fail with `EAGAIN`).
-    static func setReceiveTimeout(_ fd: Int32, seconds: Int) {
+    public static func setReceiveTimeout(_ fd: Int32, seconds: Int) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    static func setNonBlocking(_ fd: Int32) throws {
+    /// Makes calls on `fd` return `EAGAIN` instead of waiting.
+    public static func setNonBlocking(_ fd: Int32) throws {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { throw BenchError.system("fcntl") }
     }
 
     /// Writes all of `bytes`, waiting up to 10 s for room when the socket is non-blocking.
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+    public static func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { buffer in
@@ -79,42 +66,5 @@ enum RawSocket {
             default: throw BenchError.system("send", errno: code)
             }
         }
-    }
-}
-
-/// Process-wide figures read from the kernel.
-enum ProcessFigures {
-    /// CLOCK_MONOTONIC in nanoseconds: cheap (vDSO), comparable across threads.
-    static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
-
-    /// This process's resident set size in KiB (`VmRSS` in /proc/self/status).
-    static func residentKiB() throws -> Int {
-        // FileHandle reads to the end; /proc files report size 0.
-        guard let handle = FileHandle(forReadingAtPath: "/proc/self/status") else {
-            throw BenchError("cannot open /proc/self/status")
-        }
-        defer { try? handle.close() }
-        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            let digits = line.dropFirst("VmRSS:".count).filter(\.isNumber)
-            if let kib = Int(digits) { return kib }
-        }
-        throw BenchError("no VmRSS line in /proc/self/status")
-    }
-
-    /// Raises the soft open-file limit to the hard one; returns the limit now in force.
-    @discardableResult
-    static func raiseFileLimit() throws -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError.system("getrlimit") }
-        if limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError.system("setrlimit") }
-        }
-        return Int(limit.rlim_cur)
     }
 }

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
@@ -25,6 +26,15 @@ enum Bench {
     }
 
     static let usage = "usage: events-bench [--event-loops N] [idle] [fanout] [replay]"
+    /// The figures' thresholds, `Benchmarks/Thresholds/events.json`.
+    static let thresholds: Thresholds = {
+        do {
+            return try Thresholds.load("events")
+        } catch {
+            FileHandle.standardError.write(Data("events-bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }()
     /// The server's event-loop threads (`--event-loops`); nil for its default, one per core.
     static var eventLoops: Int?
 
@@ -44,6 +54,7 @@ enum Bench {
             }
         }
         if phases.isEmpty { phases = Phase.allCases }
+        _ = thresholds  // read the file before measuring anything
         let start = ContinuousClock.now
         let fileLimit = try ProcessFigures.raiseFileLimit()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("events-bench-\(UUID().uuidString)")
@@ -54,7 +65,7 @@ enum Bench {
             "SQLite files in \(folder.path), sync normal, server event loops: \(eventLoops.map(String.init) ?? "one per core")"
         )
         say("(client and server share this machine's cores; figures move with its load: run it on a quiet machine)")
-        say("load average at start: \(loadAverage())\n")
+        say("load average at start: \(ProcessFigures.loadAverage())\n")
 
         for phase in phases {
             switch phase {
@@ -63,7 +74,9 @@ enum Bench {
             case .replay: try await replay(in: folder)
             }
         }
-        say("\ntotal \(format(ContinuousClock.now - start)), load average at end: \(loadAverage())")
+        say(
+            "\ntotal \(Statistics.format(ContinuousClock.now - start)), load average at end: \(ProcessFigures.loadAverage())"
+        )
     }
 
     // MARK: - Servers and sessions
@@ -90,7 +103,7 @@ enum Bench {
     }
 
     /// Creates a session; returns its id and token.
-    static func createSession(_ client: RawHTTPClient) throws -> (id: String, token: String) {
+    static func createSession(_ client: HTTPConnection) throws -> (id: String, token: String) {
         let reply = try client.send("POST", "/v1/sessions", json: #"{"root":{"name":"Home"}}"#)
         guard reply.status == 201, let json = reply.json, let id = json["id"]?.stringValue,
             let token = json["token"]?.stringValue
@@ -101,59 +114,31 @@ enum Bench {
         return (id, token)
     }
 
-    /// Waits for `condition`, polling every millisecond, or throws after `timeout`.
-    static func wait(_ what: String, timeout: Duration, until condition: () -> Bool) throws {
+    /// Waits for `condition`, polling every 5 ms (it may ask the server), or throws after `timeout`.
+    static func wait(_ what: String, timeout: Duration, until condition: () throws -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
-        while !condition() {
+        while try !condition() {
             guard ContinuousClock.now < deadline else {
                 throw BenchError("timed out after \(timeout) waiting for \(what)")
             }
-            usleep(1_000)
+            usleep(5_000)
         }
+    }
+
+    /// The server's open event streams, from its `/metrics`.
+    static func subscriberCount(_ client: HTTPConnection) throws -> Int {
+        Int(try client.metric("navigation_values_subscribers"))
+    }
+
+    /// The server's dropped subscribers, from its `/metrics`.
+    static func droppedSubscriberCount(_ client: HTTPConnection) throws -> Int {
+        Int(try client.metric("navigation_values_subscribers_dropped_total"))
     }
 
     // MARK: - Printing
 
-    /// The 1, 5 and 15 minute load averages (/proc/loadavg), or "unknown".
-    static func loadAverage() -> String {
-        guard let handle = FileHandle(forReadingAtPath: "/proc/loadavg") else { return "unknown" }
-        defer { try? handle.close() }
-        let fields = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
-        return fields.count >= 3 ? fields[0..<3].joined(separator: " ") : "unknown"
-    }
-
-    static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }
-
-    static func format(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        if seconds >= 1 { return String(format: "%.2f s", seconds) }
-        if seconds >= 0.001 { return String(format: "%.2f ms", seconds * 1e3) }
-        return String(format: "%.1f µs", seconds * 1e6)
-    }
-
-    static func milliseconds(_ nanoseconds: UInt64) -> String {
-        String(format: "%.3f ms", Double(nanoseconds) / 1e6)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    /// The value at quantile `q` (0...1) of sorted `values` (nearest rank).
-    static func quantile(_ sorted: [UInt64], _ q: Double) -> UInt64 {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((q * Double(sorted.count)).rounded(.up))
-        return sorted[min(sorted.count - 1, max(0, rank - 1))]
-    }
-
     /// `count` per second over `duration`, rounded.
     static func rate(_ count: Int, _ duration: Duration) -> String {
-        String(format: "%.0f", Double(count) / max(seconds(duration), 1e-9))
-    }
-
-    static func mebibytes(_ kib: Int) -> String {
-        String(format: "%.1f MiB", Double(kib) / 1024)
+        String(format: "%.0f", Statistics.perSecond(count, duration))
     }
 }

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NavigationValuesAPI
 import NavigationValuesSessions
@@ -8,7 +9,7 @@ extension Bench {
     static func idle(in folder: URL) async throws {
         say("== Idle subscribers: \(idleSubscribers) SSE streams held at once ==")
         try await withServer(folder.appendingPathComponent("idle.sqlite").path) { server in
-            let client = try RawHTTPClient(port: server.port)
+            let client = try HTTPConnection(port: server.port)
             let session = try createSession(client)
             let before = try ProcessFigures.residentKiB()
             let start = ContinuousClock.now
@@ -16,8 +17,8 @@ extension Bench {
                 port: server.port, count: idleSubscribers, session: session.id, token: session.token)
             do {
                 try child.waitUntilReady(timeout: .seconds(120))
-                try wait("\(idleSubscribers) subscribers in the hub", timeout: .seconds(30)) {
-                    server.hub.subscriberCount == idleSubscribers
+                try wait("\(idleSubscribers) subscribers on the server", timeout: .seconds(30)) {
+                    try subscriberCount(client) == idleSubscribers
                 }
             } catch {
                 try? child.release(timeout: .seconds(10))
@@ -27,13 +28,16 @@ extension Bench {
             let after = try ProcessFigures.residentKiB()
             let perSubscriber = Double(after - before) * 1024 / Double(idleSubscribers)
             say(
-                "  all \(idleSubscribers) connected, 200 heads read, hub.subscriberCount = \(server.hub.subscriberCount), in \(format(connected))"
+                "  all \(idleSubscribers) connected, 200 heads read, subscribers on the server = \(try subscriberCount(client)), in \(Statistics.format(connected))"
             )
-            say("  server VmRSS before: \(mebibytes(before))  with \(idleSubscribers) subscribers: \(mebibytes(after))")
+            say(
+                "  server VmRSS before: \(Statistics.mebibytes(before))  with \(idleSubscribers) subscribers: \(Statistics.mebibytes(after))"
+            )
             say(
                 String(
                     format: "  per subscriber: %.1f KiB (server side: connection, task, stream buffer)",
                     perSubscriber / 1024))
+            thresholds.check("maxIdleSubscriberKiB", perSubscriber / 1024, "  per idle subscriber", unit: "KiB")
             say("  (the client sockets live in a child process, `events-bench hold`: 10,000 connections need")
             say("   20,000+ descriptors with both ends in one process, over the 20,000 hard limit; so the")
             say("   figure is the server's own memory, clients not included)")
@@ -41,13 +45,13 @@ extension Bench {
             let probeStart = ContinuousClock.now
             let probe = try client.send("GET", "/v1/sessions/\(session.id)", token: session.token)
             guard probe.status == 200 else { throw BenchError("GET session while holding answered \(probe.status)") }
-            say("  GET /v1/sessions/{id} while holding them: \(format(ContinuousClock.now - probeStart))")
+            say("  GET /v1/sessions/{id} while holding them: \(Statistics.format(ContinuousClock.now - probeStart))")
             let releaseStart = ContinuousClock.now
             try child.release(timeout: .seconds(30))
-            try wait("subscribers released", timeout: .seconds(30)) { server.hub.subscriberCount == 0 }
+            try wait("subscribers released", timeout: .seconds(30)) { try subscriberCount(client) == 0 }
             let released = try ProcessFigures.residentKiB()
             say(
-                "  released: hub.subscriberCount back to 0 in \(format(ContinuousClock.now - releaseStart)), VmRSS then \(mebibytes(released))"
+                "  released: subscribers back to 0 in \(Statistics.format(ContinuousClock.now - releaseStart)), VmRSS then \(Statistics.mebibytes(released))"
             )
         }
     }

@@ -1,10 +1,12 @@
 // store-bench: write and replay speed of SQLiteSessionStore on a temporary file.
 //
-//     swift run -c release store-bench [EVENTS]
+//     swift run --package-path Benchmarks -c release store-bench [EVENTS]
 //
 // Prints events appended per second with group commit (64 concurrent writers) and with one
 // commit per event (a single writer, serial), for both sync modes, then how fast events are
-// read back for replay.
+// read back for replay; compares them with Benchmarks/Thresholds/store.json (exit 1 when one is
+// not met).
+import BenchmarkSupport
 import Foundation
 import NavigationValues
 import NavigationValuesStore
@@ -58,7 +60,7 @@ func append(writers: Int, sync: SQLiteSessionStore.SyncMode, in directory: URL) 
     let elapsed = ContinuousClock.now - start
     let metrics = store.metrics
     await store.close()
-    return (Double(perWriter * writers) / seconds(elapsed), metrics)
+    return (Double(perWriter * writers) / Statistics.seconds(elapsed), metrics)
 }
 
 /// Writes one session of `eventCount` events, then reads them all back in pages of 1,000.
@@ -88,30 +90,38 @@ func replay(in directory: URL) async throws -> Double {
     let elapsed = ContinuousClock.now - start
     await store.close()
     precondition(read == eventCount, "replay read \(read) of \(eventCount) events")
-    return Double(read) / seconds(elapsed)
-}
-
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    return Double(read) / Statistics.seconds(elapsed)
 }
 
 func figure(_ value: Double) -> String { String(Int(value.rounded())) }
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-bench-\(UUID().uuidString)")
 do {
+    let thresholds = try Thresholds.load("store")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    print("store-bench: \(eventCount) events per run, file in \(directory.path)")
+    say("store-bench: \(eventCount) events per run, file in \(directory.path)")
     for sync in SQLiteSessionStore.SyncMode.allCases {
         let (grouped, groupedMetrics) = try await append(writers: 64, sync: sync, in: directory)
         let (serial, _) = try await append(writers: 1, sync: sync, in: directory)
-        print(
+        say(
             "sync=\(sync): group commit, 64 writers: \(figure(grouped)) events/s "
                 + "(avg batch \(String(format: "%.1f", groupedMetrics.averageBatchSize)), "
                 + "max \(groupedMetrics.largestBatch)); one commit per event, 1 writer: \(figure(serial)) events/s; "
                 + "ratio \(String(format: "%.1f", grouped / serial))x")
+        let mode = sync.rawValue.prefix(1).uppercased() + sync.rawValue.dropFirst()
+        thresholds.check(
+            "minGroupCommitEventsPerSecond\(mode)", grouped, "sync=\(sync): group commit", unit: "events/s", decimals: 0
+        )
+        thresholds.check(
+            "minGroupCommitSpeedup\(mode)", grouped / serial, "sync=\(sync): group commit / one commit per event",
+            unit: "x")
     }
-    print("replay: \(figure(try await replay(in: directory))) events/s read back (pages of 1000)")
+    let replayed = try await replay(in: directory)
+    say("replay: \(figure(replayed)) events/s read back (pages of 1000)")
+    thresholds.check("minReplayEventsPerSecond", replayed, "replay: read back", unit: "events/s", decimals: 0)
+    try? FileManager.default.removeItem(at: directory)
+    thresholds.exitWithVerdict()
 } catch {
     FileHandle.standardError.write(Data("store-bench: \(error)\n".utf8))
     exit(1)

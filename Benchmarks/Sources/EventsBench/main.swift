@@ -1,6 +1,6 @@
 // events-bench: event streams and replay, measured on an in-process server.
 //
-//     swift run -c release events-bench [--event-loops N] [idle] [fanout] [replay]
+//     swift run --package-path Benchmarks -c release events-bench [--event-loops N] [idle] [fanout] [replay]
 //
 // Starts NavigationValuesServer on 127.0.0.1 (port 0) with a SQLite file in a temp folder and prints:
 //   1. fan-out latency: one session, 1,000 SSE subscribers read by one poll(2) thread; the time
@@ -8,9 +8,11 @@
 //   2. idle subscribers: 10,000 streams held at once and the server's resident memory;
 //   3. replay speed: a session of 20,000 events rebuilt from the file, with and without snapshots.
 // The idle phase runs first so its memory figures start from a fresh server; naming phases
-// runs only those (for profiling one of them).
+// runs only those (for profiling one of them). The figures are compared with
+// Benchmarks/Thresholds/events.json (exit 1 when one is not met).
 //
 // `events-bench hold PORT COUNT SESSION TOKEN` is the child that holds the idle subscribers.
+import BenchmarkSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -23,7 +25,7 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "hold" {
 
 do {
     try await Bench.run(Array(CommandLine.arguments.dropFirst()))
-    exit(0)
+    Bench.thresholds.exitWithVerdict()
 } catch {
     FileHandle.standardError.write(Data("events-bench: \(error)\n".utf8))
     exit(1)

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
@@ -22,23 +23,30 @@ extension Bench {
             path: snapshotted, runs: 7)
         // Just before a boundary: the most events replay ever applies with this interval.
         let boundary = latestSnapshot - 1
-        try await time(
+        let worst = try await time(
             "snapshot interval \(interval), at \(boundary) (just before a snapshot)", id, at: boundary,
             applied: boundary - (latestSnapshot - Int64(interval)), path: snapshotted, runs: 7)
+        thresholds.check(
+            "maxReplayJustBeforeSnapshotMilliseconds", Statistics.seconds(worst) * 1e3,
+            "    replay just before a snapshot, from the file", unit: "ms", decimals: 2)
 
         let unsnapshotted = folder.appendingPathComponent("replay-0.sqlite").path
         let (plainID, plainLatest) = try await withServer(unsnapshotted, snapshotInterval: 0) { server in
             try write(to: server)
         }
-        try await time(
+        let plainApplied = plainLatest - 1
+        let plain = try await time(
             "snapshot interval 0, at latest \(plainLatest) (from event 1)", plainID, at: plainLatest,
-            applied: plainLatest - 1, path: unsnapshotted, runs: 3)
+            applied: plainApplied, path: unsnapshotted, runs: 3)
+        thresholds.check(
+            "minReplayEventsAppliedPerSecond", Statistics.perSecond(Int(plainApplied), plain),
+            "    replay without snapshots, from the file", unit: "events applied/s", decimals: 0)
     }
 
     /// Writes `replayEvents` PATCHes to one new session from `replayWriters` threads, each on its
     /// own keep-alive connection; returns the session and its latest event.
     private static func write(to server: NavigationValuesServer) throws -> (SessionID, Int64) {
-        let client = try RawHTTPClient(port: server.port)
+        let client = try HTTPConnection(port: server.port)
         let session = try createSession(client)
         let failures = FailureList()
         let done = DispatchSemaphore(value: 0)
@@ -49,7 +57,7 @@ extension Bench {
             let thread = Thread {
                 defer { done.signal() }
                 do {
-                    let connection = try RawHTTPClient(port: port)
+                    let connection = try HTTPConnection(port: port)
                     for step in 0..<perWriter {
                         let n = writer * perWriter + step
                         let reply = try connection.send(
@@ -75,15 +83,17 @@ extension Bench {
         let elapsed = ContinuousClock.now - start
         let written = perWriter * replayWriters
         say(
-            "  wrote \(written) events from \(replayWriters) keep-alive connections in \(format(elapsed)) (\(rate(written, elapsed)) events/s)"
+            "  wrote \(written) events from \(replayWriters) keep-alive connections in \(Statistics.format(elapsed)) (\(rate(written, elapsed)) events/s)"
         )
         return (SessionID(session.id), Int64(written) + 1)
     }
 
-    /// Replays `id` at `at` from the file `runs` times; prints the median and the best.
+    /// Replays `id` at `at` from the file `runs` times; prints the median and the best, and
+    /// returns the median.
+    @discardableResult
     private static func time(
         _ label: String, _ id: SessionID, at: Int64, applied: Int64, path: String, runs: Int
-    ) async throws {
+    ) async throws -> Duration {
         var durations: [Duration] = []
         var version: Int64?
         for _ in 0..<runs {
@@ -115,10 +125,13 @@ extension Bench {
         let openMedian = openDurations.sorted()[runs / 2]
         say("  \(label): \(applied) events applied after the starting point")
         say(
-            "    from the file: median \(format(median)) (best \(format(durations.min() ?? median))) of \(runs) runs"
+            "    from the file: median \(Statistics.format(median)) (best \(Statistics.format(durations.min() ?? median))) of \(runs) runs"
                 + " = \(rate(Int(at), median)) events rebuilt/s (state after \(at) events), \(rate(Int(applied), median)) events applied/s"
         )
-        say("    on an open store: median \(format(openMedian)) = \(rate(Int(applied), openMedian)) events applied/s")
+        say(
+            "    on an open store: median \(Statistics.format(openMedian)) = \(rate(Int(applied), openMedian)) events applied/s"
+        )
+        return median
     }
 }
 

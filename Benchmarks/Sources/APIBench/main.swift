@@ -1,17 +1,20 @@
 // api-bench [--seconds S] [--connections C] [--sessions N] [--memory-sessions M] [--skip-memory]
+//           [--skip-throughput] [--core-memory]
 //
-// Issue 5, Performance (release build: `swift build -c release --product api-bench`):
+//     swift run --package-path Benchmarks -c release api-bench
+//
+// Issue 5, Performance:
 //   1. push-then-pop pairs per second over keep-alive HTTP, C connections across N sessions, for
 //      S seconds, against a server started in-process on a temp SQLite file (durable), then on
 //      `:memory:`; prints pairs/s, p50/p99 latencies and the durable/in-memory ratio;
 //   2. resident memory (VmRSS) after creating M sessions of 5 screens with 3 values on each
 //      screen, through HTTP (a create with the root's values, then one `PUT …/path` with four
 //      more screens), on a temp SQLite file.
+// Each figure is compared with Benchmarks/Thresholds/api.json (exit 1 when one is not met).
+import BenchmarkSupport
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
-import NavigationValuesSessions
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -45,51 +48,16 @@ struct Options {
     }
 }
 
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// A session the load drives.
 struct BenchSession: Sendable {
     var id: String
     var token: String
 }
 
-/// Runs `work(index)` on `count` OS threads (blocking sockets stay off the cooperative pool) and
-/// returns their results in index order.
-func onThreads<T: Sendable>(_ count: Int, _ work: @escaping @Sendable (Int) -> T) async -> [T] {
-    let results = Mutex<[Int: T]>([:])
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            let thread = Thread {
-                let result = work(index)
-                results.withLock { $0[index] = result }
-                group.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        group.notify(queue: .global()) { continuation.resume() }
-    }
-    return results.withLock { dictionary in (0..<count).compactMap { dictionary[$0] } }
-}
-
-/// VmRSS after handing freed heap pages back (`malloc_trim`), so the figure counts live memory
-/// rather than what the client threads' malloc arenas keep cached.
-func residentMegabytes() -> Double {
-    // malloc.h is not in Glibc's module map; look the function up instead (RTLD_DEFAULT is 0).
-    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-        typealias Trim = @convention(c) (Int) -> Int32
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
-    }
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return kilobytes / 1024
-    }
-    return 0
+/// VmRSS in MB after handing freed heap pages back, so the figure counts live memory rather
+/// than what the client threads' malloc arenas keep cached.
+func residentMegabytes() throws -> Double {
+    Double(try ProcessFigures.residentKiB(trimmingHeap: true)) / 1024
 }
 
 func startServer(database: String) async throws -> NavigationValuesServer {
@@ -108,17 +76,17 @@ func createSessions(
     let pathBody = path.map { Array($0.serialized().utf8) }
     let perConnection = await onThreads(connections) { index -> Result<[BenchSession], BenchError> in
         do {
-            let connection = try RawHTTPConnection(port: port)
+            let connection = try HTTPConnection(port: port)
             var made: [BenchSession] = []
             for _ in stride(from: index, to: count, by: connections) {
                 let answer = try connection.send("POST", "/v1/sessions", token: nil, body: createBody)
                 guard answer.status == 201, let json = try? JSONValue(parsing: answer.body),
                     let id = json["id"]?.stringValue, let token = json["token"]?.stringValue
-                else { return .failure(BenchError(description: "create answered \(answer.status)")) }
+                else { return .failure(BenchError("create answered \(answer.status)")) }
                 if let pathBody {
                     let replaced = try connection.send("PUT", "/v1/sessions/\(id)/path", token: token, body: pathBody)
                     guard replaced.status == 200 else {
-                        return .failure(BenchError(description: "path answered \(replaced.status)"))
+                        return .failure(BenchError("path answered \(replaced.status)"))
                     }
                 }
                 // The memory run keeps only a count, so the client's own copies are not measured.
@@ -126,7 +94,7 @@ func createSessions(
             }
             return .success(made)
         } catch {
-            return .failure(BenchError(description: "\(error)"))
+            return .failure(BenchError("\(error)"))
         }
     }
     var sessions: [BenchSession] = []
@@ -142,10 +110,9 @@ struct RunResult {
 
     var pairsPerSecond: Double { Double(pairs) / seconds }
 
+    /// The latency at quantile `p` of `sorted` nanoseconds, in milliseconds.
     static func percentile(_ sorted: [UInt64], _ p: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))
-        return Double(sorted[index]) / 1_000_000
+        Double(Statistics.quantile(sorted, p)) / 1_000_000
     }
 }
 
@@ -158,7 +125,7 @@ func pushPopLoad(port: Int, sessions: [BenchSession], connections: Int, seconds:
     let deadline = start + UInt64(seconds * 1e9)
     let perConnection = await onThreads(connections) { index -> Result<([UInt64], [UInt64]), BenchError> in
         do {
-            let connection = try RawHTTPConnection(port: port)
+            let connection = try HTTPConnection(port: port)
             let mine = stride(from: index, to: sessions.count, by: connections).map { sessions[$0] }
             var pairs: [UInt64] = []
             var requests: [UInt64] = []
@@ -173,17 +140,18 @@ func pushPopLoad(port: Int, sessions: [BenchSession], connections: Int, seconds:
                 let pushed = try connection.send(
                     "POST", "/v1/sessions/\(session.id)/push", token: session.token, body: pushBody)
                 let middle = DispatchTime.now().uptimeNanoseconds
-                guard pushed.status == 201 else { return .failure(BenchError(description: "push \(pushed.status)")) }
-                let popped = try connection.send("POST", "/v1/sessions/\(session.id)/pop", token: session.token, body: popBody)
+                guard pushed.status == 201 else { return .failure(BenchError("push \(pushed.status)")) }
+                let popped = try connection.send(
+                    "POST", "/v1/sessions/\(session.id)/pop", token: session.token, body: popBody)
                 let after = DispatchTime.now().uptimeNanoseconds
-                guard popped.status == 200 else { return .failure(BenchError(description: "pop \(popped.status)")) }
+                guard popped.status == 200 else { return .failure(BenchError("pop \(popped.status)")) }
                 pairs.append(after - before)
                 requests.append(middle - before)
                 requests.append(after - middle)
             }
             return .success((pairs, requests))
         } catch {
-            return .failure(BenchError(description: "\(error)"))
+            return .failure(BenchError("\(error)"))
         }
     }
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -205,7 +173,7 @@ func report(_ label: String, _ result: RunResult) {
         label, result.pairsPerSecond, result.pairs, result.seconds,
         RunResult.percentile(result.pairLatencies, 0.50), RunResult.percentile(result.pairLatencies, 0.99),
         RunResult.percentile(result.requestLatencies, 0.50), RunResult.percentile(result.requestLatencies, 0.99))
-    print(line)
+    say(line)
 }
 
 func temporaryDatabase() throws -> (folder: URL, path: String) {
@@ -234,11 +202,11 @@ func throughput(_ options: Options, database: String, label: String) async throw
     }
 }
 
-func memory(_ options: Options) async throws {
+func memory(_ options: Options, _ thresholds: Thresholds) async throws {
     let (folder, path) = try temporaryDatabase()
     defer { try? FileManager.default.removeItem(at: folder) }
     let server = try await startServer(database: path)
-    let before = residentMegabytes()
+    let before = try residentMegabytes()
     let values: JSONValue = ["title": "a title", "counter": 42, "flag": true]
     let screens = JSONValue.array((1...4).map { index in ["name": .string("Screen \(index)"), "values": values] })
     let start = DispatchTime.now().uptimeNanoseconds
@@ -246,19 +214,21 @@ func memory(_ options: Options) async throws {
         port: server.port, count: options.memorySessions, connections: options.connections,
         root: ["name": "Home", "values": values], path: ["screens": screens], keep: false)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let after = residentMegabytes()
-    print(
+    let after = try residentMegabytes()
+    let loaded = try HTTPConnection(port: server.port).metric("navigation_values_sessions_loaded")
+    let perSession = (after - before) * 1_048_576 / Double(max(1, sessions.count))
+    say(
         String(
             format:
-                "memory: %d sessions x 5 screens x 3 values (over HTTP, file database) in %.1f s; VmRSS %.0f MB before, %.0f MB after (%.0f bytes per session); %d sessions loaded",
-            sessions.count, seconds, before, after, (after - before) * 1_048_576 / Double(max(1, sessions.count)),
-            server.service.loadedSessionCount))
+                "memory: %d sessions x 5 screens x 3 values (over HTTP, file database) in %.1f s; VmRSS %.0f MB before, %.0f MB after (%.0f bytes per session); %.0f sessions loaded",
+            sessions.count, seconds, before, after, perSession, loaded))
     await server.shutdown()
+    thresholds.check("maxBytesPerSession", perSession, "memory per session", unit: "bytes", decimals: 0)
 }
 
 /// The core library's share: the same sessions as bare `ScreenStack`s, no server around them.
-func coreMemory(_ options: Options) {
-    let before = residentMegabytes()
+func coreMemory(_ options: Options) throws {
+    let before = try residentMegabytes()
     var stacks: [ScreenStack<Void>] = []
     stacks.reserveCapacity(options.memorySessions)
     let keys = [NamedValueKey("title"), NamedValueKey("counter"), NamedValueKey("flag")]
@@ -271,21 +241,23 @@ func coreMemory(_ options: Options) {
         }
         stacks.append(stack)
     }
-    let after = residentMegabytes()
-    print(
+    let after = try residentMegabytes()
+    say(
         String(
-            format: "core only: %d ScreenStacks x 5 screens x 3 values: VmRSS %.0f MB before, %.0f MB after (%.0f bytes per stack)",
+            format:
+                "core only: %d ScreenStacks x 5 screens x 3 values: VmRSS %.0f MB before, %.0f MB after (%.0f bytes per stack)",
             stacks.count, before, after, (after - before) * 1_048_576 / Double(max(1, stacks.count))))
 }
 
 let options = Options(CommandLine.arguments)
-if options.coreMemory {
-    coreMemory(options)
-    exit(0)
-}
 do {
+    let thresholds = try Thresholds.load("api")
+    if options.coreMemory {
+        try coreMemory(options)
+        exit(0)
+    }
     if !options.skipThroughput {
-        print(
+        say(
             "push-then-pop pairs over keep-alive HTTP: \(options.connections) connections, \(options.sessions) sessions, \(options.seconds) s each"
         )
         let (folder, path) = try temporaryDatabase()
@@ -293,11 +265,14 @@ do {
         try? FileManager.default.removeItem(at: folder)
         let inMemory = try await throughput(options, database: ":memory:", label: "in memory (:memory:)")
         let ratio = durable.pairsPerSecond / inMemory.pairsPerSecond
-        print(
-            String(
-                format: "durable / in-memory: %.2f (persistence costs %.0f%%; goal <= 30%%)", ratio, (1 - ratio) * 100))
+        say(String(format: "durable / in-memory: %.2f (persistence costs %.0f%%)", ratio, (1 - ratio) * 100))
+        thresholds.check("minDurablePairsPerSecond", durable.pairsPerSecond, "durable", unit: "pairs/s", decimals: 0)
+        thresholds.check(
+            "minInMemoryPairsPerSecond", inMemory.pairsPerSecond, "in memory", unit: "pairs/s", decimals: 0)
+        thresholds.check("minDurableToInMemoryRatio", ratio, "durable / in-memory", unit: "", decimals: 2)
     }
-    if !options.skipMemory { try await memory(options) }
+    if !options.skipMemory { try await memory(options, thresholds) }
+    thresholds.exitWithVerdict()
 } catch {
     FileHandle.standardError.write(Data("api-bench: \(error)\n".utf8))
     exit(1)

@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+// The benchmarks: a package of their own that depends on the root by path (as swift-nio and
+// Hummingbird keep theirs), so they use only what the root's library products make public and
+// never ship in, or slow down, the product's build. Release builds that print figures and
+// compare them with `Thresholds/<name>.json`:
+//
+//     swift run --package-path Benchmarks -c release core-bench
+import PackageDescription
+
+/// A library product of the root package, `NavigationValues`.
+func root(_ product: String) -> Target.Dependency {
+    .product(name: product, package: "NavigationValues")
+}
+
+let package = Package(
+    name: "NavigationValuesBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "core-bench", targets: ["CoreBench"]),
+        .executable(name: "store-bench", targets: ["StoreBench"]),
+        .executable(name: "api-bench", targets: ["APIBench"]),
+        .executable(name: "events-bench", targets: ["EventsBench"]),
+    ],
+    dependencies: [
+        .package(name: "NavigationValues", path: "..")
+    ],
+    targets: [
+        // What the benchmarks share: a keep-alive loopback HTTP client, process figures, statistics,
+        // and the threshold files' verdicts.
+        .target(name: "BenchmarkSupport", dependencies: [root("NavigationValues")]),
+        // The core model: reads, writes and preference walks through 100 screens.
+        .executableTarget(name: "CoreBench", dependencies: ["BenchmarkSupport", root("NavigationValues")]),
+        // The store: events/s with group commit against one commit per event; read-back speed.
+        .executableTarget(
+            name: "StoreBench",
+            dependencies: [
+                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesStore"),
+                root("NavigationValuesWire"),
+            ]),
+        // The API over HTTP: push+pop pairs/s, durable against :memory:; memory of many sessions.
+        .executableTarget(
+            name: "APIBench", dependencies: ["BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI")]),
+        // Event streams: fan-out latency, idle subscribers' memory, replay speed.
+        .executableTarget(
+            name: "EventsBench",
+            dependencies: [
+                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesWire"),
+                root("NavigationValuesStore"),
+                root("NavigationValuesSessions"), root("NavigationValuesAPI"),
+            ]),
+    ]
+)
+
+// Compiler settings for every target, set once (as the root's manifest does).
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the server from a fresh checkout: installs what the build needs when it is missing (apt:
+# libsqlite3-dev, pkg-config, as .ci/run does), builds the release binary when there is none or
+# a source is newer, then execs `navigation-values serve` with the given flags.
+#
+#   scripts/serve.sh [serve flags…]      e.g. scripts/serve.sh --admin-token secret --port 9000
+#
+# Everything but the server's own output goes to stderr, so `listening on …` stays the only line
+# on stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+if [ ${#need[@]} -gt 0 ]; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${as_root[@]}" apt-get update -qq >&2
+    "${as_root[@]}" apt-get install -y -qq "${need[@]}" >&2
+fi
+
+binary=.build/release/navigation-values
+if ! [ -x "$binary" ] || [ -n "$(find Package.swift Sources Migrations -newer "$binary" -print -quit)" ]; then
+    echo "serve.sh: building $binary (release)…" >&2
+    # The flags .ci/run and the Dockerfile build with, so the three share one build.
+    swift build -c release --static-swift-stdlib --product navigation-values >&2
+    touch "$binary"  # an unchanged link keeps its old time; the check above then passes next time
+fi
+
+exec "$binary" serve "$@"
