@@ -14,7 +14,7 @@ router.get("/healthz") { _ in
 
 var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: port)
 if let threads { configuration.eventLoopCount = threads }
-let server = HTTPServer(configuration: configuration, responder: router)
+let server = HTTPServer(configuration: configuration, responder: router.buildResponder())
 server.shutdownOnSignals()  // before announcing the port: no signal can slip in between
 do {
     try await server.start()

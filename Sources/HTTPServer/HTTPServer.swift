@@ -10,7 +10,7 @@ import Synchronization
 /// ```swift
 /// let router = Router()
 /// router.get("/healthz") { _ in try Response(json: ["status": "ok"]) }
-/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router)
+/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router.buildResponder())
 /// try await server.start()
 /// print("listening on http://127.0.0.1:\(server.port)")
 /// try await server.runUntilSignal()      // SIGTERM/SIGINT: graceful shutdown
@@ -81,10 +81,11 @@ public final class HTTPServer: Sendable {
     private let stopWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
     let signalSources = Mutex<[SignalSource]>([])
 
-    /// Creates a server; nothing is bound until `start()`.
+    /// Creates a server answering with `responder` (see `Router.buildResponder()`); nothing is
+    /// bound until `start()`.
     public init(
         configuration: Configuration,
-        responder: some HTTPResponder,
+        responder: RouterResponder,
         errorResponder: @escaping ErrorResponder = HTTPServer.problemResponse
     ) {
         context = ServerContext(configuration: configuration, responder: responder, errorResponder: errorResponder)
@@ -192,20 +193,17 @@ public final class HTTPServer: Sendable {
 /// What every connection of a server shares; immutable.
 final class ServerContext: Sendable {
     let configuration: HTTPServer.Configuration
-    let responder: any HTTPResponder
-    /// The responder when it is a `Router`: synchronous handlers then run without a task.
-    let router: Router?
+    let responder: RouterResponder
     let errorResponder: HTTPServer.ErrorResponder
     /// Connections open across all loops.
     let openConnections = Atomic<Int>(0)
 
     init(
-        configuration: HTTPServer.Configuration, responder: any HTTPResponder,
+        configuration: HTTPServer.Configuration, responder: RouterResponder,
         errorResponder: @escaping HTTPServer.ErrorResponder
     ) {
         self.configuration = configuration
         self.responder = responder
-        self.router = responder as? Router
         self.errorResponder = errorResponder
     }
 }

@@ -79,15 +79,17 @@ public final class NavigationValuesServer: Sendable {
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync
-        let store = try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
+        let store = try await SQLiteSessionStore.open(
+            path: configuration.databasePath, configuration: storeConfiguration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
         let service = SessionService(
             store: store, configuration: configuration.service, eventCommitted: { hub.publish($0, $1) })
-        let router = Router()
-        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
         let metrics = Metrics()
+        let router = Router()
+        router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
+        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
@@ -96,7 +98,7 @@ public final class NavigationValuesServer: Sendable {
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
         let http = HTTPServer(
             configuration: httpConfiguration,
-            responder: RequestLogging(router: router, logger: configuration.logger, metrics: metrics),
+            responder: router.buildResponder(),
             errorResponder: ProblemMapping.response)
         do {
             try await http.start()
@@ -105,8 +107,8 @@ public final class NavigationValuesServer: Sendable {
             throw error
         }
         return NavigationValuesServer(
-            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics, http: http,
-            keepAliveInterval: configuration.keepAliveInterval)
+            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
+            http: http, keepAliveInterval: configuration.keepAliveInterval)
     }
 
     /// The bound port (useful with port 0).
