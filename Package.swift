@@ -53,7 +53,7 @@ let package = Package(
             path: "Tests/Helpers/StoreCrashHelper"),
         // Serves the API on port 0 until killed:
         .executableTarget(
-            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"],
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire", "HTTPServer"],
             path: "Tests/Helpers/APICrashServer"),
 
         // MARK: - Core model (imports nothing of ours)
@@ -120,7 +120,8 @@ let package = Package(
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(
             name: "NavigationValuesCLI",
-            dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/NavigationValuesCLI"),
+            dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "HTTPServer"],
+            path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
     ]
 )

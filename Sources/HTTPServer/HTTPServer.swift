@@ -11,9 +11,10 @@ import Synchronization
 /// let router = Router()
 /// router.get("/healthz") { _ in try Response(json: ["status": "ok"]) }
 /// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router.buildResponder())
+/// server.shutdownOnSignals()             // SIGTERM/SIGINT: graceful shutdown
 /// try await server.start()
 /// print("listening on http://127.0.0.1:\(server.port)")
-/// try await server.runUntilSignal()      // SIGTERM/SIGINT: graceful shutdown
+/// await server.waitUntilStopped()
 /// ```
 ///
 /// Errors thrown by handlers, and those the server finds itself (`HTTPRequestError`: 400, 404,
@@ -79,7 +80,8 @@ public final class HTTPServer: Sendable {
     private let context: ServerContext
     private let phase = Mutex(Phase.created)
     private let stopWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
-    let signalSources = Mutex<[SignalSource]>([])
+    /// The tasks of `shutdownOnSignals`, cancelled once the server has stopped.
+    let signalWaiters = Mutex<[Task<Void, Never>]>([])
 
     /// Creates a server answering with `responder` (see `Router.buildResponder()`); nothing is
     /// bound until `start()`.
@@ -175,6 +177,7 @@ public final class HTTPServer: Sendable {
             }
         }
         for waiter in waiters { waiter.resume() }
+        for task in signalWaiters.withLock({ $0 }) { task.cancel() }
     }
 
     /// Returns once the server has shut down.

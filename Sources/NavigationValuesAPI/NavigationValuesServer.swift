@@ -10,9 +10,10 @@ import NavigationValuesWire
 /// ```swift
 /// var configuration = NavigationValuesServer.Configuration()
 /// configuration.port = 0
+/// let signals = SignalCatcher([SIGTERM, SIGINT])   // before the port is announced
 /// let server = try await NavigationValuesServer.start(configuration)
 /// print("listening on http://127.0.0.1:\(server.port)")
-/// await server.runUntilSignal()
+/// try await server.runUntilSignal(signals)
 /// ```
 public final class NavigationValuesServer: Sendable {
     /// Everything `serve` can be told (API.md, The executable).
@@ -122,11 +123,22 @@ public final class NavigationValuesServer: Sendable {
         await store.close()
     }
 
-    /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
-    public func runUntilSignal() async {
-        await http.runUntilSignal()
-        ticker.cancel()
-        hub.finishAll()
-        await store.close()
+    /// Serves until `signals` catches one, then shuts down gracefully and returns it. Create the
+    /// catcher before starting the server, so that a signal sent once the port is announced is
+    /// never lost.
+    ///
+    /// ```swift
+    /// let signals = SignalCatcher([SIGTERM, SIGINT])
+    /// let server = try await NavigationValuesServer.start(configuration)
+    /// print("listening on http://127.0.0.1:\(server.port)")
+    /// try await server.runUntilSignal(signals)
+    /// ```
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled first; the server then keeps running.
+    @discardableResult
+    public func runUntilSignal(_ signals: SignalCatcher) async throws -> Int32 {
+        let signal = try await signals.next()
+        await shutdown()
+        return signal
     }
 }
