@@ -39,7 +39,6 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
-        .executable(name: "http-bench-server", targets: ["HTTPBench"]),
         .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
     ],
     targets: [
@@ -94,7 +93,6 @@ let package = Package(
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
         .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
 
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
         .target(
