@@ -39,7 +39,6 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
-        .executable(name: "http-bench-server", targets: ["HTTPBench"]),
         .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
     ],
     targets: [
@@ -53,7 +52,7 @@ let package = Package(
             path: "Tests/Helpers/StoreCrashHelper"),
         // Serves the API on port 0 until killed:
         .executableTarget(
-            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire"],
+            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire", "HTTPServer"],
             path: "Tests/Helpers/APICrashServer"),
 
         // MARK: - Core model (imports nothing of ours)
@@ -94,7 +93,6 @@ let package = Package(
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
         .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"]),
 
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
         .target(
@@ -120,7 +118,8 @@ let package = Package(
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(
             name: "NavigationValuesCLI",
-            dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire"], path: "Sources/NavigationValuesCLI"),
+            dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "HTTPServer"],
+            path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
     ]
 )

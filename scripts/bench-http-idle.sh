@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Opens N connections (default 10,000) to http-bench-server (release): half send one request
-# and stay open (keep-alive), half never send anything. Prints the server's resident memory and
-# thread count before and with all of them open. Needs a hard open-file limit above N.
+# Opens N connections (default 10,000) to the release `navigation-values serve` (on :memory:):
+# half send `GET /healthz` and stay open (keep-alive), half never send anything. Prints the
+# server's resident memory and thread count before and with all of them open. Needs a hard
+# open-file limit above N.
 # Usage: scripts/bench-http-idle.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-10000}"
-swift build -c release --product http-bench-server >/dev/null
-server_bin="$(swift build -c release --show-bin-path)/http-bench-server"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+swift build -c release --product navigation-values >/dev/null
+server_bin="$(swift build -c release --show-bin-path)/navigation-values"
 log="$(mktemp)"
-"$server_bin" "$port" >"$log" 2>&1 &
+"$server_bin" serve --port 0 --db :memory: --admin-token bench-idle >"$log" 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
+port="$(sed -n 's/^listening on http:\/\/127\.0\.0\.1://p' "$log")"
+[ -n "$port" ] || { echo "server did not start"; exit 1; }
 python3 - "$port" "$pid" "$count" <<'PY'
 import socket, sys
 port, pid, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])

@@ -40,6 +40,9 @@ final class Connection: @unchecked Sendable {
     /// Set while `processBufferedRequests` runs, so that a synchronous response does not recurse into it.
     var isProcessing = false
     var streamGeneration = 0
+    /// The lookup of a request whose head asked for `100 Continue`, kept until its body has
+    /// arrived, so that each request is looked up once.
+    var expectedRoute: RouteMatch?
 
     init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: ContinuousClock.Instant) {
         self.fd = fd
@@ -163,14 +166,17 @@ final class Connection: @unchecked Sendable {
                 return
             case .sendContinue(var head)?:
                 head.remoteAddress = peer
-                if let refusal = refusal(of: head) {
+                let route = loop.context.responder.route(head)
+                if route.isRefusal {
                     // Refused before the body is sent (RFC 9110 §10.1.1): the client may skip it, and
-                    // since we do not read it, the connection closes after the answer.
+                    // since we do not read it, the connection closes after the answer. The 404 or 405
+                    // still goes through the middleware, as it would after a body.
                     machine.requestReceived()
                     inFlight = InFlight(keepAlive: false, isHead: false, minorVersion: 1, lingersAfterResponse: true)
-                    send(loop.context.errorResponder(refusal, head), at: now)
+                    answer(head, route: route, at: now)
                     return
                 }
+                expectedRoute = route
                 machine.bytesReceived(at: now, isBody: true)
                 outbound.append(ResponseEncoder.continueHead)
                 flush(at: now)
@@ -180,19 +186,8 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// The router's 404 or 405 for a request whose body has not been sent yet.
-    private func refusal(of head: Request) -> HTTPRequestError? {
-        guard let router = loop.context.router else { return nil }
-        var probe = head
-        do {
-            _ = try router.handler(for: &probe)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     private func respondToMalformedRequest(_ error: HTTPRequestError, at now: ContinuousClock.Instant) {
+        expectedRoute = nil
         machine.requestReceived()
         inFlight = InFlight(keepAlive: false, isHead: false, minorVersion: 1, lingersAfterResponse: true)
         send(loop.context.errorResponder(error, nil), at: now)
@@ -203,42 +198,38 @@ final class Connection: @unchecked Sendable {
     private func dispatch(_ request: Request, keepAlive: Bool, at now: ContinuousClock.Instant) {
         machine.requestReceived()
         inFlight = InFlight(keepAlive: keepAlive, isHead: request.method == .head, minorVersion: request.minorVersion)
-        let context = loop.context
-        guard let router = context.router else {
-            let responder = context.responder
-            var request = request
-            request.remoteAddress = peer
-            startHandler(request) { try await responder.respond(to: $0) }
-            return
-        }
         var request = request
         request.remoteAddress = peer
-        do {
-            switch try router.handler(for: &request) {
-            case .synchronous(let handler):
-                let response: Response
-                do {
-                    response = try handler(request)
-                } catch {
-                    response = context.errorResponder(error, request)
-                }
-                send(response, at: now)
-            case .asynchronous(let handler):
-                startHandler(request, handler)
-            }
-        } catch {
+        let route = expectedRoute ?? loop.context.responder.route(request)
+        expectedRoute = nil
+        answer(request, route: route, at: now)
+    }
+
+    /// Runs the responder's chain for a looked-up request: a ready response is sent at once, on
+    /// this thread; deferred work runs in a task.
+    private func answer(_ request: Request, route: RouteMatch, at now: ContinuousClock.Instant) {
+        var request = request
+        route.apply(to: &request)
+        let context = loop.context
+        switch context.responder.respond(to: request, target: route.target) {
+        case .ready(.success(let response)):
+            send(response, at: now)
+        case .ready(.failure(let error)):
             send(context.errorResponder(error, request), at: now)
+        case .deferred(let work):
+            startHandler(request, work)
         }
     }
 
-    private func startHandler(_ request: Request, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+    private func startHandler(
+        _ request: Request, _ work: @escaping @Sendable () async -> Result<Response, any Error>
+    ) {
         let loop = self.loop
         Task(executorPreference: loop) {
             let response: Response
-            do {
-                response = try await handler(request)
-            } catch {
-                response = loop.context.errorResponder(error, request)
+            switch await work() {
+            case .success(let answer): response = answer
+            case .failure(let error): response = loop.context.errorResponder(error, request)
             }
             if loop.inEventLoop {
                 self.send(response, at: loop.now)

@@ -7,11 +7,13 @@ import Synchronization
     import Glibc
 #endif
 
-/// One thread with its own `epoll` instance, owning the connections it accepted.
+/// One thread with its own `epoll` instance, owning the connections handed to it.
 ///
 /// Every loop registers the one listening socket with `EPOLLEXCLUSIVE`, so the kernel wakes one
-/// loop per incoming connection and there is no acceptor thread to hand descriptors over.
-/// Connection sockets are edge-triggered (`EPOLLET`) and registered once: reading and writing
+/// loop (rarely a few) when connections arrive, and there is no acceptor thread. The loop that
+/// wakes accepts a batch and hands each connection to the least loaded loop, itself on a tie,
+/// through that loop's `execute`; the receiving loop registers the socket and owns it from then
+/// on. Connection sockets are edge-triggered (`EPOLLET`) and registered once: reading and writing
 /// never need an `epoll_ctl` per request.
 ///
 /// The loop is also a `TaskExecutor`: handler and stream tasks prefer it, so a handler that

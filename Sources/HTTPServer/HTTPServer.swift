@@ -10,10 +10,11 @@ import Synchronization
 /// ```swift
 /// let router = Router()
 /// router.get("/healthz") { _ in try Response(json: ["status": "ok"]) }
-/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router)
+/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router.buildResponder())
+/// server.shutdownOnSignals()             // SIGTERM/SIGINT: graceful shutdown
 /// try await server.start()
 /// print("listening on http://127.0.0.1:\(server.port)")
-/// try await server.runUntilSignal()      // SIGTERM/SIGINT: graceful shutdown
+/// await server.waitUntilStopped()
 /// ```
 ///
 /// Errors thrown by handlers, and those the server finds itself (`HTTPRequestError`: 400, 404,
@@ -79,12 +80,14 @@ public final class HTTPServer: Sendable {
     private let context: ServerContext
     private let phase = Mutex(Phase.created)
     private let stopWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
-    let signalSources = Mutex<[SignalSource]>([])
+    /// The tasks of `shutdownOnSignals`, cancelled once the server has stopped.
+    let signalWaiters = Mutex<[Task<Void, Never>]>([])
 
-    /// Creates a server; nothing is bound until `start()`.
+    /// Creates a server answering with `responder` (see `Router.buildResponder()`); nothing is
+    /// bound until `start()`.
     public init(
         configuration: Configuration,
-        responder: some HTTPResponder,
+        responder: RouterResponder,
         errorResponder: @escaping ErrorResponder = HTTPServer.problemResponse
     ) {
         context = ServerContext(configuration: configuration, responder: responder, errorResponder: errorResponder)
@@ -174,6 +177,7 @@ public final class HTTPServer: Sendable {
             }
         }
         for waiter in waiters { waiter.resume() }
+        for task in signalWaiters.withLock({ $0 }) { task.cancel() }
     }
 
     /// Returns once the server has shut down.
@@ -192,20 +196,17 @@ public final class HTTPServer: Sendable {
 /// What every connection of a server shares; immutable.
 final class ServerContext: Sendable {
     let configuration: HTTPServer.Configuration
-    let responder: any HTTPResponder
-    /// The responder when it is a `Router`: synchronous handlers then run without a task.
-    let router: Router?
+    let responder: RouterResponder
     let errorResponder: HTTPServer.ErrorResponder
     /// Connections open across all loops.
     let openConnections = Atomic<Int>(0)
 
     init(
-        configuration: HTTPServer.Configuration, responder: any HTTPResponder,
+        configuration: HTTPServer.Configuration, responder: RouterResponder,
         errorResponder: @escaping HTTPServer.ErrorResponder
     ) {
         self.configuration = configuration
         self.responder = responder
-        self.router = responder as? Router
         self.errorResponder = errorResponder
     }
 }

@@ -10,9 +10,10 @@ import NavigationValuesWire
 /// ```swift
 /// var configuration = NavigationValuesServer.Configuration()
 /// configuration.port = 0
+/// let signals = SignalCatcher([SIGTERM, SIGINT])   // before the port is announced
 /// let server = try await NavigationValuesServer.start(configuration)
 /// print("listening on http://127.0.0.1:\(server.port)")
-/// await server.runUntilSignal()
+/// try await server.runUntilSignal(signals)
 /// ```
 public final class NavigationValuesServer: Sendable {
     /// Everything `serve` can be told (API.md, The executable).
@@ -79,15 +80,17 @@ public final class NavigationValuesServer: Sendable {
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync
-        let store = try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
+        let store = try await SQLiteSessionStore.open(
+            path: configuration.databasePath, configuration: storeConfiguration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
         let service = SessionService(
             store: store, configuration: configuration.service, eventCommitted: { hub.publish($0, $1) })
-        let router = Router()
-        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
         let metrics = Metrics()
+        let router = Router()
+        router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
+        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
@@ -96,7 +99,7 @@ public final class NavigationValuesServer: Sendable {
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
         let http = HTTPServer(
             configuration: httpConfiguration,
-            responder: RequestLogging(router: router, logger: configuration.logger, metrics: metrics),
+            responder: router.buildResponder(),
             errorResponder: ProblemMapping.response)
         do {
             try await http.start()
@@ -105,8 +108,8 @@ public final class NavigationValuesServer: Sendable {
             throw error
         }
         return NavigationValuesServer(
-            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics, http: http,
-            keepAliveInterval: configuration.keepAliveInterval)
+            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
+            http: http, keepAliveInterval: configuration.keepAliveInterval)
     }
 
     /// The bound port (useful with port 0).
@@ -120,11 +123,22 @@ public final class NavigationValuesServer: Sendable {
         await store.close()
     }
 
-    /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
-    public func runUntilSignal() async {
-        await http.runUntilSignal()
-        ticker.cancel()
-        hub.finishAll()
-        await store.close()
+    /// Serves until `signals` catches one, then shuts down gracefully and returns it. Create the
+    /// catcher before starting the server, so that a signal sent once the port is announced is
+    /// never lost.
+    ///
+    /// ```swift
+    /// let signals = SignalCatcher([SIGTERM, SIGINT])
+    /// let server = try await NavigationValuesServer.start(configuration)
+    /// print("listening on http://127.0.0.1:\(server.port)")
+    /// try await server.runUntilSignal(signals)
+    /// ```
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled first; the server then keeps running.
+    @discardableResult
+    public func runUntilSignal(_ signals: SignalCatcher) async throws -> Int32 {
+        let signal = try await signals.next()
+        await shutdown()
+        return signal
     }
 }

@@ -4,44 +4,56 @@ import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesWire
 
-/// Wraps the router: gives each request an id (`X-Request-Id`, echoed when the client sent a
-/// usable one, else generated), answers errors as problem+json, counts the request in
+/// The product's middleware: gives each request an id (`X-Request-Id`, echoed when the client
+/// sent a usable one, else generated), answers errors as problem+json, counts the request in
 /// ``Metrics`` and writes one log line per request: method, route pattern, status, duration in
-/// milliseconds and request id.
+/// milliseconds and request id. The route is the one the router's lookup found
+/// (`request.route`), or `unmatched`.
 ///
 /// Probes (`/healthz`, `/readyz`, `/metrics`) log at `debug`, other requests at `info`, and a 500
-/// at `error` with what went wrong, which the client never sees (STYLE.md, Errors).
+/// at `error` with what went wrong, which the client never sees (STYLE.md, Errors). All of it is
+/// synchronous, so a synchronous handler such as `/healthz` is still answered without a task.
 ///
 /// ```swift
-/// let responder = RequestLogging(router: router, logger: logger, metrics: metrics)
-/// let http = HTTPServer(configuration: configuration, responder: responder)
+/// let router = Router()
+/// router.add(middleware: RequestLogging(logger: logger, metrics: metrics))
+/// let http = HTTPServer(configuration: configuration, responder: router.buildResponder())
 /// ```
-public struct RequestLogging: HTTPResponder {
+public struct RequestLogging: Middleware {
     /// The routes answered at `debug` level, being polled by machines.
     static let probeRoutes: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
-    let router: Router
     let logger: Logger?
     let metrics: Metrics
     let identifiers: IdentifierGenerator
 
-    /// Creates the wrapper; with no logger, requests are only counted.
-    public init(router: Router, logger: Logger?, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
-        self.router = router
+    /// Creates the middleware; with no logger, requests are only counted.
+    public init(logger: Logger?, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
         self.logger = logger
         self.metrics = metrics
         self.identifiers = identifiers
     }
 
-    public func respond(to request: Request) async throws -> Response {
+    /// Hands the request on, then stamps, counts and logs what comes back.
+    public func respond(to request: Request, next: Next) -> ResponseFuture {
         let started = ContinuousClock.now
         let requestID = Self.usableRequestID(request.headers["x-request-id"]) ?? identifiers.requestID()
-        let route = router.routePattern(for: request) ?? "unmatched"
+        return next(request).map { result in
+            finish(result, of: request, requestID: requestID, startedAt: started)
+        }
+    }
+
+    private func finish(
+        _ result: Result<Response, any Error>, of request: Request, requestID: String,
+        startedAt started: ContinuousClock.Instant
+    ) -> Response {
+        let route = request.route ?? "unmatched"
         var response: Response
         var failure: (any Error)?
-        do {
-            response = try await router.respond(to: request)
-        } catch {
+        switch result {
+        case .success(let answer):
+            response = answer
+        case .failure(let error):
             response = ProblemMapping.response(for: error, request: request)
             if response.status.code >= 500 { failure = error }
         }
@@ -49,9 +61,8 @@ public struct RequestLogging: HTTPResponder {
         let duration = (ContinuousClock.now - started).seconds
         let status = response.status.code
         metrics.recordRequest(method: request.method.rawValue, route: route, status: status, duration: duration)
-        if let logger {
-            let level: Logger.Level =
-                status >= 500 ? .error : Self.probeRoutes.contains(route) ? .debug : .info
+        let level: Logger.Level = status >= 500 ? .error : Self.probeRoutes.contains(route) ? .debug : .info
+        if let logger, logger.isEnabled(level) {
             var fields: [(String, JSONValue)] = [
                 ("method", .string(request.method.rawValue)), ("route", .string(route)),
                 ("status", .integer(Int64(status))), ("duration_ms", .number((duration * 1_000_000).rounded() / 1_000)),

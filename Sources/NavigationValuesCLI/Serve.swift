@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import HTTPServer
 import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesSessions
@@ -86,7 +86,7 @@ struct Serve: Command {
         configuration.logger = logger
         // Catch the signals before the server starts, so that one sent right after the
         // 'listening on' line is never lost nor kills the process.
-        let signals = SignalWaiter(signals: [SIGTERM, SIGINT])
+        let signals = SignalCatcher([SIGTERM, SIGINT])
         let server: NavigationValuesServer
         do {
             server = try await NavigationValuesServer.start(configuration)
@@ -102,40 +102,10 @@ struct Serve: Command {
         logger.log(
             .info, "started", ["db": .string(configuration.databasePath), "sync": .string(configuration.sync.rawValue)])
         Console.out("listening on http://\(host):\(server.port)")
-        let signal = await signals.next()
+        let signal = try await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])
         await server.shutdown()
         logger.log(.info, "stopped")
         return 0
-    }
-}
-
-/// Catches signals from the moment it is created and hands them out in order.
-final class SignalWaiter {
-    private let sources: [any DispatchSourceSignal]
-    private let stream: AsyncStream<Int32>
-
-    init(signals: [Int32]) {
-        let queue = DispatchQueue(label: "navigation-values.signals")
-        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        self.stream = stream
-        sources = signals.map { number in
-            // Ignored, so the default action (terminate) never runs; the source still sees it.
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
-        }
-    }
-
-    /// The next signal caught.
-    func next() async -> Int32 {
-        for await number in stream { return number }
-        return SIGTERM
-    }
-
-    deinit {
-        for source in sources { source.cancel() }
     }
 }

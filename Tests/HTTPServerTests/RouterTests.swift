@@ -13,25 +13,26 @@ import Testing
             Response(body: Array("\(request.parameters["id"] ?? "-")|\(request.parameters["screen"] ?? "-")".utf8))
         }
         let request = Request(method: .post, path: "/v1/sessions/s%201/screens/top")
-        #expect(text(try await router.respond(to: request)) == "s 1|top")
+        #expect(text(try await router.buildResponder().respond(to: request)) == "s 1|top")
     }
 
     @Test func aLiteralSegmentWinsOverAParameter() async throws {
         let router = Router()
         router.get("/items/{id}") { _ in Response(body: Array("param".utf8)) }
         router.get("/items/new") { _ in Response(body: Array("literal".utf8)) }
-        #expect(text(try await router.respond(to: Request(method: .get, path: "/items/new"))) == "literal")
-        #expect(text(try await router.respond(to: Request(method: .get, path: "/items/7"))) == "param")
+        #expect(
+            text(try await router.buildResponder().respond(to: Request(method: .get, path: "/items/new"))) == "literal")
+        #expect(text(try await router.buildResponder().respond(to: Request(method: .get, path: "/items/7"))) == "param")
     }
 
     @Test func anUnknownPathIs404() async {
         let router = Router()
         router.get("/a") { _ in Response() }
         await #expect(throws: HTTPRequestError.self) {
-            try await router.respond(to: Request(method: .get, path: "/b"))
+            try await router.buildResponder().respond(to: Request(method: .get, path: "/b"))
         }
         do {
-            _ = try await router.respond(to: Request(method: .get, path: "/a/b"))
+            _ = try await router.buildResponder().respond(to: Request(method: .get, path: "/a/b"))
             Issue.record("expected 404")
         } catch let error as HTTPRequestError {
             #expect(error.code == .notFound)
@@ -46,7 +47,7 @@ import Testing
         router.get("/v1/sessions/{id}") { _ in Response() }
         router.delete("/v1/sessions/{id}") { _ in Response() }
         do {
-            _ = try await router.respond(to: Request(method: .put, path: "/v1/sessions/x"))
+            _ = try await router.buildResponder().respond(to: Request(method: .put, path: "/v1/sessions/x"))
             Issue.record("expected 405")
         } catch let error as HTTPRequestError {
             #expect(error.code == .methodNotAllowed)
@@ -59,7 +60,7 @@ import Testing
     @Test func getHandlersAnswerHead() async throws {
         let router = Router()
         router.get("/a") { _ in Response(status: .accepted) }
-        #expect(try await router.respond(to: Request(method: .head, path: "/a")).status == .accepted)
+        #expect(try await router.buildResponder().respond(to: Request(method: .head, path: "/a")).status == .accepted)
     }
 
     @Test func asyncHandlersAndThrownErrorsPassThrough() async {
@@ -69,6 +70,21 @@ import Testing
             await Task.yield()
             throw Failure()
         }
-        await #expect(throws: Failure.self) { try await router.respond(to: Request(method: .get, path: "/fail")) }
+        await #expect(throws: Failure.self) {
+            try await router.buildResponder().respond(to: Request(method: .get, path: "/fail"))
+        }
+    }
+
+    @Test func aBuiltResponderKeepsTheRoutesItWasBuiltWith() async throws {
+        let router = Router()
+        router.get("/a") { _ in Response(body: Array("first".utf8)) }
+        let responder = router.buildResponder()
+        router.get("/a") { _ in Response(body: Array("second".utf8)) }
+        router.get("/b") { _ in Response() }
+        #expect(text(try await responder.respond(to: Request(method: .get, path: "/a"))) == "first")
+        await #expect(throws: HTTPRequestError.self) {
+            try await responder.respond(to: Request(method: .get, path: "/b"))
+        }
+        #expect(text(try await router.buildResponder().respond(to: Request(method: .get, path: "/a"))) == "second")
     }
 }

@@ -166,7 +166,7 @@ import Testing
         router.get("/default") { _ in throw HTTPRequestError(.badRequest, detail: "nope") }
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0, eventLoopCount: 1)
         configuration.shutdownGracePeriod = .seconds(2)
-        let server = HTTPServer(configuration: configuration, responder: router) { error, request in
+        let server = HTTPServer(configuration: configuration, responder: router.buildResponder()) { error, request in
             if error is Teapot { return Response(status: HTTPStatus(code: 418, reasonPhrase: "I'm a teapot")) }
             return HTTPServer.problemResponse(for: error, request: request)
         }

@@ -12,7 +12,7 @@ import Testing
     private func makeServer(_ router: Router) -> HTTPServer {
         HTTPServer(
             configuration: .init(host: "127.0.0.1", port: 0, eventLoopCount: 2, shutdownGracePeriod: .seconds(5)),
-            responder: router
+            responder: router.buildResponder()
         )
     }
 
@@ -83,7 +83,8 @@ import Testing
     @Test func aSecondServerCannotBindATakenPort() async throws {
         let first = makeServer(Router())
         try await first.start()
-        let second = HTTPServer(configuration: .init(host: "127.0.0.1", port: first.port), responder: Router())
+        let second = HTTPServer(
+            configuration: .init(host: "127.0.0.1", port: first.port), responder: Router().buildResponder())
         do {
             try await second.start()
             Issue.record("expected EADDRINUSE")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import TestSupport
 import Testing
 
@@ -6,19 +7,38 @@ import Testing
     import Glibc
 #endif
 
-/// Runs the built `http-bench-server` and stops it with SIGTERM and SIGINT.
+/// Signals sent to this very process. Each test uses a signal of its own (nothing else here uses
+/// SIGUSR1 or SIGUSR2), since tests run in parallel; `serve`'s SIGTERM and SIGINT, and its exit
+/// status, are tested on the built binary in NavigationValuesCLITests.
 @Suite struct SignalTests {
-    static let executable = try? ChildProcess.builtProduct(named: "http-bench-server")
+    @Test func aSignalSentAsSoonAsTheCatcherExistsIsCaught() async throws {
+        let signals = SignalCatcher([SIGUSR2])
+        kill(getpid(), SIGUSR2)
+        let (caught, caughtSink) = AsyncStream.makeStream(of: Int32.self)
+        let waiter = Task { if let signal = try? await signals.next() { caughtSink.yield(signal) } }
+        defer { waiter.cancel() }
+        #expect(try await first(of: caught) == SIGUSR2)
+    }
 
-    @Test(.enabled(if: executable != nil, "http-bench-server is built"), arguments: [SIGTERM, SIGINT])
-    func aSignalShutsDownGracefullyAndExitsZero(_ signal: Int32) async throws {
-        let server = try ChildProcess(try #require(Self.executable), arguments: ["0", "1"])
-        let url = try await server.listeningURL()
-        #expect(url.absoluteString.hasPrefix("http://127.0.0.1:"))
-        let client = try RawClient(port: try #require(url.port))
+    @Test func aSignalShutsTheServerDownGracefully() async throws {
+        let router = Router()
+        router.get("/healthz") { _ in try Response(json: ["status": "ok"]) }
+        let server = HTTPServer(
+            configuration: .init(host: "127.0.0.1", port: 0, eventLoopCount: 2, shutdownGracePeriod: .seconds(5)),
+            responder: router.buildResponder()
+        )
+        server.shutdownOnSignals([SIGUSR1])
+        try await server.start()
+        let client = try RawClient(port: server.port)
         #expect(try await client.exchange(get("/healthz")).text == #"{"status":"ok"}"#)
-        server.signal(signal)
-        #expect(try await server.waitForExit() == .exited(0))
+        let (stopped, stoppedSink) = AsyncStream.makeStream(of: Void.self)
+        Task {
+            await server.waitUntilStopped()
+            stoppedSink.yield()
+        }
+        kill(getpid(), SIGUSR1)
+        try await first(of: stopped)
+        #expect(server.port == 0)
         #expect(try await client.untilClosed().isEmpty)
     }
 }

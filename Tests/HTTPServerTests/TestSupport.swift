@@ -21,7 +21,7 @@ func withRunningServer(
         shutdownGracePeriod: .seconds(5),
         streamHighWaterMark: streamHighWaterMark
     )
-    let server = HTTPServer(configuration: configuration, responder: router)
+    let server = HTTPServer(configuration: configuration, responder: router.buildResponder())
     try await server.start()
     do {
         try await body(server)

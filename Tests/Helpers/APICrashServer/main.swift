@@ -4,6 +4,7 @@
 // `listening on http://127.0.0.1:PORT` once it accepts connections, and runs until killed. The
 // API's kill -9 test drives it over HTTP, kills it mid-load and restarts it on the same file.
 import Foundation
+import HTTPServer
 import NavigationValuesAPI
 
 func fail(_ message: String) -> Never {
@@ -26,9 +27,10 @@ while let flag = arguments.popFirst() {
 guard configuration.adminToken != nil else { fail("usage: api-crash-server --db PATH --admin-token TOKEN") }
 
 do {
+    let signals = SignalCatcher()
     let server = try await NavigationValuesServer.start(configuration)
     FileHandle.standardOutput.write(Data("listening on http://127.0.0.1:\(server.port)\n".utf8))
-    await server.runUntilSignal()
+    try await server.runUntilSignal(signals)
 } catch {
     fail("\(error)")
 }

@@ -1,0 +1,88 @@
+/// What a server answers requests with: the routes and middleware of a `Router`, fixed by
+/// `Router.buildResponder()`.
+///
+/// Each request is looked up once. The lookup fills in `request.route` and `request.parameters`,
+/// then the middleware run in order and the last hands the request to the route's handler, or
+/// answers 404 or 405 when no route does. The whole chain runs synchronously on the event-loop
+/// thread unless the handler (or a middleware) awaits; only then does the server start a task.
+/// For an `Expect: 100-continue` request, the server looks the head up before the body is sent
+/// and refuses a 404 or 405 at once, through the same middleware; otherwise the lookup's result
+/// answers the request once its body has arrived.
+public struct RouterResponder: Sendable {
+    let routes: RouteTree
+    let middleware: [any Middleware]
+
+    /// Answers `request` through the middleware and the matching handler, as the server would.
+    /// - Throws: what the chain ends with: the handler's error, or `HTTPRequestError` 404/405.
+    public func respond(to request: Request) async throws -> Response {
+        var request = request
+        let match = route(request)
+        match.apply(to: &request)
+        return try await respond(to: request, target: match.target).response
+    }
+
+    /// Looks `request` up in the routes: its handler, or why it has none.
+    func route(_ request: Request) -> RouteMatch {
+        switch routes.match(request.pathSegments, method: request.method) {
+        case .found(let endpoint, let handler):
+            var parameters = Parameters()
+            for (index, name) in endpoint.parameters where index < request.pathSegments.count {
+                parameters.append(name: name, value: request.pathSegments[index])
+            }
+            return RouteMatch(target: .handler(handler), pattern: endpoint.pattern, parameters: parameters)
+        case .methodNotAllowed(let pattern, let allowed):
+            let error = HTTPRequestError(
+                .methodNotAllowed,
+                detail: "\(request.path) does not allow \(request.method.rawValue).",
+                headers: ["Allow": allowed.sorted().joined(separator: ", ")]
+            )
+            return RouteMatch(target: .refusal(error), pattern: pattern, parameters: Parameters())
+        case .notFound:
+            let error = HTTPRequestError(.notFound, detail: "No route matches \(request.path).")
+            return RouteMatch(target: .refusal(error), pattern: nil, parameters: Parameters())
+        }
+    }
+
+    /// Runs a routed request (see `RouteMatch.apply(to:)`) through the middleware to `target`.
+    func respond(to request: Request, target: RouteMatch.Target) -> ResponseFuture {
+        respond(to: request, from: middleware.startIndex, target: target)
+    }
+
+    private func respond(to request: Request, from index: Int, target: RouteMatch.Target) -> ResponseFuture {
+        guard index < middleware.endIndex else {
+            switch target {
+            case .handler(let handler): return handler.respond(to: request)
+            case .refusal(let error): return .ready(.failure(error))
+            }
+        }
+        return middleware[index].respond(to: request) { request in
+            self.respond(to: request, from: index + 1, target: target)
+        }
+    }
+}
+
+/// The result of looking a request up: what answers it, and what middleware learn about it.
+struct RouteMatch: Sendable {
+    enum Target: Sendable {
+        case handler(RouteHandler)
+        /// No route answers: 404, or 405 with `Allow`.
+        case refusal(HTTPRequestError)
+    }
+
+    var target: Target
+    /// The matched route's pattern; for a 405 that of the most specific route matching the path.
+    var pattern: String?
+    var parameters: Parameters
+
+    /// Whether no route answers the request.
+    var isRefusal: Bool {
+        if case .refusal = target { return true }
+        return false
+    }
+
+    /// Fills in `request.route` and the path parameters.
+    func apply(to request: inout Request) {
+        request.route = pattern
+        for (name, value) in parameters { request.parameters.append(name: name, value: value) }
+    }
+}
