@@ -30,30 +30,21 @@ struct ProblemKind: Sendable, Hashable {
     static let unavailable = ProblemKind(status: 503, slug: "store-unavailable", title: "Store unavailable")
 }
 
-/// A problem details document and the headers that go with it.
+/// A problem as the API builds it, before it becomes `ProblemDetails` (the server's one shape).
 struct Problem {
     var kind: ProblemKind
     var detail: String
     var fieldErrors: [SessionError.FieldError] = []
     var headers: HTTPHeaders = [:]
 
-    var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "type": .string("/problems/\(kind.slug)"), "title": .string(kind.title),
-            "status": .integer(Int64(kind.status)), "detail": .string(detail),
-        ]
-        if !fieldErrors.isEmpty {
-            members["errors"] = .array(
-                fieldErrors.map { ["pointer": .string($0.pointer), "detail": .string($0.detail)] })
-        }
-        return .object(members)
+    var details: ProblemDetails {
+        ProblemDetails(
+            type: "/problems/\(kind.slug)", title: kind.title, status: HTTPStatus(code: kind.status), detail: detail,
+            errors: fieldErrors.map { ProblemDetails.FieldError(pointer: $0.pointer, detail: $0.detail) },
+            headers: headers)
     }
 
-    var response: Response {
-        var headers = headers
-        headers["Content-Type"] = "application/problem+json"
-        return Response(status: HTTPStatus(code: kind.status), headers: headers, body: Array(json.serialized().utf8))
-    }
+    var response: Response { details.response }
 }
 
 enum ProblemMapping {
