@@ -6,7 +6,8 @@ import Testing
     @Test func theDocumentIsCompactSortedJSONWithItsErrorsAndEscapes() throws {
         let problem = ProblemDetails(
             type: "/problems/unprocessable-content", title: "Invalid request content", status: .unprocessableContent,
-            detail: "2 invalid values: \"a\\b\"\n\t\u{01}", errors: [.init(pointer: "/values/a~1b", detail: "expected integer")],
+            detail: "2 invalid values: \"a\\b\"\n\t\u{01}",
+            errors: [.init(pointer: "/values/a~1b", detail: "expected integer")],
             headers: ["Retry-After": "1"])
         let text = String(decoding: problem.json, as: UTF8.self)
         #expect(
