@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Signals sent to this very process. Each test uses a signal of its own (nothing else here uses
-/// SIGUSR1 or SIGUSR2), since tests run in parallel; `serve`'s SIGTERM and SIGINT, and its exit
+/// SIGUSR1, SIGUSR2 or SIGURG), since tests run in parallel; `serve`'s SIGTERM and SIGINT, and its exit
 /// status, are tested on the built binary in NavigationValuesCLITests.
 @Suite struct SignalTests {
     @Test func aSignalSentAsSoonAsTheCatcherExistsIsCaught() async throws {
@@ -18,6 +18,20 @@ import Testing
         let waiter = Task { if let signal = try? await signals.next() { caughtSink.yield(signal) } }
         defer { waiter.cancel() }
         #expect(try await first(of: caught) == SIGUSR2)
+    }
+
+    /// Each signal reaches the process's catcher whichever of its many threads the kernel picks.
+    @Test func everySignalOfARunIsCaughtInAManyThreadedProcess() async throws {
+        for round in 0..<20 {
+            let signals = SignalCatcher([SIGURG])
+            let (caught, caughtSink) = AsyncStream.makeStream(of: Int32.self)
+            let waiter = Task { if let signal = try? await signals.next() { caughtSink.yield(signal) } }
+            // From another thread than the waiting one, as a signal from outside would arrive.
+            try await offload { _ = kill(getpid(), SIGURG) }
+            let first = try await first(of: caught)
+            waiter.cancel()
+            #expect(first == SIGURG, "round \(round)")
+        }
     }
 
     @Test func aSignalShutsTheServerDownGracefully() async throws {

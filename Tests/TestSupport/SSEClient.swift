@@ -78,17 +78,32 @@ public final class SSEClient: Sendable {
 }
 
 extension AsyncStream where Element == SSEFrame {
-    /// The next `count` event frames (comments skipped); fewer when the stream ends first, and
-    /// none when `timeout` passes first.
+    /// The next `count` event frames (comments skipped); fewer when the stream ends first or when
+    /// `timeout` passes first (then those that did arrive). A timeout ends the stream: iterating an
+    /// `AsyncStream` from a task that is cancelled finishes it.
     public func events(_ count: Int, timeout: Duration = .seconds(10)) async -> [SSEFrame] {
-        let frames = try? await withTimeout(timeout, "\(count) events") {
-            var frames: [SSEFrame] = []
+        let collected = FrameBox()
+        _ = try? await withTimeout(timeout, "\(count) events") {
             for await frame in self where frame.comment == nil {
-                frames.append(frame)
-                if frames.count == count { break }
+                if collected.append(frame) >= count { break }
             }
-            return frames
+            return true
         }
-        return frames ?? []
+        return collected.frames
     }
+}
+
+/// Frames collected by one task and read by another once it is done.
+private final class FrameBox: Sendable {
+    private let state = Mutex<[SSEFrame]>([])
+
+    /// Appends a frame and returns how many there are now.
+    func append(_ frame: SSEFrame) -> Int {
+        state.withLock { frames in
+            frames.append(frame)
+            return frames.count
+        }
+    }
+
+    var frames: [SSEFrame] { state.withLock { $0 } }
 }
