@@ -82,7 +82,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
+        // libpq, for the PostgreSQL store (Debian's libpq-dev).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite", "CLibPQ"]
+        ),
         .testTarget(
             name: "NavigationValuesStoreTests",
             dependencies: [
