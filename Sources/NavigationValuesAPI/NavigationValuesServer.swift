@@ -123,7 +123,8 @@ public final class NavigationValuesServer: Sendable {
     /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
     static func openStore(_ configuration: Configuration) async throws -> any SessionStore {
         if PostgresSessionStore.isDatabaseURL(configuration.databasePath) {
-            return try await PostgresSessionStore.open(url: configuration.databasePath, configuration: configuration.postgres)
+            return try await PostgresSessionStore.open(
+                url: configuration.databasePath, configuration: configuration.postgres)
         }
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync

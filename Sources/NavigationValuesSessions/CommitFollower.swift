@@ -29,7 +29,9 @@ package final class CommitFollower: Sendable {
                     guard hub.hasSubscribers(for: session) else { continue }
                     do {
                         let stored: StoredEvent? =
-                            if let purge { purge } else { try await store.events(of: session, after: seq - 1, limit: 1).first }
+                            if let purge { purge } else {
+                                try await store.events(of: session, after: seq - 1, limit: 1).first
+                            }
                         guard let stored, stored.seq == seq else { continue }  // purged meanwhile
                         hub.publishFromAnotherInstance(stored, try RecordedEvent(text: stored.json))
                     } catch {

@@ -102,7 +102,8 @@ final class Versions: Sendable {
                                 answer = try await target.send(
                                     "PATCH", "/screens/root/values", json: ["w\(writer)": .integer(Int64(step))])
                             } else {
-                                answer = try await target.send("POST", "/push", json: ["name": .string("w\(writer)-\(step)")])
+                                answer = try await target.send(
+                                    "POST", "/push", json: ["name": .string("w\(writer)-\(step)")])
                             }
                             try #require(
                                 answer.status == 200 || answer.status == 201,

@@ -27,7 +27,11 @@ import Testing
 
     @Test func theMigratorRefusesAnEditedANewerOrAForeignHistory() async throws {
         try await PostgresTestServer.withDatabase { url in
-            let original = Migration(version: 1, name: "create_things", sql: "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL);\n")
+            let original = Migration(
+                version: 1, name: "create_things",
+                sql:
+                    "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL);\n"
+            )
             #expect(try PostgresMigrator(migrations: [original]).migrate(url: url).map(\.version) == [1])
             // The same file, edited after it shipped.
             var edited = original
@@ -39,7 +43,9 @@ import Testing
             // A binary that knows fewer migrations than the database has.
             let second = Migration(version: 2, name: "add_more", sql: "CREATE TABLE more (id integer);\n")
             try PostgresMigrator(migrations: [original, second]).migrate(url: url)
-            let newer = await expectStoreError(.migrationRefused) { try PostgresMigrator(migrations: [original]).migrate(url: url) }
+            let newer = await expectStoreError(.migrationRefused) {
+                try PostgresMigrator(migrations: [original]).migrate(url: url)
+            }
             #expect(newer?.message.contains("newer than this binary") == true)
             // The store itself refuses a database that is not one of ours.
             await expectStoreError(.migrationRefused) {
@@ -95,7 +101,8 @@ import Testing
                             guard let version = try await store.version(of: sample.id), version < 40 else { return won }
                             do {
                                 try await store.commit(
-                                    sample.mutation(version + 1, [.setValue(sample.root, key: "w\(writer)", json: "\(version)")]))
+                                    sample.mutation(
+                                        version + 1, [.setValue(sample.root, key: "w\(writer)", json: "\(version)")]))
                                 won.append(version + 1)
                             } catch let error as StoreError where error.code == .conflict {
                                 continue
@@ -129,7 +136,8 @@ import Testing
                     session: sample.id, event: sample.event(6, "session.ended"), changes: [.purgeSession(sample.id)]))
             let notices = try await collect(6, of: heard, timeout: .seconds(20))
             #expect(
-                Array(notices.prefix(5)) == (1...5).map { CommitNotice.committed(session: sample.id, seq: $0, purge: nil) })
+                Array(notices.prefix(5))
+                    == (1...5).map { CommitNotice.committed(session: sample.id, seq: $0, purge: nil) })
             guard case .committed(let session, 6, let purge) = notices[5] else {
                 Issue.record("expected the purge's notice, got \(notices[5])")
                 return
@@ -138,7 +146,9 @@ import Testing
             #expect(purge?.json == sample.event(6, "session.ended").json)
             // The writer's own commits are not echoed back to it.
             try await listener.commit(SampleSession("s_other").creation)
-            #expect(try await first(of: own, timeout: .seconds(20)) == .committed(session: SessionID("s_other"), seq: 1, purge: nil))
+            #expect(
+                try await first(of: own, timeout: .seconds(20))
+                    == .committed(session: SessionID("s_other"), seq: 1, purge: nil))
             await writer.close()
             await listener.close()
         }

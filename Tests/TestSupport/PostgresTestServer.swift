@@ -91,7 +91,8 @@ public enum PostgresTestServer {
     /// Runs one SQL command with `psql` against `url`; throws with psql's output when it fails.
     public static func psql(_ url: String, _ command: String) async throws {
         let psql = binaries?.appendingPathComponent("psql") ?? URL(fileURLWithPath: "/usr/bin/psql")
-        let tool = FileManager.default.isExecutableFile(atPath: psql.path) ? psql : URL(fileURLWithPath: "/usr/bin/psql")
+        let tool =
+            FileManager.default.isExecutableFile(atPath: psql.path) ? psql : URL(fileURLWithPath: "/usr/bin/psql")
         let outcome = try await ChildProcess.run(
             tool, arguments: ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", command])
         guard outcome.exit == .exited(0) else { throw ChildProcessError("psql -c '\(command)' failed: \(outcome)") }
@@ -112,7 +113,9 @@ public enum PostgresTestServer {
             let user = getpwnam("postgres") != nil ? "postgres" : "nobody"
             guard let entry = getpwnam(user) else { throw ChildProcessError("no unprivileged user to run PostgreSQL") }
             chown(folder.path, entry.pointee.pw_uid, entry.pointee.pw_gid)
-            prefix = ["--reuid=\(user)", "--regid=\(entry.pointee.pw_gid)", "--clear-groups", "--pdeathsig", "KILL", "--"]
+            prefix = [
+                "--reuid=\(user)", "--regid=\(entry.pointee.pw_gid)", "--clear-groups", "--pdeathsig", "KILL", "--",
+            ]
         }
         func command(_ tool: String, _ arguments: [String]) -> (URL, [String]) {
             let path = binaries.appendingPathComponent(tool).path

@@ -119,9 +119,11 @@ func pushPop(pushPorts: [Int], popPorts: [Int], sessions: [BenchSession], connec
             while DispatchTime.now().uptimeNanoseconds < deadline, !mine.isEmpty {
                 let session = mine[turn % mine.count]
                 turn += 1
-                let pushed = try pusher.send("POST", "/v1/sessions/\(session.id)/push", token: session.token, body: pushBody)
+                let pushed = try pusher.send(
+                    "POST", "/v1/sessions/\(session.id)/push", token: session.token, body: pushBody)
                 guard pushed.status == 201 else { return .failure(BenchError("push \(pushed.status): \(pushed.text)")) }
-                let popped = try popper.send("POST", "/v1/sessions/\(session.id)/pop", token: session.token, body: popBody)
+                let popped = try popper.send(
+                    "POST", "/v1/sessions/\(session.id)/pop", token: session.token, body: popBody)
                 guard popped.status == 200 else { return .failure(BenchError("pop \(popped.status): \(popped.text)")) }
                 mutations += 2
             }
@@ -218,14 +220,17 @@ func eventLatencies(writerPort: Int, subscriberPort: Int, samples: Int) async th
                 let sent = ProcessFigures.now()
                 let answer =
                     index.isMultiple(of: 2)
-                    ? try writer.send("POST", "/v1/sessions/\(session.id)/push", token: session.token, json: #"{"name":"D"}"#)
+                    ? try writer.send(
+                        "POST", "/v1/sessions/\(session.id)/push", token: session.token, json: #"{"name":"D"}"#)
                     : try writer.send("POST", "/v1/sessions/\(session.id)/pop", token: session.token, json: "{}")
                 guard let version = answer.json?["version"]?.integerValue else {
                     return .failure(BenchError("write answered \(answer.status): \(answer.text)"))
                 }
                 let deadline = sent + 10_000_000_000
                 while clock.arrival(of: version) == nil {
-                    guard ProcessFigures.now() < deadline else { return .failure(BenchError("event \(version) never arrived")) }
+                    guard ProcessFigures.now() < deadline else {
+                        return .failure(BenchError("event \(version) never arrived"))
+                    }
                     sched_yield()
                 }
                 latencies.append((clock.arrival(of: version) ?? sent) - sent)
@@ -252,7 +257,8 @@ do {
     if let url = options.url {
         admin = url
     } else {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-bench-pg-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-bench-pg-\(UUID().uuidString)")
+            .path
         clusterFolder = folder
         admin = try run([repository.appendingPathComponent("scripts/postgres-cluster.sh").path, "start", folder])
         say("PostgreSQL: a throwaway cluster (fsync on) at \(admin)")
@@ -309,17 +315,28 @@ do {
     await b.shutdown()
 
     thresholds.check("minSQLiteMutationsPerSecond", sqliteRate, "SQLite", unit: "mutations/s", decimals: 0)
-    thresholds.check("minOneInstanceMutationsPerSecond", singleRate, "PostgreSQL, one instance", unit: "mutations/s", decimals: 0)
-    thresholds.check("minTwoInstanceMutationsPerSecond", splitRate, "PostgreSQL, two instances", unit: "mutations/s", decimals: 0)
     thresholds.check(
-        "minAlternatingMutationsPerSecond", alternatingRate, "PostgreSQL, two instances alternating", unit: "mutations/s",
+        "minOneInstanceMutationsPerSecond", singleRate, "PostgreSQL, one instance", unit: "mutations/s", decimals: 0)
+    thresholds.check(
+        "minTwoInstanceMutationsPerSecond", splitRate, "PostgreSQL, two instances", unit: "mutations/s", decimals: 0)
+    thresholds.check(
+        "minAlternatingMutationsPerSecond", alternatingRate, "PostgreSQL, two instances alternating",
+        unit: "mutations/s",
         decimals: 0)
-    thresholds.check("maxCrossInstanceLatencyP50Milliseconds", milliseconds(across, 0.5), "cross-instance p50", unit: "ms", decimals: 2)
-    thresholds.check("maxCrossInstanceLatencyP99Milliseconds", milliseconds(across, 0.99), "cross-instance p99", unit: "ms", decimals: 2)
-    if let clusterFolder { _ = try? run([repository.appendingPathComponent("scripts/postgres-cluster.sh").path, "stop", clusterFolder]) }
+    thresholds.check(
+        "maxCrossInstanceLatencyP50Milliseconds", milliseconds(across, 0.5), "cross-instance p50", unit: "ms",
+        decimals: 2)
+    thresholds.check(
+        "maxCrossInstanceLatencyP99Milliseconds", milliseconds(across, 0.99), "cross-instance p99", unit: "ms",
+        decimals: 2)
+    if let clusterFolder {
+        _ = try? run([repository.appendingPathComponent("scripts/postgres-cluster.sh").path, "stop", clusterFolder])
+    }
     thresholds.exitWithVerdict()
 } catch {
-    if let clusterFolder { _ = try? run([repository.appendingPathComponent("scripts/postgres-cluster.sh").path, "stop", clusterFolder]) }
+    if let clusterFolder {
+        _ = try? run([repository.appendingPathComponent("scripts/postgres-cluster.sh").path, "stop", clusterFolder])
+    }
     FileHandle.standardError.write(Data("postgres-bench: \(error)\n".utf8))
     exit(1)
 }

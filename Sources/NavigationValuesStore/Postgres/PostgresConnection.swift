@@ -238,7 +238,8 @@ final class PostgresConnection {
         if found.isEmpty {
             let socket = PQsocket(handle)
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+            let milliseconds = Int32(
+                clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0, errno != EINTR { throw lost("poll failed: errno \(errno)") }
         }

@@ -17,7 +17,9 @@ extension PostgresSessionStore {
                        \(Self.milliseconds(column: "updated_at"))
                 FROM sessions WHERE id = $1
                 """, [id.rawValue]),
-            .init("SELECT id, idx, name, role, previous FROM screen_contexts WHERE session = $1 ORDER BY idx", [id.rawValue]),
+            .init(
+                "SELECT id, idx, name, role, previous FROM screen_contexts WHERE session = $1 ORDER BY idx",
+                [id.rawValue]),
             .init("SELECT t.screen, t.key, t.json FROM context_values t \(ofSession)", [id.rawValue]),
             .init(
                 "SELECT t.screen, t.key, t.pass_back, t.last_value, t.last_passed FROM preference_handlers t \(ofSession)",

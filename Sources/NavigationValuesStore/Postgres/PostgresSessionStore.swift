@@ -88,7 +88,8 @@ public final class PostgresSessionStore: SessionStore {
             guard pending.isEmpty else {
                 throw StoreError(
                     code: .migrationRefused,
-                    message: "the database needs migrations \(pending.map(\.fileName)); run `navigation-values migrate`")
+                    message: "the database needs migrations \(pending.map(\.fileName)); run `navigation-values migrate`"
+                )
             }
         }
         self.url = url
@@ -96,7 +97,8 @@ public final class PostgresSessionStore: SessionStore {
         instance = "i" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         let timeout = configuration.statementTimeout
         let setUp: (PostgresConnection) throws -> Void = { connection in
-            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds =
+                timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
             try connection.query("SELECT set_config('statement_timeout', $1, false)", ["\(milliseconds)"])
         }
         let linkTimeout = timeout + .seconds(5)
@@ -137,7 +139,9 @@ public final class PostgresSessionStore: SessionStore {
         guard var components = URLComponents(string: url) else { return "postgres://…" }
         if components.password != nil { components.password = "***" }
         if let items = components.queryItems {
-            components.queryItems = items.map { $0.name == "password" ? URLQueryItem(name: "password", value: "***") : $0 }
+            components.queryItems = items.map {
+                $0.name == "password" ? URLQueryItem(name: "password", value: "***") : $0
+            }
         }
         return components.string ?? "postgres://…"
     }
@@ -226,7 +230,8 @@ public final class PostgresSessionStore: SessionStore {
 
     /// One transaction over `mutations`, sent as one pipeline. When a mutation fails, the
     /// transaction is rolled back and sent again without it; every result is final.
-    private func runBatch(_ mutations: [StoredMutation], on connection: PostgresConnection) -> [Result<Void, any Error>] {
+    private func runBatch(_ mutations: [StoredMutation], on connection: PostgresConnection) -> [Result<Void, any Error>]
+    {
         var results = [Result<Void, any Error>?](repeating: nil, count: mutations.count)
         var remaining = Array(mutations.indices)
         var prepared: [Int: [PostgresConnection.Statement]] = [:]
