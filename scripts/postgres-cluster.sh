@@ -42,8 +42,11 @@ case "$command" in
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
         options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400"
         if [ "${3:-}" = "--fast" ]; then options="$options -c fsync=off"; fi
-        as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$options" start >/dev/null \
-            || { cat "$dir/server.log" >&2; exit 1; }
+        # The server inherits pg_ctl's descriptors: give it none of the caller's (a pipe held open by
+        # a daemon never reaches its end for whoever reads our output).
+        as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$options" start \
+            </dev/null >"$dir/pg_ctl.log" 2>&1 \
+            || { cat "$dir/pg_ctl.log" "$dir/server.log" >&2; exit 1; }
         echo "postgres://postgres@127.0.0.1:$port/postgres"
         ;;
     stop)

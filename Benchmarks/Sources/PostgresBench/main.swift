@@ -50,18 +50,26 @@ struct Options {
 
 let repository = Thresholds.folder.deletingLastPathComponent().deletingLastPathComponent()
 
-/// Runs a command and returns its stdout (trimmed); throws when it fails.
+/// Runs a command and returns its stdout (trimmed); throws when it fails. Stdout goes to a file,
+/// not a pipe: a server the command leaves running (pg_ctl's) may inherit the descriptor, and a
+/// pipe would then never reach its end.
 func run(_ arguments: [String]) throws -> String {
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-bench-\(UUID().uuidString)")
+    guard FileManager.default.createFile(atPath: output.path, contents: nil),
+        let handle = FileHandle(forWritingAtPath: output.path)
+    else { throw BenchError("cannot create \(output.path)") }
+    defer { try? FileManager.default.removeItem(at: output) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
+    process.standardOutput = handle
+    process.standardInput = FileHandle.nullDevice
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    try handle.close()
     guard process.terminationStatus == 0 else { throw BenchError("\(arguments) exited \(process.terminationStatus)") }
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let text = String(decoding: FileManager.default.contents(atPath: output.path) ?? Data(), as: UTF8.self)
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// A fresh database on the server at `admin`, by psql.
