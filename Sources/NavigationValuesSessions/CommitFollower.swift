@@ -32,7 +32,11 @@ package final class CommitFollower: Sendable {
                             if let purge { purge } else {
                                 try await store.events(of: session, after: seq - 1, limit: 1).first
                             }
-                        guard let stored, stored.seq == seq else { continue }  // purged meanwhile
+                        guard let stored, stored.seq == seq else {
+                            // Purged meanwhile, or not visible yet: the subscribers look for themselves.
+                            hub.resync(session)
+                            continue
+                        }
                         hub.publishFromAnotherInstance(stored, try RecordedEvent(text: stored.json))
                     } catch {
                         // The store cannot be read now: the session's subscribers re-read it themselves.

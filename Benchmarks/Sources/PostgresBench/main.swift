@@ -50,24 +50,17 @@ struct Options {
 
 let repository = Thresholds.folder.deletingLastPathComponent().deletingLastPathComponent()
 
-/// Runs a command and returns its stdout (trimmed); throws when it fails. Stdout goes to a file,
-/// not a pipe: a server the command leaves running (pg_ctl's) may inherit the descriptor, and a
-/// pipe would then never reach its end.
+/// Runs a command and returns its stdout (trimmed); throws when it fails. Through `system(3)`,
+/// which waits with waitpid (Foundation's `Process.waitUntilExit` waits on a run loop that an
+/// async main never spins), and stdout to a file, not a pipe: a server the command leaves running
+/// (pg_ctl's) may inherit the descriptor, and a pipe would then never reach its end.
 func run(_ arguments: [String]) throws -> String {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-bench-\(UUID().uuidString)")
-    guard FileManager.default.createFile(atPath: output.path, contents: nil),
-        let handle = FileHandle(forWritingAtPath: output.path)
-    else { throw BenchError("cannot create \(output.path)") }
     defer { try? FileManager.default.removeItem(at: output) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.standardOutput = handle
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    try handle.close()
-    guard process.terminationStatus == 0 else { throw BenchError("\(arguments) exited \(process.terminationStatus)") }
+    func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    let command = arguments.map(quoted).joined(separator: " ") + " </dev/null >" + quoted(output.path)
+    let status = system(command)
+    guard status == 0 else { throw BenchError("\(arguments) exited with status \(status)") }
     let text = String(decoding: FileManager.default.contents(atPath: output.path) ?? Data(), as: UTF8.self)
     return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
