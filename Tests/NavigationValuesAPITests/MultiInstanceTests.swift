@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesAPI
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
@@ -198,6 +199,61 @@ final class Versions: Sendable {
                 throw error
             }
             try await instances.stop()
+        }
+    }
+}
+
+/// An instance that hears nothing from the others (its listener off) still answers from the
+/// current state: reads check the stored version, and a command on a stale copy is refused by the
+/// database (a conditional commit), reloaded and run again, once.
+@Suite(.needsPostgres) struct StaleInstanceTests {
+    @Test func aStaleCopyIsReloadedAndTheCommandRunsAgainOnce() async throws {
+        try await PostgresTestServer.withDatabase { url in
+            try await withRunningServer(configure: { $0.databasePath = url }) { a, _ in
+                try await withRunningServer(
+                    configure: {
+                        $0.databasePath = url
+                        $0.postgres.listens = false
+                    }
+                ) { b, instanceB in
+                    let created = try await TestSession.create(a)
+                    let onA = created
+                    let onB = TestSession(client: b, id: created.id, token: created.token, created: created.created)
+                    #expect(try await onB.get()["version"] == 1)  // B loads version 1
+
+                    // A read through B sees A's write at once, without any notice.
+                    try await onA.push("Detail")
+                    #expect(try await onB.get().screenIDs.count == 2)
+
+                    // B's copy is stale again; its push is a conflict in the database, reloaded, run again.
+                    try await onA.push("More")
+                    let before = instanceB.store.metrics
+                    let pushed = try await onB.send("POST", "/push", json: ["name": "FromB"])
+                    #expect(pushed.status == 201)
+                    #expect(pushed.json?["version"] == .integer(4))
+                    let after = instanceB.store.metrics
+                    #expect(after.failedMutations == before.failedMutations + 1, "one conditional commit refused")
+                    #expect(after.committedMutations == before.committedMutations + 1, "applied once")
+
+                    // A refusal judged on a stale copy is checked before it is answered: A pushes,
+                    // B is told If-Match the version A answered, and B's copy still has the old one.
+                    let third = try await onA.send("POST", "/push", json: ["name": "Third"])
+                    let version = try #require(third.json?["version"]?.integerValue)
+                    let patched = try await onB.send(
+                        "PATCH", "/screens/top/values", json: ["k": 1], headers: ["If-Match": "\"\(version)\""])
+                    #expect(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
+                    #expect(patched.json?["screen"]?["name"] == "Third")
+
+                    // Every write is in the log once, in order.
+                    let events = try await instanceB.store.events(of: SessionID(created.id), after: 0, limit: 100)
+                    #expect(events.map(\.seq) == Array(1...6))
+                    #expect(
+                        events.map(\.type) == [
+                            "session.created", "screen.pushed", "screen.pushed", "screen.pushed", "screen.pushed",
+                            "values.updated",
+                        ])
+                }
+            }
         }
     }
 }
