@@ -144,6 +144,18 @@ import Testing
             }
             #expect(session == sample.id)
             #expect(purge?.json == sample.event(6, "session.ended").json)
+            // A batch of concurrent commits shares notifications (several lines each): all arrive.
+            let many = (0..<40).map { SampleSession("s_many_\($0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for session in many { group.addTask { try await writer.commit(session.creation) } }
+                try await group.waitForAll()
+            }
+            let batch = try await collect(many.count, of: heard, timeout: .seconds(20))
+            let heardSessions = batch.compactMap { notice -> String? in
+                guard case .committed(let session, 1, nil) = notice else { return nil }
+                return session.rawValue
+            }
+            #expect(heardSessions.sorted() == many.map(\.id.rawValue).sorted())
             // The writer's own commits are not echoed back to it.
             try await listener.commit(SampleSession("s_other").creation)
             #expect(

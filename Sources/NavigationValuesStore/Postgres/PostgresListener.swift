@@ -5,8 +5,8 @@ import Synchronization
 /// A connection of its own that `LISTEN`s for other instances' commits, on a thread of its own
 /// (it blocks in `poll`), reconnecting by itself when the connection is lost.
 ///
-/// Notifications carry `INSTANCE SESSION SEQ` (and, for a purge, the event's JSON); this
-/// instance's own are skipped. After a reconnection it yields ``CommitNotice/mayHaveMissed``:
+/// Notifications carry lines of `INSTANCE SESSION SEQ` (and, for a purge, the event's JSON);
+/// this instance's own are skipped. After a reconnection it yields ``CommitNotice/mayHaveMissed``:
 /// notifications sent while it was away are lost, so readers re-read what they follow.
 final class PostgresListener: Sendable {
     /// The other instances' commits, as they arrive; finishes when the listener stops.
@@ -53,8 +53,8 @@ final class PostgresListener: Sendable {
             do {
                 for notification in try listening.notifications(waitingUpTo: .milliseconds(250))
                 where notification.channel == channel {
-                    if let notice = Self.notice(notification.payload, skipping: instance) {
-                        continuation.yield(notice)
+                    for line in notification.payload.split(separator: "\n") {
+                        if let notice = Self.notice(String(line), skipping: instance) { continuation.yield(notice) }
                     }
                 }
             } catch {

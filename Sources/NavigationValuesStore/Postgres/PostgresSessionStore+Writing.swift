@@ -64,11 +64,30 @@ extension PostgresSessionStore {
                         Self.bytea(record.body), Self.milliseconds(record.createdAt),
                     ]))
         }
-        // Delivered to every listening instance when (and only if) the transaction commits, in
-        // commit order (https://www.postgresql.org/docs/current/sql-notify.html).
-        var payload = "\(instance) \(session) \(event.seq)"
-        if isPurged { payload += " " + event.json }
-        statements.append(Statement("SELECT pg_notify($1, $2)", [Self.channel, payload]))
+        return statements
+    }
+
+    /// The notifications of a batch's mutations: one line `INSTANCE SESSION SEQ` per mutation
+    /// (plus ` JSON`, the event, for a purge, whose event is not stored), as few notifications as
+    /// fit PostgreSQL's 8000-byte payload. Delivered to every listening instance when (and only
+    /// if) the transaction commits, in commit order (https://www.postgresql.org/docs/current/sql-notify.html).
+    func notifications(for mutations: [StoredMutation]) -> [PostgresConnection.Statement] {
+        var statements: [PostgresConnection.Statement] = []
+        var payload = ""
+        func flush() {
+            if !payload.isEmpty { statements.append(.init("SELECT pg_notify($1, $2)", [Self.channel, payload])) }
+            payload = ""
+        }
+        for mutation in mutations {
+            var line = "\(instance) \(mutation.session.rawValue) \(mutation.event.seq)"
+            let isPurge = mutation.changes.contains {
+                if case .purgeSession(let id) = $0, id == mutation.session { true } else { false }
+            }
+            if isPurge { line += " " + mutation.event.json }
+            if payload.utf8.count + line.utf8.count + 1 > 7_900 { flush() }
+            payload += payload.isEmpty ? line : "\n" + line
+        }
+        flush()
         return statements
     }
 

@@ -14,7 +14,8 @@ import Synchronization
 ///   version it was made from (its event's `seq` - 1): the session's row is locked and checked
 ///   in the transaction, and `(session, seq)` is the events' primary key. A stale instance gets
 ///   `.conflict`, reloads and retries.
-/// - Fan-out: each commit sends `NOTIFY navigation_values_events` with `(session, seq)`;
+/// - Fan-out: each commit sends `NOTIFY navigation_values_events` with `(session, seq)` per
+///   mutation (one notification carries many lines);
 ///   ``commitNotices()`` yields the other instances' commits, read by a listening connection.
 /// - Faults: a lost connection fails calls with `.unavailable` and is opened again on a later
 ///   call (after `reconnectDelay`); the listener reconnects by itself and then yields
@@ -53,8 +54,8 @@ public final class PostgresSessionStore: SessionStore {
         public init() {}
     }
 
-    /// The channel every commit notifies: payload `INSTANCE SESSION SEQ`, plus ` JSON` (the
-    /// event) for a purge, whose event is not stored.
+    /// The channel every commit notifies: payload lines `INSTANCE SESSION SEQ`, plus ` JSON`
+    /// (the event) for a purge, whose event is not stored.
     static let channel = "navigation_values_events"
 
     /// The connection string or URL the store was opened with (it may hold a password: never log it).
@@ -253,6 +254,10 @@ public final class PostgresSessionStore: SessionStore {
                     owners.append(index)
                 }
             }
+            for statement in notifications(for: remaining.map { mutations[$0] }) {
+                pipeline.append(statement)
+                owners.append(nil)
+            }
             let cleanupPosition = pipeline.count
             if let cleanup {
                 pipeline.append(cleanup)
@@ -281,7 +286,7 @@ public final class PostgresSessionStore: SessionStore {
                 results[owner] = .failure(error)
                 remaining.removeAll { $0 == owner }
             } else {
-                // BEGIN, the clean-up or COMMIT failed: nothing of this batch was kept.
+                // BEGIN, a notification (its queue full), the clean-up or COMMIT failed: nothing was kept.
                 for index in remaining { results[index] = .failure(error) }
                 break
             }
