@@ -82,11 +82,21 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
+        // libpq, for the PostgreSQL store (Debian's libpq-dev).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "NavigationValuesStore",
+            dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite", "CLibPQ"]
+        ),
         .testTarget(
             name: "NavigationValuesStoreTests",
             dependencies: [
-                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper", "TestSupport",
+                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper",
+                "TestSupport",
             ]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
@@ -100,13 +110,17 @@ let package = Package(
             dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
         .testTarget(
             name: "NavigationValuesSessionsTests",
-            dependencies: ["NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues", "TestSupport"]),
+            dependencies: [
+                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues",
+                "TestSupport",
+            ]),
 
         // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json
         .target(
             name: "NavigationValuesAPI",
             dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
+                "HTTPServer",
             ]),
         .testTarget(
             name: "NavigationValuesAPITests",

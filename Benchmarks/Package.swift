@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "store-bench", targets: ["StoreBench"]),
         .executable(name: "api-bench", targets: ["APIBench"]),
         .executable(name: "events-bench", targets: ["EventsBench"]),
+        .executable(name: "postgres-bench", targets: ["PostgresBench"]),
     ],
     dependencies: [
         .package(name: "NavigationValues", path: "..")
@@ -48,6 +49,11 @@ let package = Package(
                 root("NavigationValuesStore"),
                 root("NavigationValuesSessions"), root("NavigationValuesAPI"),
             ]),
+        // PostgreSQL: durable mutations/s with one and two instances against SQLite; the event
+        // latency from a write on one instance to a subscriber on the other.
+        .executableTarget(
+            name: "PostgresBench",
+            dependencies: ["BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI")]),
     ]
 )
 
