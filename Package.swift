@@ -20,7 +20,8 @@ import PackageDescription
         let maps = String(
             decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         for line in maps.split(separator: "\n") {
-            guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so") else {
+            guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so")
+            else {
                 continue
             }
             let libraryPath = line[start...].dropLast("/pm/ManifestAPI/libPackageDescription.so".count)
@@ -68,6 +69,7 @@ let package = Package(
     products: [
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesWire", targets: ["NavigationValuesWire"]),
+        .library(name: "NavigationValuesClient", targets: ["NavigationValuesClient"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
@@ -111,6 +113,20 @@ let package = Package(
         .target(name: "NavigationValuesWire", dependencies: ["NavigationValues"]),
         .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire"]),
 
+        // MARK: - The Swift client: typed calls, retries, event streams, a live mirror (core and wire only)
+        .target(name: "NavigationValuesClient", dependencies: ["NavigationValues", "NavigationValuesWire"]),
+        .testTarget(
+            name: "NavigationValuesClientTests",
+            dependencies: [
+                "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
+                "NavigationValuesStore", "api-crash-server", "navigation-values-demo", "TestSupport",
+            ]),
+        // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
+        // product; its test runs it against a real server).
+        .executableTarget(
+            name: "navigation-values-demo", dependencies: ["NavigationValuesClient", "NavigationValues"],
+            path: "Examples/Demo"),
+
         // MARK: - Persistence
         .systemLibrary(
             name: "CSQLite",
@@ -121,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "NavigationValuesStoreTests",
             dependencies: [
-                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper", "TestSupport",
+                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper",
+                "TestSupport",
             ]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
@@ -135,13 +152,17 @@ let package = Package(
             dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
         .testTarget(
             name: "NavigationValuesSessionsTests",
-            dependencies: ["NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues", "TestSupport"]),
+            dependencies: [
+                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues",
+                "TestSupport",
+            ]),
 
         // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json
         .target(
             name: "NavigationValuesAPI",
             dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
+                "HTTPServer",
             ]),
         .testTarget(
             name: "NavigationValuesAPITests",
