@@ -165,10 +165,17 @@ public struct IdempotencyKeyGenerator: Sendable {
     /// cannot collide with ours.
     public static let random = IdempotencyKeyGenerator {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return "k_"
-            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var key: [UInt8] = Array("k_".utf8)
+        key.reserveCapacity(24)
+        // 22 characters of 6 bits: 132 bits, of which 128 come from two draws.
+        for var bits in [generator.next() as UInt64, generator.next() as UInt64] {
+            for _ in 0..<11 {
+                key.append(alphabet[Int(bits & 63)])
+                bits >>= 6
+            }
+        }
+        return String(decoding: key, as: UTF8.self)
     }
 }
 

@@ -191,6 +191,16 @@ public final class RemoteStack {
         try await sync(to: 0)
     }
 
+    /// Applies one item of the session's event stream, as `start()` does with each: for a mirror
+    /// fed by a reader of its own (the long poll, a recorded history). A snapshot replaces
+    /// everything; an event must follow `version`. Returns false when the item does not fit (an
+    /// event out of order, one that names a screen the mirror lacks, or one of a type it does not
+    /// know): feed it a snapshot next. Do not use it on a mirror that `start()` follows.
+    @discardableResult
+    public func apply(_ item: SessionStreamItem) -> Bool {
+        handle(item)
+    }
+
     /// Applies one item of the stream; false when the mirror must start again from a snapshot.
     func handle(_ item: SessionStreamItem) -> Bool {
         switch item {

@@ -149,6 +149,14 @@ import Testing
         #expect(fallback.map { $0 >= .milliseconds(50) && $0 <= .milliseconds(100) } == true)
     }
 
+    @Test func idempotencyKeysAreRandomAndURLSafe() {
+        let keys = (0..<100).map { _ in IdempotencyKeyGenerator.random.next() }
+        #expect(Set(keys).count == 100)
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        #expect(
+            keys.allSatisfy { $0.hasPrefix("k_") && $0.count == 24 && $0.dropFirst(2).allSatisfy(allowed.contains) })
+    }
+
     @Test func backoffDoublesWithJitterUpToItsCeiling() {
         var random = SystemRandomNumberGenerator()
         let policy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .seconds(1))
