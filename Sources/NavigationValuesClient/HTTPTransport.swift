@@ -270,6 +270,7 @@ public struct RetryNotice: Sendable, Equatable {
     public var request: String
     /// The attempt that failed, from 1.
     public var attempt: Int
+    /// Why it is retried.
     public var reason: Reason
     /// How long the client waits before the next attempt.
     public var delay: Duration

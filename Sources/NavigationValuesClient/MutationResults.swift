@@ -7,9 +7,12 @@ import NavigationValuesWire
 
 /// `POST …/push`: the new screen.
 public struct PushResult: Sendable, Equatable {
+    /// The screen as it is after the change.
     public var screen: ScreenResource
+    /// The session's version after the change.
     public var version: Int64
 
+    /// A result with these members.
     public init(screen: ScreenResource, version: Int64) {
         self.screen = screen
         self.version = version
@@ -18,9 +21,12 @@ public struct PushResult: Sendable, Equatable {
 
 /// `POST …/pop`: the popped screens, topmost first.
 public struct PopResult: Sendable, Equatable {
+    /// The popped screens, topmost first.
     public var popped: [ScreenID]
+    /// The session's version after the change.
     public var version: Int64
 
+    /// A result with these members.
     public init(popped: [ScreenID], version: Int64) {
         self.popped = popped
         self.version = version
@@ -29,10 +35,14 @@ public struct PopResult: Sendable, Equatable {
 
 /// `PUT …/path`: the screens popped (topmost first) and the ones pushed in their place.
 public struct PathResult: Sendable, Equatable {
+    /// The popped screens, topmost first.
     public var popped: [ScreenID]
+    /// The screens pushed in their place, bottom first.
     public var pushed: [ScreenResource]
+    /// The session's version after the change.
     public var version: Int64
 
+    /// A result with these members.
     public init(popped: [ScreenID], pushed: [ScreenResource], version: Int64) {
         self.popped = popped
         self.pushed = pushed
@@ -42,10 +52,14 @@ public struct PathResult: Sendable, Equatable {
 
 /// `PATCH …/values`: the screen as it is now, and every resolved value that changed because of it.
 public struct ValuesResult: Sendable, Equatable {
+    /// The screen as it is after the change.
     public var screen: ScreenResource
+    /// Every resolved value that changed, on this screen and the ones that inherit it.
     public var affected: [AffectedValue]
+    /// The session's version after the change.
     public var version: Int64
 
+    /// A result with these members.
     public init(screen: ScreenResource, affected: [AffectedValue], version: Int64) {
         self.screen = screen
         self.affected = affected
@@ -55,9 +69,12 @@ public struct ValuesResult: Sendable, Equatable {
 
 /// `PUT …/handlers/{key}`: the screen with its new handler.
 public struct HandlerResult: Sendable, Equatable {
+    /// The screen as it is after the change.
     public var screen: ScreenResource
+    /// The session's version after the change.
     public var version: Int64
 
+    /// A result with these members.
     public init(screen: ScreenResource, version: Int64) {
         self.screen = screen
         self.version = version
@@ -66,10 +83,14 @@ public struct HandlerResult: Sendable, Equatable {
 
 /// `POST …/preferences/{key}`: who received what, and where the walk stopped (nil: past the root).
 public struct PublishResult: Sendable, Equatable {
+    /// Each screen whose handler received the value, in walk order, with what it received.
     public var deliveries: [PreferenceDelivery]
+    /// The screen that stopped the walk; nil when it went past the root.
     public var stoppedAt: ScreenID?
+    /// The session's version after the change.
     public var version: Int64
 
+    /// A result with these members.
     public init(deliveries: [PreferenceDelivery], stoppedAt: ScreenID?, version: Int64) {
         self.deliveries = deliveries
         self.stoppedAt = stoppedAt

@@ -39,6 +39,7 @@ public final class NavigationValuesClient: Sendable {
         /// Sent as `User-Agent`.
         public var userAgent = "NavigationValuesClient/0.1"
 
+        /// The defaults, with a retry policy and an admin token.
         public init(retry: RetryPolicy = RetryPolicy(), adminToken: String? = nil) {
             self.retry = retry
             self.adminToken = adminToken
@@ -186,10 +187,12 @@ public struct IdempotencyKeyGenerator: Sendable {
 /// try seed.set(Title.self, "Inbox")
 /// ```
 public struct ScreenSeed: Sendable, Equatable {
+    /// The screen's name (its route).
     public var name: String
     /// The screen's own overrides; `null` means no override.
     public var values: [String: JSONValue]
 
+    /// A screen named `name` with its own `values`.
     public init(_ name: String, values: [String: JSONValue] = [:]) {
         self.name = name
         self.values = values

@@ -19,8 +19,11 @@ import NavigationValuesWire
 public struct RemoteError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name (`versionMismatch`).
         public var rawValue: String
+        /// A code with this name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// 400: the request was malformed (a bug in the caller or in this client).
@@ -90,6 +93,7 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
     /// Whether an earlier attempt was sent and its answer lost, so it may have been applied.
     var earlierAttemptWasUnanswered = false
 
+    /// An error with its code, the request and what went wrong.
     public init(
         _ code: Code, request: String, detail: String, status: Int? = nil, problem: ProblemDocument? = nil,
         currentVersion: Int64? = nil, attempts: Int = 1, underlying: URLError? = nil

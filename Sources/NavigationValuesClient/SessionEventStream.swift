@@ -41,6 +41,7 @@ public struct StreamOptions: Sendable {
     /// Told before each reconnection (for logs and metrics).
     public var onReconnect: (@Sendable (ReconnectNotice) -> Void)?
 
+    /// The defaults: 45 s of silence, reconnections from 50 ms doubling to 5 s, forever, 4 MiB.
     public init() {}
 }
 
@@ -60,12 +61,14 @@ public struct ReconnectNotice: Sendable {
 /// that reconnects by itself and resumes with `Last-Event-ID`: in order, none twice, none missing.
 /// Made by `RemoteSession.events(after:snapshot:)`; each iteration opens its own connection.
 public struct SessionEventStream: AsyncSequence, Sendable {
+    /// What the stream delivers.
     public typealias Element = SessionStreamItem
 
     let session: RemoteSession
     let after: Int64?
     let snapshot: Bool
 
+    /// A new reader, with a connection of its own.
     public func makeAsyncIterator() -> Iterator {
         Iterator(reader: EventStreamReader(source: .session(session), after: after, snapshot: snapshot))
     }
@@ -85,18 +88,22 @@ public struct SessionEventStream: AsyncSequence, Sendable {
 
 /// One event of the stream of every session (`GET /v1/events`): the session and its event.
 public struct TaggedEvent: Sendable, Equatable {
+    /// The session the event belongs to.
     public var session: SessionID
+    /// The event.
     public var event: ReceivedEvent
 }
 
 /// Every session's events as they happen (`GET /v1/events`, admin); reconnects by itself, but
 /// cannot resume (see `NavigationValuesClient.allEvents()`).
 public struct AllSessionsEventStream: AsyncSequence, Sendable {
+    /// What the stream delivers.
     public typealias Element = TaggedEvent
 
     let transport: HTTPTransport
     let token: String
 
+    /// A new reader, with a connection of its own.
     public func makeAsyncIterator() -> Iterator {
         Iterator(reader: EventStreamReader(source: .allSessions(transport, token: token), after: nil, snapshot: false))
     }

@@ -25,7 +25,6 @@ final class StreamSessions: Sendable {
         // An inactivity timeout: no byte (not even the 15 s keep-alive comment) for this long means
         // the connection is dead; the stream reconnects.
         sessionConfiguration.timeoutIntervalForRequest = configuration.streams.idleTimeout.seconds
-        sessionConfiguration.timeoutIntervalForResource = .infinity
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
         delegate = StreamDelegate()
@@ -52,7 +51,6 @@ final class StreamSessions: Sendable {
 final class StreamConnection: Sendable {
     let chunks: AsyncStream<StreamChunk>
     private let continuation: AsyncStream<StreamChunk>.Continuation
-    // @unchecked-free: URLSessionTask is Sendable in Foundation; only cancel() is called on it.
     private let task: URLSessionDataTask
     private let maxBufferedBytes: Int
     private let buffered = Mutex(0)

@@ -52,11 +52,14 @@ public enum ReceivedEvent: Sendable, Equatable {
 /// An event of a type this build does not know (added to the API after it): its `seq`, its
 /// `type` and all of its JSON.
 public struct UnrecognizedEvent: Sendable, Equatable {
+    /// The event's seq.
     public var seq: Int64
+    /// The event's type, as the server names it.
     public var type: String
     /// The whole event, `seq` and `type` included.
     public var json: JSONValue
 
+    /// An event with its seq, type and JSON.
     public init(seq: Int64, type: String, json: JSONValue) {
         self.seq = seq
         self.type = type
@@ -67,10 +70,12 @@ public struct UnrecognizedEvent: Sendable, Equatable {
 /// What the JSON long poll answers (`GET /v1/sessions/{id}/events?after=N&wait=S`):
 /// `{"events": [...], "last": N}`, `last` being the seq to ask after next.
 public struct EventPage: Sendable, Equatable {
+    /// The events, in seq order.
     public var events: [ReceivedEvent]
     /// The seq of the last event in the page, or the `after` asked for when it is empty.
     public var last: Int64
 
+    /// A page with its events and its last seq.
     public init(events: [ReceivedEvent], last: Int64) {
         self.events = events
         self.last = last
@@ -93,10 +98,12 @@ public struct EventPage: Sendable, Equatable {
 /// A page of a session's history (`GET /v1/sessions/{id}/history?after=N&limit=L`):
 /// `{"events": [...], "next": N or null}`.
 public struct HistoryPage: Sendable, Equatable {
+    /// The events, in seq order.
     public var events: [ReceivedEvent]
     /// The `after` to ask for the next page; nil on the last page.
     public var next: Int64?
 
+    /// A page with its events and the next page's cursor.
     public init(events: [ReceivedEvent], next: Int64?) {
         self.events = events
         self.next = next

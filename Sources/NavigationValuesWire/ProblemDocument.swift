@@ -15,9 +15,12 @@ import NavigationValues
 public struct ProblemDocument: Sendable, Equatable {
     /// One field that was wrong: an RFC 6901 pointer into the request body and what was wrong there.
     public struct FieldError: Sendable, Equatable {
+        /// Where in the body (RFC 6901), `/values/counter`.
         public var pointer: String
+        /// What was wrong there.
         public var detail: String
 
+        /// A field error.
         public init(pointer: String, detail: String) {
             self.pointer = pointer
             self.detail = detail
@@ -35,6 +38,7 @@ public struct ProblemDocument: Sendable, Equatable {
     /// Each field that was wrong, where there is one to point at.
     public var errors: [FieldError]
 
+    /// A problem with these members.
     public init(type: String, title: String, status: Int, detail: String, errors: [FieldError] = []) {
         self.type = type
         self.title = title

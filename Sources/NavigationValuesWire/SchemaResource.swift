@@ -14,16 +14,26 @@ import NavigationValues
 public struct SchemaResource: Sendable, Equatable {
     /// An entry's JSON type (`string`, `integer`, `number`, `boolean`, `object`, `array`, `any`).
     public struct EntryType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The type's name in the schema.
         public var rawValue: String
+        /// A type with this name (one the server may not know).
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The type's name.
         public var description: String { rawValue }
 
+        /// A JSON string.
         public static let string = EntryType(rawValue: "string")
+        /// A whole JSON number.
         public static let integer = EntryType(rawValue: "integer")
+        /// Any JSON number.
         public static let number = EntryType(rawValue: "number")
+        /// `true` or `false`.
         public static let boolean = EntryType(rawValue: "boolean")
+        /// A JSON object.
         public static let object = EntryType(rawValue: "object")
+        /// A JSON array.
         public static let array = EntryType(rawValue: "array")
+        /// Any JSON value.
         public static let any = EntryType(rawValue: "any")
 
         /// The type of a JSON value (`null` is `any`).
@@ -35,10 +45,14 @@ public struct SchemaResource: Sendable, Equatable {
     /// One declared entry: its type, what it reads before anything is written, and (for values)
     /// whether its changes notify no one (SEMANTICS.md §2, observation-ignored).
     public struct Entry: Sendable, Equatable {
+        /// The JSON type its values must have.
         public var type: EntryType
+        /// What it reads before anything is written (`default`).
         public var defaultValue: JSONValue
+        /// Whether its changes notify no one (`observationIgnored`).
         public var isObservationIgnored: Bool
 
+        /// An entry.
         public init(type: EntryType, defaultValue: JSONValue = .null, isObservationIgnored: Bool = false) {
             self.type = type
             self.defaultValue = defaultValue
@@ -46,7 +60,9 @@ public struct SchemaResource: Sendable, Equatable {
         }
     }
 
+    /// The declared forward values, by name.
     public var values: [String: Entry]
+    /// The declared preferences, by name.
     public var preferences: [String: Entry]
     /// With `strict`, an undeclared key is refused (422).
     public var isStrict: Bool
