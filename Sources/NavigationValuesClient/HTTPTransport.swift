@@ -55,12 +55,20 @@ struct APIAnswer: Sendable {
 /// `RemoteError`s. Shared by every handle a client gives out.
 final class HTTPTransport: Sendable {
     let baseURL: URL
+    /// The base URL's text without its query, fragment or trailing slash: paths are appended to it.
+    let base: String
     let configuration: NavigationValuesClient.Configuration
     let session: URLSession
     let streams: StreamSessions
 
     init(baseURL: URL, configuration: NavigationValuesClient.Configuration) {
         self.baseURL = baseURL
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+        components?.query = nil
+        components?.fragment = nil
+        var text = components?.string ?? baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        base = text
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
@@ -168,19 +176,13 @@ final class HTTPTransport: Sendable {
     // MARK: - Building requests
 
     func url(for request: APIRequest) throws -> URL {
-        guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else {
-            throw RemoteError(.badRequest, request: request.label, detail: "\(baseURL) is not a URL to send to")
-        }
-        let basePath =
-            components.percentEncodedPath.hasSuffix("/")
-            ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
-        components.percentEncodedPath = basePath + request.path
+        var text = base + request.path
         if !request.query.isEmpty {
-            components.percentEncodedQuery = request.query.map { "\(Self.encoded($0.name))=\(Self.encoded($0.value))" }
-                .joined(separator: "&")
+            text +=
+                "?" + request.query.map { "\(Self.encoded($0.name))=\(Self.encoded($0.value))" }.joined(separator: "&")
         }
-        guard let url = components.url else {
-            throw RemoteError(.badRequest, request: request.label, detail: "no URL for \(request.path)")
+        guard let url = URL(string: text) else {
+            throw RemoteError(.badRequest, request: request.label, detail: "no URL for \(text)")
         }
         return url
     }
@@ -205,7 +207,11 @@ final class HTTPTransport: Sendable {
     /// A path segment (a session or screen id, a key name), percent-encoded: ids are URL-safe
     /// already; anything else outside RFC 3986's unreserved characters is escaped.
     static func encoded(_ segment: String) -> String {
-        segment.addingPercentEncoding(withAllowedCharacters: unreserved) ?? segment
+        let isUnreserved = segment.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+        }
+        return isUnreserved ? segment : segment.addingPercentEncoding(withAllowedCharacters: unreserved) ?? segment
     }
 
     private static let unreserved = CharacterSet(
