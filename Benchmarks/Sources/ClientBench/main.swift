@@ -220,6 +220,10 @@ say(
 thresholds.check("maxClientCPUMicrosecondsPerMutation", clientCPU, "client CPU per mutation", unit: "µs")
 thresholds.check("maxClientAllocationsPerMutation", clientAllocations, "client allocations per mutation", unit: "")
 thresholds.check(
+    "maxLibraryAllocationsPerMutation", clientAllocations - bareAllocations,
+    "the library's own allocations per mutation",
+    unit: "")
+thresholds.check(
     "maxClientToRawWallRatio", clientWall / max(rawWall, 1e-9), "client/raw wall time", unit: "", decimals: 2)
 
 // MARK: - 2. Events the mirror applies
