@@ -16,6 +16,8 @@ COPY Package.swift ./
 COPY Migrations ./Migrations
 COPY Sources ./Sources
 COPY Tests ./Tests
+# The manifest names the example target too (not built here, but its folder must exist).
+COPY Examples ./Examples
 # The @ValueEntry macro builds against the image's /usr/lib/swift/host (Package.swift finds it).
 RUN swift build -c release --static-swift-stdlib --product navigation-values \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/navigation-values" /out/navigation-values
