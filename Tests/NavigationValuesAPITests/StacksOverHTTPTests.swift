@@ -237,6 +237,53 @@ extension TestSession {
         }
     }
 
+    /// Issue 16: a sheet returns a result to the screen that presented it and is dismissed, in one
+    /// step either way: the sheet's root returns it, or a screen pushed in the sheet publishes it
+    /// in a batch that dismisses the sheet.
+    @Test func aSheetReturnsAResultToItsPresenterAndIsDismissed() async throws {
+        try await withRunningServer { client, _ in
+            let session = try await TestSession.create(
+                client, ["root": ["name": "Inbox"], "schema": Self.schema])
+            let compose = try await session.push("Compose", values: ["title": "New message"])
+            try await session.handle(compose, "selection", passBack: false)  // Compose consumes the result
+
+            // The sheet's root returns the result.
+            let (contacts, contactsRoot) = try await session.present(from: compose, root: "Contacts")
+            #expect(try await session.screen(contactsRoot)["resolved"]?["title"] == "New message")
+            let returned = try await session.expect(
+                200, "POST", "/screens/\(contactsRoot)/return", json: ["key": "selection", "value": "ada@example.com"])
+            #expect(returned["deliveries"] == [["screen": .string(compose), "value": "ada@example.com"]])
+            #expect(returned["stoppedAt"] == .string(compose))
+            #expect(returned["dismissed"] == [.string(contacts)])
+            expectProblem(try await session.send("GET", "/screens/\(contactsRoot)"), 404, type: "not-found")
+
+            // A screen pushed in the sheet publishes; the same batch dismisses the sheet.
+            let (picker, _) = try await session.present(from: compose, root: "Contacts")
+            let detail = try await session.push("Contact", onto: picker)
+            let stream = try SSEClient(
+                port: client.http.port, path: "/v1/sessions/\(session.id)/events",
+                headers: ["Authorization": "Bearer \(session.token)"])
+            defer { stream.close() }
+            #expect(await stream.status() == 200)
+            let batch = try await session.expect(
+                200, "POST", "/batch",
+                json: [
+                    "operations": [
+                        ["op": "publish", "screen": .string(detail), "key": "selection", "value": "bob@example.com"],
+                        ["op": "dismiss"],
+                    ]
+                ])
+            #expect(
+                batch["results"]?.item(0)?["deliveries"] == [["screen": .string(compose), "value": "bob@example.com"]])
+            #expect(batch["results"]?.item(1)?["stack"] == .string(picker))
+            let frames = await stream.frames.events(1)
+            #expect(frames.map(\.event) == ["batch.applied"])
+            let shown = try await session.get()
+            #expect(shown["stacks"] == [] && shown["visibleScreen"] == .string(compose))
+            #expect(try await session.screen(compose)["preferences"] == ["selection": "bob@example.com"])
+        }
+    }
+
     // MARK: - §4 Tabs
 
     /// Issue 16's tab app: three tabs; switching keeps each stack and what it presents.
