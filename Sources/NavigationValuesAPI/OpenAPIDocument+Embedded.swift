@@ -423,6 +423,20 @@ let embeddedJSON = ##"""
                   "id": "$request.path.id",
                   "screen": "$response.body#/screen/id"
                 }
+              },
+              "replaceAbove": {
+                "operationId": "replaceAbove",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "returnResult": {
+                "operationId": "returnResult",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
               }
             }
           },
@@ -1102,6 +1116,43 @@ let embeddedJSON = ##"""
               "ETag": {
                 "$ref": "#/components/headers/ETag"
               }
+            },
+            "links": {
+              "getStack": {
+                "operationId": "getStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "pushOntoStack": {
+                "operationId": "pushOntoStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "popFromStack": {
+                "operationId": "popFromStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "replaceStackPath": {
+                "operationId": "replaceStackPath",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "removeStack": {
+                "operationId": "removeStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              }
             }
           },
           "400": {
@@ -1312,6 +1363,36 @@ let embeddedJSON = ##"""
             "headers": {
               "ETag": {
                 "$ref": "#/components/headers/ETag"
+              }
+            },
+            "links": {
+              "getScreen": {
+                "operationId": "getScreen",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "updateValues": {
+                "operationId": "updateValues",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "replaceAbove": {
+                "operationId": "replaceAbove",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "returnResult": {
+                "operationId": "returnResult",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
               }
             }
           },
@@ -1662,6 +1743,57 @@ let embeddedJSON = ##"""
             "headers": {
               "ETag": {
                 "$ref": "#/components/headers/ETag"
+              }
+            },
+            "links": {
+              "getStack": {
+                "operationId": "getStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "pushOntoStack": {
+                "operationId": "pushOntoStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "popFromStack": {
+                "operationId": "popFromStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "replaceStackPath": {
+                "operationId": "replaceStackPath",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "removeStack": {
+                "operationId": "removeStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "replaceAbove": {
+                "operationId": "replaceAbove",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/stack/screens/0/id"
+                }
+              },
+              "returnResult": {
+                "operationId": "returnResult",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/stack/screens/0/id"
+                }
               }
             }
           },

@@ -11,7 +11,7 @@ import NavigationValues
 /// let event = RecordedEvent(seq: 4, at: now, event: .screenPushed(screen))
 /// event.json      // {"at": "…", "screen": {…}, "seq": 4, "type": "screen.pushed"}
 /// ```
-public indirect enum SessionEvent: Sendable, Equatable {
+public enum SessionEvent: Sendable, Equatable {
     /// The first event: the root screen and the schema.
     case sessionCreated(root: ScreenResource, schema: JSONValue)
     case screenPushed(ScreenResource)
