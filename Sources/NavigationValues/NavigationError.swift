@@ -6,8 +6,10 @@
 public struct NavigationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of refusal; stable, so that callers can match on it.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name (`notFound`, `conflict`).
         public let rawValue: String
         private init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// No stack or screen with the id given.
@@ -17,14 +19,17 @@ public struct NavigationError: Error, Sendable, Equatable, CustomStringConvertib
         public static let conflict = Code("conflict")
     }
 
+    /// What kind of refusal.
     public var code: Code
     /// What was wrong.
     public var message: String
 
+    /// A refusal of kind `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// `code: message`.
     public var description: String { "\(code): \(message)" }
 }

@@ -13,10 +13,12 @@ public struct PresentationBehavior: ScreenContextBehavior {
     /// How the stack covers its presenter.
     public var style: PresentationStyle
 
+    /// The behaviour of a stack presented with `style`.
     public init(style: PresentationStyle) {
         self.style = style
     }
 
+    /// A presented stack is a navigation stack.
     public var role: ScreenContextRole { .navigationStack }
 
     /// Links the children already attached (none, usually) after the new presenter.
@@ -40,7 +42,9 @@ public struct PresentationBehavior: ScreenContextBehavior {
 /// tabs, which it does not link (separate stacks share nothing, SEMANTICS.md §1). The tree keeps
 /// the selected stack last among them, so that `top()` follows what a user sees.
 public struct TabViewBehavior: ScreenContextBehavior {
+    /// The behaviour of a tab view.
     public init() {}
+    /// A tab view is a view with a context of its own: a screen.
     public var role: ScreenContextRole { .screen }
 }
 

@@ -436,6 +436,7 @@ public struct TreeRemoval: Sendable, Equatable {
     /// Whether the addressed stack itself left the tree (a dismissed presentation, a removed tab).
     public var isStackRemoved: Bool
 
+    /// A removal from `stack`; empty unless given.
     public init(
         stack: StackID, screens: [ScreenID] = [], dismissed: [StackID] = [], dismissedScreens: [ScreenID] = [],
         isStackRemoved: Bool = false

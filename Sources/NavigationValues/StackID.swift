@@ -1,9 +1,13 @@
 /// A stack's stable id within a `ScreenTree`: `main` for the main stack, a tab's name, or a
 /// presentation's id (the server's are `p_…`). Screens are keyed by `ScreenID`; stacks by this.
 public struct StackID: Hashable, Sendable, Codable, RawRepresentable, CustomStringConvertible {
+    /// The id's text.
     public var rawValue: String
+    /// An id with this text.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// An id with this text.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// The id's text.
     public var description: String { rawValue }
 
     /// The main stack every tree has: the one stack of a tree without tabs or presentations.

@@ -20,16 +20,19 @@ public enum MutationResult: Sendable, Equatable {
 
     // MARK: Several stacks (docs/Stacks.md)
 
+    /// A tab added, with its root (201).
     case stackCreated(stack: StackResource, version: Int64)
     /// The selected stack and the screen a user now sees.
     case stackSelected(stack: StackID, visibleScreen: ScreenID?, version: Int64)
     /// A tab removed: its screens, topmost first, what they presented, and the stack selected after.
     case stackRemoved(stack: StackID, screens: [ScreenID], dismissed: [StackID], selected: StackID, version: Int64)
+    /// A stack presented, with its root (201).
     case stackPresented(stack: StackResource, version: Int64)
     /// A presentation dismissed: its screens, topmost first, and the presentations inside it.
     case stackDismissed(stack: StackID, screens: [ScreenID], dismissed: [StackID], version: Int64)
     /// Screens popped from a stack, topmost first, and the presentations dismissed with them.
     case stackPopped(stack: StackID, popped: [ScreenID], dismissed: [StackID], version: Int64)
+    /// Every screen above a stack's root replaced, and the presentations dismissed with them.
     case stackPathReplaced(
         stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
     /// The screens above `screen` replaced; `screen` as it is now.

@@ -9,12 +9,14 @@ import NavigationValues
 public struct StackResource: Sendable, Equatable {
     /// `main`, a tab's name, or a presentation's id (`p_…`).
     public var id: StackID
+    /// The main stack, a tab, a sheet or a full-screen cover.
     public var kind: StackKind
     /// The screen that presents this stack; nil for the main stack and tabs.
     public var presenter: ScreenID?
     /// Root first, topmost last.
     public var screens: [ScreenResource]
 
+    /// A stack with its screens, root first.
     public init(id: StackID, kind: StackKind, presenter: ScreenID? = nil, screens: [ScreenResource]) {
         self.id = id
         self.kind = kind
@@ -47,12 +49,16 @@ public struct StackResource: Sendable, Equatable {
 /// What `GET /v1/sessions/{id}/stacks` answers: every stack (the main one first, then the tabs,
 /// then the presentations), which one is selected, and the screen a user sees.
 public struct StackList: Sendable, Equatable {
+    /// Every stack, the main one first, then the tabs, then the presentations.
     public var stacks: [StackResource]
+    /// `main` or a tab.
     public var selectedStack: StackID
     /// The topmost screen of the visible stack (the selected one, or what it presents).
     public var visibleScreen: ScreenID?
+    /// The session's version.
     public var version: Int64
 
+    /// A list of stacks at `version`.
     public init(stacks: [StackResource], selectedStack: StackID, visibleScreen: ScreenID?, version: Int64) {
         self.stacks = stacks
         self.selectedStack = selectedStack
