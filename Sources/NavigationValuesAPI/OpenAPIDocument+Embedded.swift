@@ -357,6 +357,9 @@ let embeddedJSON = ##"""
               "type": "boolean",
               "default": false
             }
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "tags": [
@@ -651,6 +654,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -788,6 +794,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -876,6 +885,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -951,6 +963,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "tags": [
@@ -3835,7 +3850,7 @@ let embeddedJSON = ##"""
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
-        "description": "A retry with the same key within 24 h returns the first answer and applies nothing twice.",
+        "description": "On every mutation (POST, PUT, PATCH, DELETE): a retry with the same key within 24 h returns the first answer and applies nothing twice. On PUT, PATCH and DELETE the key is scoped to the method, path, query and body; on POST to the method and path (and, for creating a session, the body).",
         "schema": {
           "type": "string",
           "minLength": 1,

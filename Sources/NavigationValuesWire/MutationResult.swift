@@ -137,3 +137,193 @@ public enum MutationResult: Sendable, Equatable {
         }
     }
 }
+
+// MARK: - Decoding
+
+extension MutationResult {
+    /// The kinds of mutation answer. An answer does not name its kind (a push answers
+    /// `{"screen", "version"}`, as a handler does), so a client decodes it as the kind it asked for.
+    public enum Kind: String, Sendable, CaseIterable {
+        case pushed, popped, pathReplaced, valuesUpdated, handlerSet, handlerRemoved, published, ended
+        // Several stacks (docs/Stacks.md).
+        case stackCreated, stackSelected, stackRemoved, stackPresented, stackDismissed, stackPopped
+        case stackPathReplaced, screensReplaced, returned, batchApplied
+    }
+
+    /// This answer's kind.
+    public var kind: Kind {
+        switch self {
+        case .pushed: .pushed
+        case .popped: .popped
+        case .pathReplaced: .pathReplaced
+        case .valuesUpdated: .valuesUpdated
+        case .handlerSet: .handlerSet
+        case .handlerRemoved: .handlerRemoved
+        case .published: .published
+        case .ended: .ended
+        case .stackCreated: .stackCreated
+        case .stackSelected: .stackSelected
+        case .stackRemoved: .stackRemoved
+        case .stackPresented: .stackPresented
+        case .stackDismissed: .stackDismissed
+        case .stackPopped: .stackPopped
+        case .stackPathReplaced: .stackPathReplaced
+        case .screensReplaced: .screensReplaced
+        case .returned: .returned
+        case .batchApplied: .batchApplied
+        }
+    }
+
+    /// The kinds of a batch's results, in order (what a client passes to decode its answer).
+    public var operationKinds: [Kind] {
+        guard case .batchApplied(let results, _) = self else { return [] }
+        return results.map(\.kind)
+    }
+
+    /// Decodes what `json` writes for a mutation of `kind`. `.ended` has no body: pass nil and the
+    /// version from the answer's `ETag`. Members it does not know are ignored.
+    ///
+    /// ```swift
+    /// let result = try MutationResult(json: body, kind: .pushed)   // .pushed(screen:version:)
+    /// ```
+    ///
+    /// A batch's answer does not name its operations' kinds either: pass them, in order, as
+    /// `operations` (`.batchApplied` only; each result gets the batch's version).
+    ///
+    /// - Throws: `WireDecodingError` naming the first member that is missing or mistyped.
+    public init(
+        json: JSONValue?, kind: Kind, version etagVersion: Int64? = nil, operations: [Kind] = []
+    ) throws(WireDecodingError) {
+        if kind == .ended, json == nil {
+            guard let etagVersion else {
+                throw WireDecodingError(pointer: "", reason: "an ended session's answer needs its version")
+            }
+            self = .ended(version: etagVersion)
+            return
+        }
+        guard let json else { throw WireDecodingError(pointer: "", reason: "expected an object") }
+        let fields = try JSONObjectReader(json)
+        let version = try fields.integer("version")
+        func screen() throws(WireDecodingError) -> ScreenResource {
+            try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen"))
+        }
+        switch kind {
+        case .pushed:
+            self = .pushed(screen: try screen(), version: version)
+        case .popped:
+            self = .popped(try fields.screenIDs("popped"), version: version)
+        case .pathReplaced:
+            self = .pathReplaced(
+                popped: try fields.screenIDs("popped"),
+                pushed: try fields.list("pushed") { item, pointer throws(WireDecodingError) in
+                    try ScreenResource(json: item, pointer: pointer)
+                },
+                version: version)
+        case .valuesUpdated:
+            self = .valuesUpdated(
+                screen: try screen(),
+                affected: try fields.list("affected") { item, pointer throws(WireDecodingError) in
+                    try AffectedValue(json: item, pointer: pointer)
+                },
+                version: version)
+        case .handlerSet:
+            self = .handlerSet(screen: try screen(), version: version)
+        case .handlerRemoved:
+            self = .handlerRemoved(version: version)
+        case .published:
+            self = .published(
+                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
+                    try PreferenceDelivery(json: item, pointer: pointer)
+                },
+                stoppedAt: try fields.optionalScreenID("stoppedAt"), version: version)
+        case .ended:
+            self = .ended(version: version)
+        default:
+            self = try Self.stackResult(fields, kind: kind, version: version, operations: operations)
+        }
+    }
+
+    /// The answers of docs/Stacks.md's mutations.
+    private static func stackResult(
+        _ fields: JSONObjectReader, kind: Kind, version: Int64, operations: [Kind]
+    ) throws(WireDecodingError) -> MutationResult {
+        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
+            try fields.list(name) { item, pointer throws(WireDecodingError) in
+                try ScreenResource(json: item, pointer: pointer)
+            }
+        }
+        func stack() throws(WireDecodingError) -> StackResource {
+            try StackResource(json: try fields.value("stack"), pointer: fields.at("stack"))
+        }
+        switch kind {
+        case .stackCreated:
+            return .stackCreated(stack: try stack(), version: version)
+        case .stackPresented:
+            return .stackPresented(stack: try stack(), version: version)
+        case .stackSelected:
+            return .stackSelected(
+                stack: try fields.stackID("selectedStack"), visibleScreen: try fields.optionalScreenID("visibleScreen"),
+                version: version)
+        case .stackRemoved:
+            return .stackRemoved(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"), selected: try fields.stackID("selectedStack"),
+                version: version)
+        case .stackDismissed:
+            return .stackDismissed(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .stackPopped:
+            return .stackPopped(
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .stackPathReplaced:
+            return .stackPathReplaced(
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                pushed: try screens("pushed"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .screensReplaced:
+            return .screensReplaced(
+                screen: try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen")),
+                popped: try fields.screenIDs("popped"), pushed: try screens("pushed"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .returned:
+            return .returned(
+                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
+                    try PreferenceDelivery(json: item, pointer: pointer)
+                },
+                stoppedAt: try fields.optionalScreenID("stoppedAt"), stack: try fields.stackID("stack"),
+                popped: try fields.screenIDs("popped"), dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .batchApplied:
+            guard case .array(let items) = try fields.value("results") else {
+                throw WireDecodingError(pointer: fields.at("results"), reason: "expected an array")
+            }
+            guard items.count == operations.count else {
+                throw WireDecodingError(
+                    pointer: fields.at("results"),
+                    reason: "expected \(operations.count) results (one per operation), found \(items.count)")
+            }
+            var results: [MutationResult] = []
+            for (index, (item, operation)) in zip(items, operations).enumerated() {
+                guard operation != .batchApplied else {
+                    throw WireDecodingError(pointer: fields.at("results") + "/\(index)", reason: "a batch cannot nest")
+                }
+                // Each result is written without a version: the batch has one.
+                var itemJSON = item
+                if case .object(var members) = item {
+                    members["version"] = .integer(version)
+                    itemJSON = .object(members)
+                }
+                do {
+                    results.append(try MutationResult(json: itemJSON, kind: operation, version: version))
+                } catch {
+                    throw WireDecodingError(
+                        pointer: fields.at("results") + "/\(index)" + error.pointer, reason: error.reason)
+                }
+            }
+            return .batchApplied(results: results, version: version)
+        default:
+            throw WireDecodingError(pointer: "", reason: "not a kind of several stacks' answers")
+        }
+    }
+}

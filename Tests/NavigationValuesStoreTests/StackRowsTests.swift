@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
+import TestSupport
 import Testing
 
 /// The rows of several stacks per session (migration 0003, docs/Stacks.md): screens on tabs and
@@ -35,7 +36,7 @@ import Testing
         ]
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func stacksTheirScreensAndTheSelectionRoundTrip(setup: StoreSetup) async throws {
         try await withStore(setup) { store in
             try await store.store.commit(sample.creation)
@@ -58,7 +59,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func dismissingDeletesTheStackRowBeforeItsScreensAndTheirRows(setup: StoreSetup) async throws {
         try await withStore(setup) { store in
             try await store.store.commit(sample.creation)
@@ -76,8 +77,9 @@ import Testing
         }
     }
 
-    @Test func aPresentersScreenIsNotDeletedWhileItsStackRowLinksToIt() async throws {
-        try await withStore(.file) { store in
+    @Test(arguments: StoreSetup.contract)
+    func aPresentersScreenIsNotDeletedWhileItsStackRowLinksToIt(setup: StoreSetup) async throws {
+        try await withStore(setup) { store in
             try await store.store.commit(sample.creation)
             try await store.store.commit(sample.mutation(2, stackChanges))
             await expectStoreError(.invalidData) {
@@ -88,13 +90,15 @@ import Testing
         }
     }
 
-    @Test func purgingASessionDeletesItsStacks() async throws {
-        try await withStore(.file) { store in
+    @Test(arguments: StoreSetup.contract)
+    func purgingASessionDeletesItsStacks(setup: StoreSetup) async throws {
+        try await withStore(setup) { store in
             try await store.store.commit(sample.creation)
             try await store.store.commit(sample.mutation(2, stackChanges))
             try await store.store.commit(
                 StoredMutation(session: sample.id, event: sample.event(3), changes: [.purgeSession(sample.id)]))
-            #expect(try await store.store.loadSession(sample.id) == nil)
+            #expect(try await store.reading().loadSession(sample.id) == nil)
+            #expect(try await store.reading().wasPurged(sample.id))
         }
     }
 
@@ -143,6 +147,56 @@ import Testing
                                 previous: nil, stack: StackID("t"))),
                     ]))
             #expect(try await store.loadSession(SessionID("s_old"))?.screens.count == 3)
+            await store.close()
+        }
+    }
+
+    /// The same on PostgreSQL: a database of migration 1 with a session in it; migration 2
+    /// (Migrations/postgres/0002_add_stacks.sql) keeps every row, now on the main stack.
+    @Test(.needsPostgres) func migratingAPostgreSQLDatabaseWithSessionsKeepsEveryRowOnTheMainStack() async throws {
+        try await PostgresTestServer.withDatabase { url in
+            try PostgresMigrator(migrations: Array(Migration.embeddedPostgres.prefix(1))).migrate(url: url)
+            try await PostgresTestServer.psql(
+                url,
+                """
+                INSERT INTO sessions VALUES ('s_old', 3, 'active', '{}', 'ab', to_timestamp(1), to_timestamp(2));
+                INSERT INTO screen_contexts VALUES ('c_0', 's_old', 0, 'Home', 'screen', NULL);
+                INSERT INTO screen_contexts VALUES ('c_1', 's_old', 1, 'Detail', 'screen', 'c_0');
+                INSERT INTO context_values VALUES ('c_0', 'title', '"home"');
+                INSERT INTO preference_handlers VALUES ('c_0', 'pick', true, '"x"', '"x"');
+                INSERT INTO received_preferences VALUES ('c_0', 'pick', '"x"');
+                INSERT INTO events VALUES ('s_old', 3, 'session.created', '{}', to_timestamp(1));
+                """)
+            let store = try await PostgresSessionStore.open(url: url, configuration: .testing())
+            let loaded = try #require(try await store.loadSession(SessionID("s_old")))
+            #expect(loaded.selectedStack == .main && loaded.stacks.isEmpty)
+            #expect(loaded.screens.map(\.record.id.rawValue) == ["c_0", "c_1"])
+            #expect(loaded.screens.allSatisfy { $0.record.stack == .main })
+            #expect(loaded.screens[1].record.previous == ScreenID("c_0"))
+            #expect(loaded.screens[0].values == ["title": #""home""#])
+            #expect(
+                loaded.screens[0].handlers["pick"]
+                    == HandlerRecord(passBack: true, lastValueJSON: #""x""#, lastPassedJSON: #""x""#))
+            #expect(loaded.screens[0].preferences == ["pick": #""x""#])
+            // Two stacks may now each have a screen at position 0.
+            try await store.commit(
+                StoredMutation(
+                    session: SessionID("s_old"),
+                    event: StoredEvent(
+                        session: SessionID("s_old"), seq: 4, type: "stack.created", json: "{}", at: Date()),
+                    changes: [
+                        .insertStack(
+                            StackRecord(
+                                id: StackID("t"), session: SessionID("s_old"), position: 1, kind: .tab, presenter: nil)),
+                        .insertScreen(
+                            ScreenRecord(
+                                id: ScreenID("c_t"), session: SessionID("s_old"), index: 0, name: "Tab", role: "screen",
+                                previous: nil, stack: StackID("t"))),
+                        .selectStack(SessionID("s_old"), StackID("t")),
+                    ]))
+            let migrated = try #require(try await store.loadSession(SessionID("s_old")))
+            #expect(migrated.screens.map(\.record.stack.rawValue) == ["main", "main", "t"])
+            #expect(migrated.selectedStack == StackID("t"))
             await store.close()
         }
     }
