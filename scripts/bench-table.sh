@@ -21,8 +21,9 @@
 #   --duration D   wrk's -d for each table run (default 10s); the scaling runs take half
 #   --rounds N     rounds of the table (default 3)
 #   --only-table   skip pages, paced p99 and scaling
-#   --profile      instead of the table: a system-wide `perf record -g` of the --sync full push/pop
-#                  run (installs linux-perf when missing); prints the top 10 symbols and objects
+#   --profile      instead of the table: `perf record -g` of the --sync full server during push/pop
+#                  (installs linux-perf when missing): its top 10 symbols, objects and threads, and
+#                  what the whole machine ran meanwhile
 #   --allocs       instead of the table: heap allocations per request (push/pop, GET session,
 #                  /healthz) in the server, counted by scripts/bench-table/count-allocs.c (LD_PRELOAD)
 # The machine is shared: absolute figures move with whatever else runs; ratios from the same run
@@ -233,20 +234,24 @@ create_sessions "$port_full" "$work/sessions-full"
 create_sessions "$port_normal" "$work/sessions-normal"
 
 if [ "$mode" = profile ]; then
-    echo "-- perf record -a -g -F 499 during push/pop on --sync full (wrk -t2 -c64 -d$duration)"
+    echo "-- perf record -g -F 999 of the --sync full server (its process only: the machine is shared) during push/pop (wrk -t2 -c64 -d$duration)"
     pushpop full 2 64 2s >/dev/null
-    perf record -q -a -g -F 499 -o "$work/perf.data" -- sleep "$seconds" >/dev/null 2>&1 &
+    perf record -q -g -F 999 -p "$pid_full" -o "$work/perf.data" -- sleep "$seconds" >/dev/null 2>&1 &
     perf_pid=$!
+    perf record -q -a -F 199 -o "$work/perf-all.data" -- sleep "$seconds" >/dev/null 2>&1 &
+    perf_all_pid=$!
     read -r rps p50 p99 bad < <(pushpop full 2 64 "$duration")
-    wait "$perf_pid" || true
+    wait "$perf_pid" "$perf_all_pid" || true
     echo "push/pop --sync full during the profile: $rps mutations/s, p50 $p50 ms, p99 $p99 ms, non-2xx $bad"
-    echo "-- top 10 symbols, whole system, self time (perf report --no-children --sort dso,sym)"
-    perf report -q -i "$work/perf.data" --no-children --sort dso,sym --percent-limit 0.5 -g none 2>/dev/null |
-        grep -v '^$' | head -10
-    echo "-- top 10 objects (perf report --sort dso)"
-    perf report -q -i "$work/perf.data" --no-children --sort dso -g none 2>/dev/null | grep -v '^$' | head -10
-    echo "-- by command (perf report --sort comm)"
-    perf report -q -i "$work/perf.data" --no-children --sort comm -g none 2>/dev/null | grep -v '^$' | head -8
+    echo "-- the server: top 10 symbols, self time (perf report --no-children --sort dso,sym)"
+    perf report -q -i "$work/perf.data" --no-children --sort dso,sym -g none 2>/dev/null | grep -v '^$' | head -10 |
+        cut -c1-160 || true
+    echo "-- the server: top 10 objects (perf report --sort dso)"
+    perf report -q -i "$work/perf.data" --no-children --sort dso -g none 2>/dev/null | grep -v '^$' | head -10 || true
+    echo "-- the server: by thread (perf report --sort comm)"
+    perf report -q -i "$work/perf.data" --no-children --sort comm -g none 2>/dev/null | grep -v '^$' | head -8 || true
+    echo "-- the whole machine meanwhile, by command (perf record -a; others' builds included)"
+    perf report -q -i "$work/perf-all.data" --no-children --sort comm -g none 2>/dev/null | grep -v '^$' | head -8 || true
     exit 0
 fi
 
