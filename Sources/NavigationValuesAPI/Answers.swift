@@ -71,7 +71,7 @@ extension StoredAnswer {
 extension SessionQuery.Result {
     var response: Response {
         switch self {
-        case .session(let session): .json(session.json, headers: ["ETag": "\"\(session.version)\""])
+        case .session(let session): .json(text: session.json, headers: ["ETag": "\"\(session.version)\""])
         case .screen(let screen, let version): .json(screen.json, headers: ["ETag": "\"\(version)\""])
         case .stacks(let list): .json(list.json, headers: ["ETag": "\"\(list.version)\""])
         case .stack(let stack, let version): .json(stack.json, headers: ["ETag": "\"\(version)\""])

@@ -34,7 +34,8 @@ package enum SessionQuery: Sendable {
 
     /// What a read answers.
     package enum Result: Sendable {
-        case session(SessionResource)
+        /// The whole session, as its JSON text (rendered once per version: see `RenderedSession`).
+        case session(RenderedSession)
         case screen(ScreenResource, version: Int64)
         case stacks(StackList)
         case stack(StackResource, version: Int64)
@@ -154,5 +155,20 @@ extension StoredAnswer {
 
     func record(scope: String, key: String, at date: Date) -> IdempotencyRecord {
         IdempotencyRecord(scope: scope, key: key, status: status, headers: headers, body: Data(body), createdAt: date)
+    }
+}
+
+/// A session's JSON (`SessionResource`) at one version, serialized once: a session actor keeps
+/// the last one it rendered and answers every read at that version with the same bytes, until
+/// a mutation moves the version on.
+package struct RenderedSession: Sendable {
+    /// The version the text shows.
+    package var version: Int64
+    /// `SessionResource.json`, serialized (UTF-8).
+    package var json: [UInt8]
+
+    package init(_ resource: SessionResource) {
+        version = resource.version
+        json = Array(resource.json.serialized().utf8)
     }
 }
