@@ -74,7 +74,7 @@ let package = Package(
 
         // MARK: - The JSON shapes server and clients share: ids, resources, events (core only)
         .target(name: "NavigationValuesWire", dependencies: ["NavigationValues"]),
-        .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire"]),
+        .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire", "TestSupport"]),
 
         // MARK: - Persistence
         .systemLibrary(

@@ -47,6 +47,6 @@ extension LiveSession {
         }
         return SessionResource(
             id: record.id, version: record.version, state: record.state, createdAt: record.createdAt,
-            updatedAt: record.updatedAt, schema: schema.json, screens: screens)
+            updatedAt: record.updatedAt, schema: schema.json, screens: screens, origin: record.origin)
     }
 }

@@ -95,11 +95,15 @@ extension SQLiteSessionStore {
     private static func session(_ id: SessionID, in db: Database) throws -> StoredSession? {
         let arguments: [DatabaseValue] = [.text(id.rawValue)]
         let record = try db.fetchOne(
-            "SELECT version, state, schema, token_hash, created_at, updated_at FROM sessions WHERE id = ?", arguments
+            """
+            SELECT version, state, schema, token_hash, created_at, updated_at, origin_session, origin_version
+            FROM sessions WHERE id = ?
+            """, arguments
         ) { row in
             SessionRecord(
                 id: id, version: row.int64(0), state: try state(row.string(1)), schemaJSON: row.string(2),
-                tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5))
+                tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5),
+                origin: row.optionalString(6).map { SessionOrigin(session: SessionID($0), version: row.int64(7)) })
         }
         guard let record else { return nil }
         var screens = try db.fetchAll(

@@ -1,0 +1,243 @@
+import Foundation
+import NavigationValues
+import NavigationValuesStore
+import NavigationValuesWire
+
+/// Rebuilds a recorded history as a new session (an import of an exported file, a fork of another
+/// session's first N events): each recorded event becomes the request that would have made it,
+/// checked by the same `CommandValidator` and applied by the same `LiveSession.apply` as live
+/// requests, under fresh ids. The event each step appends must equal the recorded one (with the
+/// new ids), so the copy replays exactly as the original did, or the copy fails saying where.
+///
+/// Screen ids are unique in a store, so every screen of the copy gets a new id; the copier keeps
+/// the map from recorded ids to new ones. Times are kept as recorded.
+struct HistoryCopier {
+    /// Why a recorded history cannot be copied: the event (0-based position) and what is wrong,
+    /// with a pointer into that event's JSON when one member is to blame.
+    struct Failure: Error {
+        var index: Int
+        var pointer: String
+        var reason: String
+    }
+
+    private let environment: ServiceEnvironment
+    private let origin: SessionOrigin?
+    private var new: ServiceEnvironment.NewSession?
+    private var screenIDs: [ScreenID: ScreenID] = [:]
+    private var mutations: [StoredMutation] = []
+    private var last: RecordedEvent?
+    private var isEnded = false
+
+    init(environment: ServiceEnvironment, origin: SessionOrigin?) {
+        self.environment = environment
+        self.origin = origin
+    }
+
+    /// How many events are copied so far.
+    var count: Int { mutations.count }
+
+    /// Copies the next recorded event.
+    mutating func append(_ recorded: RecordedEvent) throws(Failure) {
+        let index = mutations.count
+        func failure(_ reason: String, pointer: String = "") -> Failure {
+            Failure(index: index, pointer: pointer, reason: reason)
+        }
+        guard recorded.seq == Int64(index) + 1 else {
+            throw failure("expected event \(index + 1), found seq \(recorded.seq)", pointer: "/seq")
+        }
+        guard index < environment.configuration.maxCopiedEvents else {
+            throw failure(
+                "a copy holds at most \(environment.configuration.maxCopiedEvents) events (--max-copied-events)")
+        }
+        guard let session = new?.session else {
+            try start(with: recorded)
+            return
+        }
+        guard !isEnded else { throw failure("the session ended at event \(index); nothing may follow") }
+        let command = try self.command(for: recorded.event, index: index)
+        let validator = CommandValidator(
+            session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
+        let operation: SessionOperation
+        do {
+            operation = try validator.operation(for: command)
+        } catch {
+            // The error's pointers are into the request made of the event, not into the event.
+            let details = error.fieldErrors.map(\.detail).filter { $0 != error.detail }
+            throw failure(([error.detail] + details).joined(separator: "; "))
+        }
+        let applied: Applied
+        do {
+            applied = try session.apply(operation, seq: recorded.seq, at: recorded.at)
+        } catch {
+            throw failure(error.reason)
+        }
+        learnIDs(recorded: recorded.event, copied: applied.event)
+        try check(applied.event, against: recorded, index: index)
+        if case .sessionEnded = applied.event { isEnded = true }
+        let event = RecordedEvent(seq: recorded.seq, at: recorded.at, event: applied.event)
+        var mutation = StoredMutation(
+            session: session.id, event: StoredEvent(event, session: session.id), changes: applied.changes)
+        let interval = Int64(environment.configuration.snapshotInterval)
+        if interval > 0, recorded.seq % interval == 0 {
+            mutation.snapshot = StoredSnapshot(
+                session: session.id, seq: recorded.seq, json: session.resource(includeMemory: true).json.serialized())
+        }
+        mutations.append(mutation)
+        last = event
+    }
+
+    /// The copy: the new session, its token, and every mutation to commit at once. Nil before
+    /// the first event.
+    func finish() -> (session: LiveSession, created: CreatedSession, mutations: [StoredMutation], last: RecordedEvent)?
+    {
+        guard let new, let last else { return nil }
+        let created = CreatedSession(session: new.session.resource(), token: new.created.token)
+        return (new.session, created, mutations, last)
+    }
+
+    // MARK: - Steps
+
+    private mutating func start(with recorded: RecordedEvent) throws(Failure) {
+        func failure(_ reason: String, pointer: String = "") -> Failure {
+            Failure(index: 0, pointer: pointer, reason: reason)
+        }
+        guard case .sessionCreated(let root, let schemaJSON) = recorded.event else {
+            throw failure("the first event must be session.created", pointer: "/type")
+        }
+        let schema: SessionSchema
+        do {
+            schema = try SessionSchema(json: schemaJSON)
+        } catch {
+            throw failure(error.detail, pointer: "/schema" + (error.fieldErrors.first?.pointer ?? ""))
+        }
+        let created: ServiceEnvironment.NewSession
+        do {
+            created = try environment.newSession(
+                schema: schema, root: ["name": .string(root.name), "values": .object(root.values)], at: recorded.at,
+                origin: origin)
+        } catch let error as SessionError {
+            throw failure(error.detail, pointer: error.fieldErrors.first?.pointer ?? "/root")
+        } catch {
+            throw failure("\(error)", pointer: "/root")
+        }
+        guard case .sessionCreated(let copiedRoot, _) = created.event.event else {
+            throw failure("the copy did not start with session.created")
+        }
+        screenIDs[root.id] = copiedRoot.id
+        try check(created.event.event, against: recorded, index: 0)
+        new = created
+        mutations.append(created.mutation)
+        last = created.event
+    }
+
+    /// The request that makes `event`, with the copy's screen ids.
+    private func command(for event: SessionEvent, index: Int) throws(Failure) -> SessionCommand {
+        func id(_ recorded: ScreenID, _ pointer: String) throws(Failure) -> String {
+            guard let copied = screenIDs[recorded] else {
+                throw Failure(
+                    index: index, pointer: pointer, reason: "no screen \(recorded.rawValue) is on the stack here")
+            }
+            return copied.rawValue
+        }
+        func body(_ screen: ScreenResource) -> JSONValue {
+            ["name": .string(screen.name), "values": .object(screen.values)]
+        }
+        switch event {
+        case .sessionCreated:
+            throw Failure(index: index, pointer: "/type", reason: "session.created may only be the first event")
+        case .screenPushed(let screen):
+            return .push(body(screen))
+        case .screensPopped(let ids):
+            return .pop(ids.isEmpty ? ["to": "top"] : ["count": .integer(Int64(ids.count))])
+        case .pathReplaced(_, let pushed):
+            return .replacePath(["screens": .array(pushed.map(body))])
+        case .valuesUpdated(let screen, let set, let removed, _):
+            var members = set
+            for name in removed {
+                guard members[name] == nil else {
+                    throw Failure(index: index, pointer: "/removed", reason: "'\(name)' is both set and removed")
+                }
+                members[name] = .null
+            }
+            return .patchValues(screen: try id(screen, "/screen"), body: .object(members))
+        case .handlerSet(let screen, let key, let passBack):
+            return .setHandler(screen: try id(screen, "/screen"), key: key, body: ["passBack": .bool(passBack)])
+        case .handlerRemoved(let screen, let key):
+            return .removeHandler(screen: try id(screen, "/screen"), key: key)
+        case .preferencePublished(let screen, let key, let value, _, _):
+            return .publish(screen: try id(screen, "/screen"), key: key, body: ["value": value])
+        case .sessionEnded:
+            return .end(purge: false)
+        }
+    }
+
+    /// Records the ids the copy gave the screens an event pushed.
+    private mutating func learnIDs(recorded: SessionEvent, copied: SessionEvent) {
+        switch (recorded, copied) {
+        case (.screenPushed(let old), .screenPushed(let new)):
+            screenIDs[old.id] = new.id
+        case (.pathReplaced(_, let old), .pathReplaced(_, let new)):
+            for (before, after) in zip(old, new) { screenIDs[before.id] = after.id }
+        default:
+            break
+        }
+    }
+
+    /// Checks that the copy appended the recorded event (in the copy's ids).
+    private func check(_ copied: SessionEvent, against recorded: RecordedEvent, index: Int) throws(Failure) {
+        let expected = recorded.event.mappingScreenIDs { screenIDs[$0] ?? $0 }
+        guard copied != expected else { return }
+        let copiedJSON = RecordedEvent(seq: recorded.seq, at: recorded.at, event: copied).json
+        let expectedJSON = RecordedEvent(seq: recorded.seq, at: recorded.at, event: expected).json
+        let first = JSONPatch.difference(from: expectedJSON, to: copiedJSON).operations.first
+        var pointer = ""
+        switch first {
+        case .add(let path, _), .remove(let path), .replace(let path, _), .test(let path, _): pointer = path
+        case .move(_, let path), .copy(_, let path): pointer = path
+        case nil: break
+        }
+        throw Failure(
+            index: index, pointer: pointer,
+            reason:
+                "this event does not replay as recorded: replaying it gives another \(pointer.isEmpty ? "event" : pointer)"
+        )
+    }
+}
+
+extension SessionEvent {
+    /// The event with every screen id passed through `map`.
+    func mappingScreenIDs(_ map: (ScreenID) -> ScreenID) -> SessionEvent {
+        func screen(_ resource: ScreenResource) -> ScreenResource {
+            var resource = resource
+            resource.id = map(resource.id)
+            resource.previous = resource.previous.map(map)
+            resource.next = resource.next.map(map)
+            return resource
+        }
+        switch self {
+        case .sessionCreated(let root, let schema):
+            return .sessionCreated(root: screen(root), schema: schema)
+        case .screenPushed(let pushed):
+            return .screenPushed(screen(pushed))
+        case .screensPopped(let ids):
+            return .screensPopped(ids.map(map))
+        case .pathReplaced(let popped, let pushed):
+            return .pathReplaced(popped: popped.map(map), pushed: pushed.map(screen))
+        case .valuesUpdated(let id, let set, let removed, let affected):
+            return .valuesUpdated(
+                screen: map(id), set: set, removed: removed,
+                affected: affected.map { AffectedValue(screen: map($0.screen), key: $0.key, value: $0.value) })
+        case .handlerSet(let id, let key, let passBack):
+            return .handlerSet(screen: map(id), key: key, passBack: passBack)
+        case .handlerRemoved(let id, let key):
+            return .handlerRemoved(screen: map(id), key: key)
+        case .preferencePublished(let id, let key, let value, let deliveries, let stoppedAt):
+            return .preferencePublished(
+                screen: map(id), key: key, value: value,
+                deliveries: deliveries.map { PreferenceDelivery(screen: map($0.screen), value: $0.value) },
+                stoppedAt: stoppedAt.map(map))
+        case .sessionEnded:
+            return .sessionEnded
+        }
+    }
+}
