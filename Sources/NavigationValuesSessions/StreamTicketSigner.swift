@@ -24,6 +24,12 @@ package struct StreamTicketSigner: Sendable {
         package var scope: ReadGrant.Scope
         package var observer: ObserverID?
         package var expiresAt: Date
+
+        package init(scope: ReadGrant.Scope, observer: ObserverID?, expiresAt: Date) {
+            self.scope = scope
+            self.observer = observer
+            self.expiresAt = expiresAt
+        }
     }
 
     /// A signer whose key is derived from `secret`.

@@ -1,0 +1,88 @@
+import Foundation
+import NavigationValues
+import NavigationValuesStore
+import NavigationValuesWire
+import Testing
+
+/// What imports and forks need of the store (all of a copy or none, an origin on the session
+/// row) and observer tokens (scoped, limited, revoked, cascading with their session).
+@Suite struct CopiesAndObserversTests {
+    @Test(arguments: StoreSetup.allCases)
+    func aCopyIsCommittedWholeOrNotAtAll(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
+            let sample = SampleSession("s_copy")
+            var creation = sample.creation
+            creation.changes[0] = .insertSession(
+                SessionRecord(
+                    id: sample.id, version: 1, state: .active, schemaJSON: "{}", tokenHash: "ab", createdAt: sample.at,
+                    updatedAt: sample.at, origin: SessionOrigin(session: SessionID("s_origin"), version: 7)))
+            // The third event repeats seq 2: the whole copy fails and leaves nothing.
+            await expectStoreError(.conflict) {
+                try await subject.store.commitAll([creation, sample.mutation(2), sample.mutation(2)])
+            }
+            #expect(try await subject.store.loadSession(sample.id) == nil)
+            try await subject.store.commitAll([creation, sample.mutation(2), sample.mutation(3)])
+            let plain = SampleSession("s_plain")
+            try await subject.store.commit(plain.creation)
+            let store = try await subject.reading()
+            #expect(try await store.loadSession(plain.id)?.record.origin == nil)
+            let loaded = try #require(try await store.loadSession(sample.id))
+            #expect(loaded.record.version == 3)
+            #expect(loaded.record.origin == SessionOrigin(session: SessionID("s_origin"), version: 7))
+            #expect(try await store.events(of: sample.id, after: 0, limit: 10).map(\.seq) == [1, 2, 3])
+            if store !== subject.store { await store.close() }
+        }
+    }
+
+    @Test func observerTokensAreScopedLimitedRevokedAndGoWithTheirSession() async throws {
+        try await withStore(.file) { subject in
+            let store = subject.store
+            let sample = SampleSession("s_watched")
+            try await store.commit(sample.creation)
+            let now = Date(millisecondsSince1970: 1_796_000_000_000)
+            func observer(_ id: String, session: SessionID?, expiresAt: Date? = nil) -> ObserverRecord {
+                ObserverRecord(
+                    id: ObserverID(id), session: session, tokenHash: "hash-\(id)", label: id, createdAt: now,
+                    expiresAt: expiresAt)
+            }
+            #expect(
+                try await store.insertObserver(
+                    observer("o_a", session: sample.id, expiresAt: now + 10), limit: 2, now: now, idempotency: nil))
+            #expect(
+                try await store.insertObserver(
+                    observer("o_b", session: sample.id), limit: 2, now: now, idempotency: nil))
+            #expect(
+                try await !store.insertObserver(
+                    observer("o_c", session: sample.id), limit: 2, now: now, idempotency: nil))
+            // Once o_a has expired, it makes room (and is deleted).
+            #expect(
+                try await store.insertObserver(
+                    observer("o_c", session: sample.id), limit: 2, now: now + 10, idempotency: nil))
+            #expect(try await store.observer(id: ObserverID("o_a")) == nil)
+            #expect(
+                try await store.insertObserver(observer("o_every", session: nil), limit: 1, now: now, idempotency: nil))
+            await expectStoreError(.invalidData) {
+                _ = try await store.insertObserver(
+                    observer("o_x", session: SessionID("s_none")), limit: 5, now: now, idempotency: nil)
+            }
+            await expectStoreError(.conflict) {
+                var twin = observer("o_twin", session: nil)
+                twin.tokenHash = "hash-o_b"
+                _ = try await store.insertObserver(twin, limit: 5, now: now, idempotency: nil)
+            }
+            #expect(try await store.observer(tokenHash: "hash-o_b")?.id == ObserverID("o_b"))
+            #expect(
+                try await store.observers(of: sample.id, after: nil, limit: 10).map(\.id.rawValue) == ["o_b", "o_c"])
+            #expect(
+                try await store.observers(of: nil, after: ObserverID("o_b"), limit: 10).map(\.id.rawValue)
+                    == ["o_c", "o_every"])
+            #expect(try await store.deleteObserver(ObserverID("o_b")))
+            #expect(try await !store.deleteObserver(ObserverID("o_b")))
+            try await store.commit(
+                StoredMutation(
+                    session: sample.id, event: sample.event(2, "session.ended"), changes: [.purgeSession(sample.id)]))
+            #expect(try await store.observer(id: ObserverID("o_c")) == nil)
+            #expect(try await store.observer(id: ObserverID("o_every")) != nil)
+        }
+    }
+}
