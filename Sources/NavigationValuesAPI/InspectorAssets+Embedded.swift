@@ -3,9 +3,1677 @@
 
 /// Every file of `inspector/`, by name, byte for byte.
 let embeddedInspectorFiles: [(name: String, text: String)] = [
+    ("icon.svg", ##"""
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+  <rect width="32" height="32" rx="7" fill="#1d2533"/>
+  <rect x="5" y="7" width="14" height="18" rx="3" fill="#3b82f6"/>
+  <rect x="10" y="5" width="14" height="18" rx="3" fill="#60a5fa" opacity="0.85"/>
+  <rect x="15" y="9" width="12" height="18" rx="3" fill="#fbbf24"/>
+</svg>
+
+"""##),
     ("index.html", ##"""
 <!doctype html>
-<title>x</title>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="dark light">
+<title>NavigationValues Inspector</title>
+<link rel="icon" href="icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="inspector.css">
+<script src="inspector.js" defer></script>
+</head>
+<body>
+<header class="bar">
+  <div class="brand"><img src="icon.svg" alt="" width="22" height="22"><span>NavigationValues <b>Inspector</b></span></div>
+  <div class="status" id="status" data-state="offline"><span class="dot"></span><span id="status-text">not connected</span></div>
+  <div class="who" id="who" hidden><span id="who-text"></span><button type="button" class="ghost" id="sign-out">Sign out</button></div>
+</header>
+
+<main id="login" class="login" hidden>
+  <form id="login-form" class="card login-card" autocomplete="off">
+    <h1>Inspect sessions</h1>
+    <p class="muted">Enter the admin token to see every session, or a session's token (or an observer token) with its session id. The token stays in this tab only (<code>sessionStorage</code>).</p>
+    <label for="token">Token</label>
+    <input id="token" name="token" type="password" spellcheck="false" placeholder="admin token, t_… or ro_…" required>
+    <label for="login-session">Session id <span class="muted">(for a session or observer token)</span></label>
+    <input id="login-session" name="session" type="text" spellcheck="false" placeholder="s_…">
+    <button type="submit" id="connect" class="primary">Connect</button>
+    <p class="error" id="login-error" role="alert" hidden></p>
+  </form>
+</main>
+
+<main id="app" class="app" hidden>
+  <nav class="tabs" id="tabs" aria-label="Panels">
+    <button type="button" data-panel="sessions" class="tab">Sessions</button>
+    <button type="button" data-panel="session" class="tab">Stack</button>
+    <button type="button" data-panel="events" class="tab">Events</button>
+  </nav>
+
+  <section class="panel sessions" id="panel-sessions" aria-label="Sessions">
+    <div class="panel-head">
+      <h2>Sessions <span class="count" id="sessions-count">0</span></h2>
+      <input type="search" id="sessions-filter" placeholder="Filter by id" spellcheck="false" aria-label="Filter sessions">
+    </div>
+    <div class="list-head sessions-cols"><span>Session</span><span>Ver.</span><span>Depth</span><span>Changed</span></div>
+    <div class="vlist" id="sessions-list" role="listbox" aria-label="Sessions"></div>
+    <p class="empty" id="sessions-empty">Waiting for sessions…</p>
+  </section>
+
+  <section class="panel session" id="panel-session" aria-label="Session">
+    <div class="placeholder" id="session-placeholder"><p>Pick a session to see its stack.</p></div>
+    <div class="session-body" id="session-body" hidden>
+      <div class="panel-head session-head">
+        <div class="title">
+          <h2 id="session-title" class="mono"></h2>
+          <span class="badge" id="session-state"></span>
+          <a href="#" class="origin" id="session-origin" hidden></a>
+        </div>
+        <div class="actions">
+          <button type="button" id="export-button" title="Download the history as NDJSON">Export</button>
+          <label class="button" id="import-label" title="Import an exported history as a new session">Import<input type="file" id="import-file" accept=".ndjson,.jsonl,application/x-ndjson" hidden></label>
+          <button type="button" id="fork-button" title="A new session that starts as this one was at the shown revision">Fork here</button>
+        </div>
+      </div>
+
+      <div class="scrubber" id="scrubber-bar">
+        <div class="transport">
+          <button type="button" id="step-back" class="icon" title="Previous revision" aria-label="Previous revision">&#9664;&#9664;</button>
+          <button type="button" id="play" class="icon" title="Play" aria-label="Play">&#9654;</button>
+          <button type="button" id="step-forward" class="icon" title="Next revision" aria-label="Next revision">&#9654;&#9654;</button>
+        </div>
+        <input type="range" id="scrubber" min="1" max="1" value="1" step="1" aria-label="Revision">
+        <div class="revision"><span class="muted">rev</span> <b id="revision-label">1</b><span class="muted"> / </span><span id="version-label">1</span></div>
+        <select id="speed" aria-label="Playback speed" title="Playback speed">
+          <option value="1">1 ev/s</option>
+          <option value="2">2 ev/s</option>
+          <option value="5" selected>5 ev/s</option>
+          <option value="10">10 ev/s</option>
+          <option value="25">25 ev/s</option>
+        </select>
+        <button type="button" id="live" class="toggle" aria-pressed="true" title="Follow the latest revision">Live</button>
+      </div>
+
+      <div class="change" id="change">
+        <div class="change-event" id="change-event"></div>
+        <ol class="ops" id="change-ops"></ol>
+      </div>
+
+      <div class="walk card" id="walk" hidden>
+        <h3>Preference walk <span class="mono" id="walk-title"></span></h3>
+        <ol class="walk-steps" id="walk-steps"></ol>
+      </div>
+
+      <div class="stack-area">
+        <div class="stack-col">
+          <div class="list-head stack-cols"><span>#</span><span>Screen</span><span>Own</span><span>Handlers</span></div>
+          <div class="vlist" id="stack-list" role="listbox" aria-label="Screens, root first"></div>
+        </div>
+        <div class="screen-detail card" id="screen-detail"></div>
+      </div>
+    </div>
+  </section>
+
+  <section class="panel events" id="panel-events" aria-label="Events">
+    <div class="panel-head">
+      <h2>Events <span class="count" id="events-count">0</span></h2>
+    </div>
+    <div class="vlist" id="events-list" role="listbox" aria-label="Events"></div>
+    <p class="empty" id="events-empty">No session open.</p>
+  </section>
+</main>
+
+<dialog id="dialog" class="card">
+  <form method="dialog">
+    <h2 id="dialog-title"></h2>
+    <div id="dialog-body"></div>
+    <div class="dialog-actions">
+      <button type="button" id="dialog-open" class="primary" hidden>Open it</button>
+      <button value="close">Close</button>
+    </div>
+  </form>
+</dialog>
+</body>
+</html>
+
+"""##),
+    ("inspector.css", ##"""
+/* NavigationValues Inspector: dark by default, light when the system asks; no web fonts. */
+:root {
+  --bg: #0f141c;
+  --panel: #151c27;
+  --card: #1a2230;
+  --line: #263042;
+  --text: #e6ebf2;
+  --muted: #8a96a8;
+  --accent: #60a5fa;
+  --accent-soft: rgba(96, 165, 250, 0.14);
+  --good: #34d399;
+  --warn: #fbbf24;
+  --bad: #f87171;
+  --row: 30px;
+  --mono: ui-monospace, "SF Mono", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace;
+  --sans: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif;
+  color-scheme: dark;
+}
+
+@media (prefers-color-scheme: light) {
+  :root {
+    --bg: #f3f5f9;
+    --panel: #ffffff;
+    --card: #f7f9fc;
+    --line: #dde3ec;
+    --text: #172031;
+    --muted: #5f6b7d;
+    --accent: #2563eb;
+    --accent-soft: rgba(37, 99, 235, 0.1);
+    --good: #059669;
+    --warn: #b45309;
+    --bad: #dc2626;
+    color-scheme: light;
+  }
+}
+
+* { box-sizing: border-box; }
+html, body { height: 100%; }
+body {
+  margin: 0;
+  background: var(--bg);
+  color: var(--text);
+  font: 14px/1.45 var(--sans);
+  display: flex;
+  flex-direction: column;
+}
+[hidden] { display: none !important; }
+code, .mono { font-family: var(--mono); font-size: 12.5px; }
+.muted { color: var(--muted); }
+h1, h2, h3 { margin: 0; font-weight: 600; }
+h2 { font-size: 15px; }
+h3 { font-size: 13px; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; }
+
+button, .button, select, input {
+  font: inherit;
+  color: inherit;
+}
+button, .button {
+  background: var(--card);
+  border: 1px solid var(--line);
+  border-radius: 7px;
+  padding: 5px 11px;
+  cursor: pointer;
+  white-space: nowrap;
+  display: inline-flex;
+  align-items: center;
+  gap: 6px;
+}
+button:hover, .button:hover { border-color: var(--accent); }
+button:focus-visible, input:focus-visible, select:focus-visible, .button:focus-within { outline: 2px solid var(--accent); outline-offset: 1px; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; font-weight: 600; }
+button.ghost { background: transparent; }
+button.icon { padding: 5px 8px; font-size: 11px; letter-spacing: -2px; min-width: 34px; justify-content: center; }
+button.toggle[aria-pressed="true"] { background: var(--accent-soft); border-color: var(--accent); color: var(--accent); }
+button:disabled { opacity: 0.45; cursor: default; }
+input[type="text"], input[type="password"], input[type="search"], select {
+  background: var(--bg);
+  border: 1px solid var(--line);
+  border-radius: 7px;
+  padding: 6px 9px;
+  min-width: 0;
+}
+
+/* Top bar */
+.bar {
+  display: flex;
+  align-items: center;
+  gap: 16px;
+  padding: 9px 16px;
+  border-bottom: 1px solid var(--line);
+  background: var(--panel);
+}
+.brand { display: flex; align-items: center; gap: 9px; font-size: 15px; }
+.brand b { color: var(--accent); font-weight: 600; }
+.status { display: flex; align-items: center; gap: 7px; color: var(--muted); font-size: 13px; margin-left: auto; }
+.status .dot { width: 8px; height: 8px; border-radius: 50%; background: var(--muted); }
+.status[data-state="live"] .dot { background: var(--good); box-shadow: 0 0 0 3px rgba(52, 211, 153, 0.18); }
+.status[data-state="connecting"] .dot { background: var(--warn); }
+.status[data-state="error"] .dot { background: var(--bad); }
+.who { display: flex; align-items: center; gap: 10px; color: var(--muted); font-size: 13px; }
+
+/* Login */
+.login { flex: 1; display: grid; place-items: center; padding: 24px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
+.login-card { width: min(440px, 100%); padding: 26px; display: flex; flex-direction: column; gap: 8px; }
+.login-card h1 { font-size: 20px; }
+.login-card label { margin-top: 8px; font-weight: 600; font-size: 13px; }
+.login-card button { margin-top: 14px; justify-content: center; padding: 8px; }
+.error { color: var(--bad); margin: 6px 0 0; }
+
+/* Layout: three panels side by side, tabs on narrow screens */
+.app {
+  flex: 1;
+  min-height: 0;
+  display: grid;
+  grid-template-columns: minmax(230px, 300px) minmax(0, 1fr) minmax(250px, 360px);
+}
+.tabs { display: none; }
+.panel { min-height: 0; display: flex; flex-direction: column; border-right: 1px solid var(--line); background: var(--panel); }
+.panel.events { border-right: 0; }
+.panel.session { background: var(--bg); }
+.panel-head { display: flex; align-items: center; gap: 10px; padding: 12px 14px 10px; flex-wrap: wrap; }
+.panel-head input { flex: 1; }
+.count { color: var(--muted); font-weight: 400; margin-left: 4px; }
+.empty, .placeholder { color: var(--muted); padding: 14px; margin: 0; }
+.placeholder { flex: 1; display: grid; place-items: center; }
+
+/* Virtual lists: fixed rows, only the visible ones in the document */
+.vlist { position: relative; overflow-y: auto; flex: 1; min-height: 0; contain: strict; }
+.vlist .spacer { position: absolute; left: 0; top: 0; width: 1px; }
+.vrow {
+  position: absolute;
+  left: 0;
+  right: 0;
+  height: var(--row);
+  display: grid;
+  align-items: center;
+  gap: 8px;
+  padding: 0 14px;
+  border-bottom: 1px solid var(--line);
+  cursor: pointer;
+  white-space: nowrap;
+  overflow: hidden;
+}
+.vrow:hover { background: var(--accent-soft); }
+.vrow.selected { background: var(--accent-soft); box-shadow: inset 3px 0 0 var(--accent); }
+.vrow > * { overflow: hidden; text-overflow: ellipsis; }
+.list-head {
+  display: grid;
+  gap: 8px;
+  padding: 4px 14px;
+  color: var(--muted);
+  font-size: 11.5px;
+  text-transform: uppercase;
+  letter-spacing: 0.04em;
+  border-bottom: 1px solid var(--line);
+}
+.sessions-cols { grid-template-columns: minmax(0, 1fr) 58px 44px 48px; }
+.stack-cols { grid-template-columns: 34px minmax(0, 1fr) 44px 70px; }
+.session-row .ended { color: var(--muted); text-decoration: line-through; }
+.session-row .fresh { color: var(--good); }
+
+/* Session */
+.session-body { display: flex; flex-direction: column; min-height: 0; flex: 1; gap: 10px; padding: 0 14px 14px; }
+.session-head { padding: 12px 0 0; justify-content: space-between; }
+.session-head .title { display: flex; align-items: center; gap: 10px; min-width: 0; flex-wrap: wrap; }
+.session-head .actions { display: flex; gap: 8px; flex-wrap: wrap; }
+.badge { font-size: 11.5px; padding: 1px 8px; border-radius: 99px; border: 1px solid var(--line); color: var(--good); }
+.badge.ended { color: var(--muted); }
+.origin { color: var(--accent); font-size: 12.5px; text-decoration: none; }
+
+.scrubber {
+  display: flex;
+  align-items: center;
+  gap: 10px;
+  padding: 9px 12px;
+  background: var(--panel);
+  border: 1px solid var(--line);
+  border-radius: 12px;
+}
+.transport { display: flex; gap: 4px; }
+#scrubber { flex: 1; min-width: 80px; accent-color: var(--accent); }
+.revision { font-variant-numeric: tabular-nums; white-space: nowrap; }
+
+.change { display: grid; grid-template-columns: minmax(0, 1fr); gap: 4px; }
+.change-event { font-size: 13px; }
+.change-event .type { font-family: var(--mono); font-weight: 600; }
+.ops { list-style: none; margin: 0; padding: 0; max-height: 96px; overflow: auto; font-family: var(--mono); font-size: 12px; }
+.ops li { padding: 1px 0; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.ops .op { display: inline-block; min-width: 58px; font-weight: 600; }
+.ops .add { color: var(--good); }
+.ops .remove { color: var(--bad); }
+.ops .replace { color: var(--warn); }
+
+.walk { padding: 10px 12px; }
+.walk-steps { list-style: none; margin: 8px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+.walk-step {
+  border: 1px solid var(--line);
+  border-radius: 8px;
+  padding: 4px 9px;
+  font-size: 12.5px;
+  background: var(--panel);
+}
+.walk-step::after { content: "→"; margin-left: 8px; color: var(--muted); }
+.walk-step:last-child::after { content: ""; margin: 0; }
+.walk-step[data-state="received"] { border-color: var(--good); }
+.walk-step[data-state="stopped"] { border-color: var(--bad); color: var(--bad); }
+.walk-step[data-state="transparent"], .walk-step[data-state="remembered"] { color: var(--muted); }
+.walk-step[data-state="unreached"] { opacity: 0.45; border-style: dashed; }
+
+.stack-area { display: grid; grid-template-columns: minmax(220px, 1fr) minmax(0, 1.3fr); gap: 12px; flex: 1; min-height: 0; }
+.stack-col { display: flex; flex-direction: column; min-height: 0; background: var(--panel); border: 1px solid var(--line); border-radius: 12px; overflow: hidden; }
+.stack-row { grid-template-columns: 34px minmax(0, 1fr) 44px 70px; }
+.stack-row .index { color: var(--muted); font-variant-numeric: tabular-nums; }
+.stack-row .name b { font-weight: 600; }
+.stack-row .name .mono { color: var(--muted); margin-left: 6px; }
+.stack-row .handlers .pass { color: var(--good); }
+.stack-row .handlers .stop { color: var(--bad); }
+.stack-row.changed { box-shadow: inset -3px 0 0 var(--warn); }
+.stack-row.walk-received { box-shadow: inset -3px 0 0 var(--good); }
+.stack-row.walk-stopped { box-shadow: inset -3px 0 0 var(--bad); }
+
+.screen-detail { padding: 12px 14px; overflow: auto; min-height: 0; }
+.screen-detail h3 { margin: 14px 0 6px; }
+.screen-detail h3:first-of-type { margin-top: 10px; }
+.screen-detail .screen-name { font-size: 17px; font-weight: 600; }
+.kv { width: 100%; border-collapse: collapse; table-layout: fixed; }
+.kv td { padding: 4px 6px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+.kv td:first-child { width: 32%; font-family: var(--mono); font-size: 12.5px; color: var(--muted); }
+.kv td.value { font-family: var(--mono); font-size: 12.5px; }
+.kv td.source { width: 30%; }
+.chip { display: inline-block; font-size: 11.5px; padding: 0 7px; border-radius: 99px; border: 1px solid var(--line); color: var(--muted); }
+.chip.own { color: var(--accent); border-color: var(--accent); }
+.chip.pass { color: var(--good); border-color: var(--good); }
+.chip.stop { color: var(--bad); border-color: var(--bad); }
+.none { color: var(--muted); font-style: italic; margin: 2px 0; }
+
+/* Events */
+.event-row { grid-template-columns: 62px minmax(0, 1fr) 58px; }
+.event-row .seq { color: var(--muted); font-variant-numeric: tabular-nums; }
+.event-row .what { font-size: 12.5px; }
+.event-row .what .type { font-family: var(--mono); margin-right: 6px; }
+.event-row .time { color: var(--muted); font-size: 11.5px; text-align: right; }
+.event-row.pending .what { color: var(--muted); }
+.event-row.future { opacity: 0.45; }
+.type.session-created, .type.session-ended { color: var(--accent); }
+.type.screen-pushed, .type.path-replaced { color: var(--good); }
+.type.screens-popped { color: var(--bad); }
+.type.values-updated { color: var(--warn); }
+.type.preference-published { color: #c084fc; }
+.type.handler-set, .type.handler-removed { color: #22d3ee; }
+
+dialog { color: var(--text); padding: 20px; width: min(520px, calc(100% - 32px)); }
+dialog::backdrop { background: rgba(0, 0, 0, 0.5); }
+dialog h2 { margin-bottom: 10px; }
+dialog .token { display: block; padding: 8px; background: var(--bg); border-radius: 7px; overflow-wrap: anywhere; user-select: all; margin: 6px 0; }
+.dialog-actions { display: flex; justify-content: flex-end; gap: 8px; margin-top: 14px; }
+
+/* Laptops: the detail under the stack when the middle is narrow */
+@media (max-width: 1180px) {
+  .app { grid-template-columns: minmax(210px, 250px) minmax(0, 1fr) minmax(230px, 300px); }
+  .stack-area { grid-template-columns: minmax(0, 1fr); grid-template-rows: minmax(150px, 1fr) auto; }
+  .screen-detail { max-height: 45vh; }
+}
+
+/* Phones and narrow windows: one panel at a time, chosen with tabs */
+@media (max-width: 760px) {
+  body { font-size: 15px; }
+  .bar { padding: 8px 12px; gap: 10px; flex-wrap: wrap; }
+  .brand span { display: none; }
+  .who { width: 100%; justify-content: space-between; }
+  .app { display: flex; flex-direction: column; }
+  .tabs { display: flex; gap: 6px; padding: 8px 12px; border-bottom: 1px solid var(--line); background: var(--panel); }
+  .tab { flex: 1; justify-content: center; }
+  .tab[aria-selected="true"] { background: var(--accent-soft); border-color: var(--accent); color: var(--accent); }
+  .panel { display: none; border-right: 0; flex: 1; }
+  .app[data-panel="sessions"] .panel.sessions,
+  .app[data-panel="session"] .panel.session,
+  .app[data-panel="events"] .panel.events { display: flex; }
+  .session-body { padding: 0 10px 10px; gap: 8px; overflow-y: auto; }
+  .scrubber { flex-wrap: wrap; gap: 6px; padding: 8px 10px; }
+  .scrubber button.icon { padding: 4px 7px; min-width: 32px; }
+  .scrubber select { padding: 4px 6px; }
+  .revision > .muted:first-child { display: none; }
+  #scrubber { order: 5; flex-basis: 100%; }
+  .stack-area { display: flex; flex-direction: column; flex: none; }
+  .stack-col { height: 42vh; min-height: 180px; flex: none; }
+  .screen-detail { max-height: none; overflow: visible; flex: none; }
+  :root { --row: 38px; }
+}
+
+"""##),
+    ("inspector.js", ##"""
+// NavigationValues Inspector: a page served by the server itself at /inspector/.
+//
+// Plain JavaScript, no dependencies, nothing from another host. It talks to the server's own API:
+// GET /v1/sessions (the list), /v1/events (every session's events, live), and for one session
+// GET …/{id}, …/replay?at=N, …/diff?from=&to=, …/history, …/events (live), …/export, plus
+// POST /v1/sessions/import and /v1/sessions/fork. Streams are opened with stream tickets
+// (POST /v1/tickets), since EventSource cannot send an Authorization header. The token is kept
+// in sessionStorage only. Long lists are virtualised: only the rows on screen are in the page,
+// and history is fetched a page at a time as it scrolls into view.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const storage = window.sessionStorage;
+  const EVENT_TYPES = [
+    "session.created", "screen.pushed", "screens.popped", "path.replaced", "values.updated",
+    "handler.set", "handler.removed", "preference.published", "session.ended",
+  ];
+  const HISTORY_PAGE = 500;
+
+  // MARK: - Small helpers
+
+  /** An element with attributes and children (strings become text, never HTML). */
+  function h(tag, attributes = {}, ...children) {
+    const element = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === "class") element.className = value;
+      else if (name === "dataset") Object.assign(element.dataset, value);
+      else element.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === undefined || child === null || child === false) continue;
+      element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return element;
+  }
+
+  /** JSON on one line, cut to `limit` characters. */
+  function short(value, limit = 80) {
+    const text = JSON.stringify(value);
+    if (text === undefined) return "undefined";
+    return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
+  }
+
+  function shortID(id) {
+    return typeof id === "string" && id.length > 9 ? id.slice(0, 9) + "…" : String(id);
+  }
+
+  function ago(iso) {
+    const seconds = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+    if (!Number.isFinite(seconds)) return "";
+    if (seconds < 60) return Math.floor(seconds) + "s";
+    if (seconds < 3600) return Math.floor(seconds / 60) + "m";
+    if (seconds < 86400) return Math.floor(seconds / 3600) + "h";
+    return Math.floor(seconds / 86400) + "d";
+  }
+
+  function clock(iso) {
+    const date = new Date(iso);
+    return Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour12: false });
+  }
+
+  function setStatus(state, text) {
+    $("status").dataset.state = state;
+    $("status-text").textContent = text;
+  }
+
+  // MARK: - The API
+
+  class Problem extends Error {
+    constructor(status, body) {
+      super((body && (body.detail || body.title)) || `HTTP ${status}`);
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  const auth = {
+    token: null,
+    /** "admin" (every session) or "session" (the sessions in `tokens`). */
+    kind: null,
+    /** Session id → the token that reads it, in session mode. */
+    tokens: {},
+  };
+
+  function tokenFor(session) {
+    return (session && auth.tokens[session]) || auth.token;
+  }
+
+  async function api(path, { method = "GET", body, raw, type, session, signal } = {}) {
+    const headers = { Accept: "application/json" };
+    const token = tokenFor(session);
+    if (token) headers.Authorization = "Bearer " + token;
+    let payload;
+    if (raw !== undefined) {
+      payload = raw;
+      headers["Content-Type"] = type || "application/octet-stream";
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["Content-Type"] = "application/json";
+    }
+    const response = await fetch(path, { method, headers, body: payload, signal, cache: "no-store" });
+    const contentType = response.headers.get("Content-Type") || "";
+    const data = contentType.includes("json") && response.status !== 204 ? await response.json() : null;
+    if (!response.ok) throw new Problem(response.status, data);
+    return data;
+  }
+
+  const sessionPath = (id) => "/v1/sessions/" + encodeURIComponent(id);
+
+  /** An event stream opened with a fresh ticket, reopened (with a new ticket) when it drops. */
+  class LiveStream {
+    constructor({ ticketFor, url, onEvent, onState }) {
+      Object.assign(this, { ticketFor, url, onEvent, onState });
+      this.closed = false;
+      this.retry = 500;
+      this.open();
+    }
+
+    async open() {
+      if (this.closed) return;
+      this.onState("connecting");
+      let ticket;
+      try {
+        ticket = (await api("/v1/tickets", { method: "POST", body: this.ticketFor, session: this.ticketFor.session })).ticket;
+      } catch (error) {
+        this.onState("error", error.message);
+        return this.later();
+      }
+      if (this.closed) return;
+      const source = new EventSource(this.url() + (this.url().includes("?") ? "&" : "?") + "ticket=" + encodeURIComponent(ticket));
+      this.source = source;
+      source.onopen = () => {
+        this.retry = 500;
+        this.onState("live");
+      };
+      const handle = (message) => {
+        let data;
+        try {
+          data = JSON.parse(message.data);
+        } catch {
+          return;
+        }
+        this.onEvent(message.type, data);
+      };
+      for (const type of EVENT_TYPES) source.addEventListener(type, handle);
+      source.onmessage = handle;
+      // EventSource retries by itself with the same URL; once its ticket has expired that fails
+      // and it gives up (CLOSED): then a new ticket, resuming after the last event seen.
+      source.onerror = () => {
+        if (source.readyState === EventSource.CLOSED) {
+          source.close();
+          this.later();
+        } else {
+          this.onState("connecting");
+        }
+      };
+    }
+
+    later() {
+      if (this.closed) return;
+      this.onState("connecting");
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.open(), this.retry);
+      this.retry = Math.min(this.retry * 2, 10000);
+    }
+
+    close() {
+      this.closed = true;
+      clearTimeout(this.timer);
+      if (this.source) this.source.close();
+    }
+  }
+
+  // MARK: - Virtual lists
+
+  /** A list of fixed-height rows of which only those in view (and a few more) exist. */
+  class VirtualList {
+    constructor(element, { render, onClick, onRange }) {
+      Object.assign(this, { element, render, onRange });
+      this.count = 0;
+      this.rows = new Map();
+      this.pool = [];
+      this.spacer = h("div", { class: "spacer" });
+      element.append(this.spacer);
+      this.measure();
+      element.addEventListener("scroll", () => this.schedule(), { passive: true });
+      new ResizeObserver(() => {
+        this.measure();
+        this.schedule();
+      }).observe(element);
+      element.addEventListener("click", (event) => {
+        const row = event.target.closest(".vrow");
+        if (row && onClick) onClick(Number(row.dataset.index), row);
+      });
+    }
+
+    measure() {
+      const height = parseFloat(getComputedStyle(this.element).getPropertyValue("--row"));
+      const changed = height > 0 && height !== this.rowHeight;
+      this.rowHeight = height > 0 ? height : 30;
+      if (changed) {
+        for (const [index, row] of this.rows) row.style.top = index * this.rowHeight + "px";
+        this.spacer.style.height = this.count * this.rowHeight + "px";
+      }
+    }
+
+    setCount(count) {
+      this.count = count;
+      this.spacer.style.height = count * this.rowHeight + "px";
+      this.schedule();
+    }
+
+    schedule() {
+      if (this.frame) return;
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.draw();
+      });
+    }
+
+    draw() {
+      const top = this.element.scrollTop;
+      const height = this.element.clientHeight || 600;
+      const first = Math.max(0, Math.floor(top / this.rowHeight) - 6);
+      const last = Math.min(this.count, Math.ceil((top + height) / this.rowHeight) + 6);
+      for (const [index, row] of this.rows) {
+        if (index < first || index >= last) {
+          row.remove();
+          this.rows.delete(index);
+          this.pool.push(row);
+        }
+      }
+      for (let index = first; index < last; index++) {
+        let row = this.rows.get(index);
+        if (!row) {
+          row = this.pool.pop() || h("div", { role: "option" });
+          row.dataset.index = String(index);
+          row.style.top = index * this.rowHeight + "px";
+          this.element.append(row);
+          this.rows.set(index, row);
+        }
+        row.replaceChildren();
+        this.render(index, row);
+      }
+      if (this.onRange) this.onRange(first, last);
+    }
+
+    /** Scrolls just enough to show row `index`. */
+    reveal(index) {
+      const top = index * this.rowHeight;
+      const element = this.element;
+      if (top < element.scrollTop) element.scrollTop = top;
+      else if (top + this.rowHeight > element.scrollTop + element.clientHeight) {
+        element.scrollTop = top + this.rowHeight - element.clientHeight;
+      }
+      this.schedule();
+    }
+  }
+
+  // MARK: - The list of sessions
+
+  const sessions = {
+    byID: new Map(),
+    order: [],
+    filter: "",
+    cursor: undefined,
+    loading: false,
+    fresh: new Map(),
+    stream: null,
+  };
+
+  const sessionList = new VirtualList($("sessions-list"), {
+    render(index, row) {
+      const summary = sessions.byID.get(sessions.order[index]);
+      if (!summary) return;
+      const isFresh = (sessions.fresh.get(summary.id) || 0) > Date.now();
+      row.className = "vrow session-row sessions-cols" + (summary.id === view.id ? " selected" : "");
+      row.dataset.id = summary.id;
+      row.append(
+        h("span", { class: "mono" + (summary.state === "ended" ? " ended" : ""), title: summary.id }, summary.id),
+        h("span", { class: isFresh ? "fresh" : "" }, summary.version),
+        h("span", {}, summary.depth ?? "…"),
+        h("span", { class: "muted", title: summary.updatedAt }, ago(summary.updatedAt)),
+      );
+    },
+    onClick(index) {
+      const id = sessions.order[index];
+      if (id) openSession(id);
+    },
+    onRange(first, last) {
+      if (last >= sessions.order.length - 20 && sessions.cursor && !sessions.loading) loadSessions();
+    },
+  });
+
+  function resortSessions() {
+    const filter = sessions.filter.toLowerCase();
+    sessions.order = [...sessions.byID.values()]
+      .filter((summary) => !filter || summary.id.toLowerCase().includes(filter))
+      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? -1 : 1))
+      .map((summary) => summary.id);
+    $("sessions-count").textContent = String(sessions.byID.size);
+    $("sessions-empty").hidden = sessions.byID.size > 0;
+    sessionList.setCount(sessions.order.length);
+    sessionList.schedule();
+  }
+
+  let resortFrame = 0;
+  function scheduleResort() {
+    if (resortFrame) return;
+    resortFrame = requestAnimationFrame(() => {
+      resortFrame = 0;
+      resortSessions();
+    });
+  }
+
+  async function loadSessions(restart = false) {
+    if (auth.kind !== "admin") return;
+    if (restart) sessions.cursor = undefined;
+    sessions.loading = true;
+    try {
+      const query = "?limit=1000" + (sessions.cursor ? "&cursor=" + encodeURIComponent(sessions.cursor) : "");
+      const page = await api("/v1/sessions" + query);
+      for (const summary of page.sessions) sessions.byID.set(summary.id, summary);
+      sessions.cursor = page.nextCursor || undefined;
+      scheduleResort();
+    } catch (error) {
+      setStatus("error", error.message);
+    } finally {
+      sessions.loading = false;
+    }
+  }
+
+  /** Keeps a session's line up to date from one of its events. */
+  function noteEvent(id, event) {
+    let summary = sessions.byID.get(id);
+    if (!summary) {
+      summary = { id, version: event.seq, state: "active", depth: event.type === "session.created" ? 1 : null, updatedAt: event.at };
+      sessions.byID.set(id, summary);
+      // An imported or forked session shows up with its last copied event: ask for its depth.
+      if (summary.depth === null) {
+        api(sessionPath(id), { session: id })
+          .then((session) => {
+            summary.depth = session.screens.length;
+            sessionList.schedule();
+          })
+          .catch(() => {});
+      }
+    } else if (event.seq > summary.version) {
+      summary.version = event.seq;
+      summary.updatedAt = event.at;
+      if (summary.depth !== null) {
+        if (event.type === "screen.pushed") summary.depth += 1;
+        else if (event.type === "screens.popped") summary.depth -= event.screens.length;
+        else if (event.type === "path.replaced") summary.depth = 1 + event.pushed.length;
+      }
+    }
+    if (event.type === "session.ended") summary.state = "ended";
+    sessions.fresh.set(id, Date.now() + 3000);
+    scheduleResort();
+  }
+
+  function watchEverySession() {
+    if (sessions.stream) sessions.stream.close();
+    let wasLive = false;
+    sessions.stream = new LiveStream({
+      ticketFor: { all: true },
+      url: () => "/v1/events",
+      onEvent(type, event) {
+        if (event.session) noteEvent(event.session, event);
+      },
+      onState(state, message) {
+        streamStates.every = state;
+        showStreamState(message);
+        // The stream of every session has no resume: after a gap, read the list again.
+        if (state === "live" && wasLive) loadSessions(true);
+        if (state === "live") wasLive = true;
+      },
+    });
+  }
+
+  // MARK: - One session
+
+  const view = {
+    id: null,
+    /** The newest version known (from the stream). */
+    version: 0,
+    /** The revision shown, and the session as it was then. */
+    shown: 0,
+    session: null,
+    /** The change from shown − 1 to shown (a JSON Patch) and the event at shown. */
+    patch: [],
+    event: null,
+    live: true,
+    selectedID: null,
+    events: new Map(),
+    pagesLoading: new Set(),
+    replays: new Map(),
+    names: new Map(),
+    stream: null,
+    request: null,
+    playing: false,
+    generation: 0,
+  };
+
+  const streamStates = { every: null, session: null };
+
+  function showStreamState(message) {
+    const states = Object.values(streamStates).filter(Boolean);
+    if (states.includes("error")) setStatus("error", message || "stream failed; retrying");
+    else if (states.includes("connecting")) setStatus("connecting", "connecting…");
+    else if (states.length) setStatus("live", "live");
+  }
+
+  const stackList = new VirtualList($("stack-list"), {
+    render(index, row) {
+      const screen = view.session && view.session.screens[index];
+      if (!screen) return;
+      const walk = walkStates();
+      const state = walk.get(screen.id);
+      row.className =
+        "vrow stack-row" +
+        (screen.id === view.selectedID ? " selected" : "") +
+        (changedScreens().has(index) ? " changed" : "") +
+        (state === "received" ? " walk-received" : state === "stopped" ? " walk-stopped" : "");
+      row.dataset.id = screen.id;
+      row.dataset.name = screen.name;
+      const handlers = Object.entries(screen.handlers || {});
+      row.append(
+        h("span", { class: "index" }, index),
+        h("span", { class: "name" }, h("b", {}, screen.name || "(unnamed)"), h("span", { class: "mono" }, shortID(screen.id))),
+        h("span", { class: "muted" }, Object.keys(screen.values || {}).length),
+        h(
+          "span",
+          { class: "handlers", title: handlers.map(([key, handler]) => `${key}: ${handler.passBack ? "passes back" : "stops"}`).join(", ") },
+          handlers.length
+            ? handlers.map(([key, handler]) =>
+                h("span", { class: handler.passBack ? "pass" : "stop" }, (handler.passBack ? "\u21A9 " : "\u00D7 ") + key + " "),
+              )
+            : h("span", { class: "muted" }, "\u2013"),
+        ),
+      );
+    },
+    onClick(index) {
+      const screen = view.session && view.session.screens[index];
+      if (!screen) return;
+      view.selectedID = screen.id;
+      stackList.schedule();
+      renderDetail();
+    },
+  });
+
+  const eventList = new VirtualList($("events-list"), {
+    render(index, row) {
+      const seq = index + 1;
+      const event = view.events.get(seq);
+      row.className =
+        "vrow event-row" + (seq === view.shown ? " selected" : "") + (seq > view.shown ? " future" : "") + (event ? "" : " pending");
+      row.dataset.seq = String(seq);
+      row.title = event ? `#${seq} ${event.type} ${summarize(event)}` : "";
+      row.append(
+        h("span", { class: "seq" }, "#" + seq),
+        event
+          ? h("span", { class: "what" }, h("span", { class: "type " + event.type.replace(".", "-") }, event.type), summarize(event))
+          : h("span", { class: "what" }, "…"),
+        h("span", { class: "time" }, event ? clock(event.at) : ""),
+      );
+    },
+    onClick(index) {
+      stopPlaying();
+      goTo(index + 1);
+      if (isNarrow()) showPanel("session");
+    },
+    onRange(first, last) {
+      if (view.id) loadEvents(first + 1, last);
+    },
+  });
+
+  function nameOf(id) {
+    const name = view.names.get(id);
+    return name !== undefined ? `${name || "(unnamed)"}` : shortID(id);
+  }
+
+  function learnNames(event) {
+    const screens = [event.root, typeof event.screen === "object" ? event.screen : null, ...(event.pushed || [])];
+    for (const screen of screens) if (screen && screen.id) view.names.set(screen.id, screen.name);
+  }
+
+  function summarize(event) {
+    switch (event.type) {
+      case "session.created":
+        return `root ${event.root ? event.root.name : ""}`;
+      case "screen.pushed":
+        return `${event.screen.name} (${shortID(event.screen.id)})`;
+      case "screens.popped":
+        return event.screens.length ? event.screens.map(nameOf).join(", ") : "nothing";
+      case "path.replaced":
+        return `−${event.popped.length} +${event.pushed.map((screen) => screen.name).join(", ")}`;
+      case "values.updated": {
+        const set = Object.entries(event.set || {}).map(([key, value]) => `${key}=${short(value, 24)}`);
+        const removed = (event.removed || []).map((key) => `−${key}`);
+        return `${nameOf(event.screen)}: ${[...set, ...removed].join(" ") || "nothing"}`;
+      }
+      case "handler.set":
+        return `${nameOf(event.screen)} ${event.key} ${event.passBack ? "passes back" : "stops"}`;
+      case "handler.removed":
+        return `${nameOf(event.screen)} ${event.key}`;
+      case "preference.published":
+        return `${event.key}=${short(event.value, 24)} from ${nameOf(event.screen)} → ${event.deliveries.length} ${
+          event.stoppedAt ? "· stopped at " + nameOf(event.stoppedAt) : "· past the root"
+        }`;
+      case "session.ended":
+        return "";
+      default:
+        return "";
+    }
+  }
+
+  /** Fetches the history pages that hold events `from`…`to` (1-based). */
+  function loadEvents(from, to) {
+    const id = view.id;
+    const generation = view.generation;
+    for (let page = Math.floor((from - 1) / HISTORY_PAGE); page * HISTORY_PAGE < to; page++) {
+      const after = page * HISTORY_PAGE;
+      if (view.pagesLoading.has(page) || view.events.has(after + 1) || after >= view.version) continue;
+      view.pagesLoading.add(page);
+      api(`${sessionPath(id)}/history?after=${after}&limit=${HISTORY_PAGE}`, { session: id })
+        .then((history) => {
+          if (generation !== view.generation) return;
+          for (const event of history.events) {
+            learnNames(event);
+            view.events.set(event.seq, event);
+          }
+          eventList.schedule();
+          if (view.shown && view.events.has(view.shown) && !view.event) {
+            view.event = view.events.get(view.shown);
+            renderChange();
+          }
+        })
+        .catch((error) => setStatus("error", error.message))
+        .finally(() => view.pagesLoading.delete(page));
+    }
+  }
+
+  async function eventAt(seq, signal) {
+    if (view.events.has(seq)) return view.events.get(seq);
+    const history = await api(`${sessionPath(view.id)}/history?after=${seq - 1}&limit=1`, { session: view.id, signal });
+    for (const event of history.events) {
+      learnNames(event);
+      view.events.set(event.seq, event);
+    }
+    return view.events.get(seq) || null;
+  }
+
+  async function openSession(id) {
+    stopPlaying();
+    if (view.stream) view.stream.close();
+    if (view.request) view.request.abort();
+    Object.assign(view, {
+      id,
+      version: 0,
+      shown: 0,
+      session: null,
+      patch: [],
+      event: null,
+      live: true,
+      selectedID: null,
+      events: new Map(),
+      pagesLoading: new Set(),
+      replays: new Map(),
+      names: new Map(),
+      stream: null,
+      generation: view.generation + 1,
+    });
+    if (location.hash !== "#" + id) history.replaceState(null, "", "#" + id);
+    $("session-placeholder").hidden = true;
+    $("session-body").hidden = false;
+    $("events-empty").hidden = true;
+    sessionList.schedule();
+    showPanel("session");
+    const generation = view.generation;
+    let session;
+    try {
+      session = await api(sessionPath(id), { session: id });
+    } catch (error) {
+      $("session-title").textContent = id;
+      $("change-event").textContent = error.message;
+      return;
+    }
+    if (generation !== view.generation) return;
+    for (const screen of session.screens) view.names.set(screen.id, screen.name);
+    view.version = session.version;
+    view.session = session;
+    view.shown = session.version;
+    view.selectedID = session.screens[session.screens.length - 1].id;
+    view.replays.set(session.version, session);
+    renderHeader();
+    eventList.setCount(view.version);
+    setLive(true);
+    await show(session.version, { session });
+    eventList.reveal(view.version - 1);
+    watchSession(id);
+  }
+
+  function watchSession(id) {
+    const generation = view.generation;
+    view.stream = new LiveStream({
+      ticketFor: { session: id },
+      // Resume after the newest event seen, so that nothing is missed or repeated.
+      url: () => `${sessionPath(id)}/events?after=${view.version}`,
+      onEvent(type, event) {
+        if (generation !== view.generation || !event.seq) return;
+        learnNames(event);
+        view.events.set(event.seq, event);
+        if (auth.kind !== "admin") noteEvent(id, event);
+        if (event.seq > view.version) {
+          view.version = event.seq;
+          eventList.setCount(view.version);
+          renderHeader();
+          if (view.live && !view.playing) followLatest();
+        }
+        eventList.schedule();
+      },
+      onState(state, message) {
+        streamStates.session = state;
+        showStreamState(message);
+      },
+    });
+  }
+
+  let following = false;
+  async function followLatest() {
+    if (following) return;
+    following = true;
+    try {
+      while (view.live && view.shown < view.version) {
+        await show(view.version);
+        eventList.reveal(view.version - 1);
+      }
+    } finally {
+      following = false;
+    }
+  }
+
+  /** Shows revision `seq`: the session then (replay, or the shown one with the diff applied) and
+   * what changed from seq − 1 (diff). Aborts whatever was being fetched for an earlier request. */
+  async function show(seq, { session } = {}) {
+    if (view.request) view.request.abort();
+    const request = new AbortController();
+    view.request = request;
+    const { signal } = request;
+    const id = view.id;
+    const from = view.shown;
+    try {
+      let state = session || view.replays.get(seq);
+      let patch;
+      if (!state && view.session && from === seq - 1) {
+        // One step forward: the diff is both the change to show and the way to get there.
+        patch = await api(`${sessionPath(id)}/diff?from=${from}&to=${seq}`, { session: id, signal });
+        try {
+          state = applyPatch(view.session, patch);
+        } catch {
+          state = null;
+        }
+      }
+      const [replayed, change, event] = await Promise.all([
+        state ? state : api(`${sessionPath(id)}/replay?at=${seq}`, { session: id, signal }),
+        patch ? patch : seq > 1 ? api(`${sessionPath(id)}/diff?from=${seq - 1}&to=${seq}`, { session: id, signal }) : [],
+        eventAt(seq, signal),
+      ]);
+      if (signal.aborted || id !== view.id) return;
+      remember(seq, replayed);
+      view.session = replayed;
+      view.shown = seq;
+      view.patch = change;
+      view.event = event;
+      for (const screen of replayed.screens) view.names.set(screen.id, screen.name);
+      if (!replayed.screens.some((screen) => screen.id === view.selectedID)) {
+        view.selectedID = replayed.screens[replayed.screens.length - 1].id;
+      }
+      render();
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      $("change-event").textContent = error.message;
+    } finally {
+      if (view.request === request) view.request = null;
+    }
+  }
+
+  function remember(seq, session) {
+    view.replays.set(seq, session);
+    if (view.replays.size > 48) view.replays.delete(view.replays.keys().next().value);
+  }
+
+  let pending = null;
+  /** Goes to revision `seq` (clamped), leaving live mode unless it is the latest. */
+  function goTo(seq, { debounce = 0 } = {}) {
+    seq = Math.max(1, Math.min(view.version, Math.round(seq)));
+    setLive(seq === view.version);
+    $("scrubber").value = String(seq);
+    $("revision-label").textContent = String(seq);
+    clearTimeout(pending);
+    if (debounce) pending = setTimeout(() => show(seq), debounce);
+    else show(seq);
+  }
+
+  function setLive(isLive) {
+    view.live = isLive;
+    $("live").setAttribute("aria-pressed", String(isLive));
+    if (isLive && view.shown < view.version) followLatest();
+  }
+
+  // MARK: - Playing
+
+  function stopPlaying() {
+    view.playing = false;
+    $("play").textContent = "\u25B6";
+    $("play").setAttribute("aria-label", "Play");
+    $("play").title = "Play";
+  }
+
+  async function play() {
+    if (view.playing) return stopPlaying();
+    view.playing = true;
+    $("play").textContent = "\u275A\u275A";
+    $("play").setAttribute("aria-label", "Pause");
+    $("play").title = "Pause";
+    if (view.shown >= view.version) await show(1);
+    setLive(false);
+    const generation = view.generation;
+    while (view.playing && generation === view.generation && view.shown < view.version) {
+      const started = performance.now();
+      await show(view.shown + 1);
+      eventList.reveal(view.shown - 1);
+      const wait = 1000 / Number($("speed").value) - (performance.now() - started);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    if (generation === view.generation && view.shown === view.version) setLive(true);
+    stopPlaying();
+  }
+
+  // MARK: - JSON Patch (RFC 6902), to step forward with a diff
+
+  function pointer(path) {
+    if (path === "") return [];
+    if (path[0] !== "/") throw new Error("bad pointer " + path);
+    return path.slice(1).split("/").map((token) => token.replace(/~1/g, "/").replace(/~0/g, "~"));
+  }
+
+  function applyPatch(document, patch) {
+    let root = structuredClone(document);
+    const parentOf = (tokens) => {
+      let node = root;
+      for (const token of tokens.slice(0, -1)) {
+        node = Array.isArray(node) ? node[Number(token)] : node[token];
+        if (node === undefined || node === null || typeof node !== "object") throw new Error("no parent");
+      }
+      return node;
+    };
+    const read = (tokens) => tokens.reduce((node, token) => {
+      if (node === undefined || node === null) throw new Error("missing");
+      return Array.isArray(node) ? node[Number(token)] : node[token];
+    }, root);
+    for (const op of patch) {
+      const tokens = pointer(op.path);
+      const key = tokens[tokens.length - 1];
+      if (op.op === "test") {
+        if (JSON.stringify(read(tokens)) !== JSON.stringify(op.value)) throw new Error("test failed");
+        continue;
+      }
+      if (tokens.length === 0) {
+        if (op.op === "add" || op.op === "replace") root = structuredClone(op.value);
+        else throw new Error("unsupported");
+        continue;
+      }
+      const parent = parentOf(tokens);
+      if (op.op === "add") {
+        if (Array.isArray(parent)) parent.splice(key === "-" ? parent.length : Number(key), 0, structuredClone(op.value));
+        else parent[key] = structuredClone(op.value);
+      } else if (op.op === "remove") {
+        if (Array.isArray(parent)) parent.splice(Number(key), 1);
+        else delete parent[key];
+      } else if (op.op === "replace") {
+        if (Array.isArray(parent)) parent[Number(key)] = structuredClone(op.value);
+        else parent[key] = structuredClone(op.value);
+      } else {
+        throw new Error("unsupported " + op.op);
+      }
+    }
+    return root;
+  }
+
+  // MARK: - Drawing the session
+
+  function render() {
+    $("scrubber").max = String(Math.max(1, view.version));
+    $("scrubber").value = String(view.shown);
+    $("revision-label").textContent = String(view.shown);
+    $("version-label").textContent = String(view.version);
+    $("step-back").disabled = view.shown <= 1;
+    $("step-forward").disabled = view.shown >= view.version;
+    renderHeader();
+    renderChange();
+    renderWalk();
+    stackList.setCount(view.session.screens.length);
+    stackList.schedule();
+    const selected = view.session.screens.findIndex((screen) => screen.id === view.selectedID);
+    if (selected >= 0) stackList.reveal(selected);
+    renderDetail();
+    eventList.schedule();
+  }
+
+  function renderHeader() {
+    const session = view.session;
+    $("session-title").textContent = view.id;
+    $("events-count").textContent = String(view.version);
+    $("version-label").textContent = String(view.version);
+    $("scrubber").max = String(Math.max(1, view.version));
+    if (!session) return;
+    $("session-state").textContent = session.state;
+    $("session-state").className = "badge" + (session.state === "ended" ? " ended" : "");
+    const origin = $("session-origin");
+    if (session.origin) {
+      origin.hidden = false;
+      origin.textContent = `forked from ${shortID(session.origin.session)} at rev ${session.origin.version}`;
+      origin.href = "#" + session.origin.session;
+      origin.dataset.session = session.origin.session;
+    } else {
+      origin.hidden = true;
+    }
+    $("fork-button").textContent = `Fork at rev ${view.shown || view.version}`;
+  }
+
+  /** Indices of screens the shown change touched. */
+  let changedCache = { patch: null, set: new Set() };
+  function changedScreens() {
+    if (changedCache.patch === view.patch) return changedCache.set;
+    const set = new Set();
+    for (const op of view.patch || []) {
+      const match = /^\/screens\/(\d+)/.exec(op.path);
+      if (match) set.add(Number(match[1]));
+    }
+    changedCache = { patch: view.patch, set };
+    return set;
+  }
+
+  function renderChange() {
+    const event = view.event;
+    const line = $("change-event");
+    line.replaceChildren();
+    if (event) {
+      line.append(
+        h("span", { class: "muted" }, `#${event.seq} · ${clock(event.at)} · `),
+        h("span", { class: "type " + event.type.replace(".", "-") }, event.type),
+        " ",
+        summarize(event),
+      );
+    }
+    const ops = $("change-ops");
+    ops.replaceChildren();
+    const changes = (view.patch || []).filter((op) => op.op !== "test");
+    for (const op of changes.slice(0, 200)) {
+      ops.append(
+        h(
+          "li",
+          {},
+          h("span", { class: "op " + op.op }, op.op),
+          h("span", {}, op.path),
+          op.value !== undefined ? h("span", {}, " " + short(op.value, 120)) : null,
+        ),
+      );
+    }
+    if (changes.length > 200) ops.append(h("li", {}, `… ${changes.length - 200} more`));
+    if (view.shown === 1 && event) ops.append(h("li", {}, "the first revision: the session as created"));
+  }
+
+  /** For a shown preference.published event: each screen the walk visited, from the publisher
+   * back to the root, and what happened there (SEMANTICS.md §3). */
+  let walkCache = { key: null, map: new Map(), steps: [] };
+  function walkSteps() {
+    const event = view.event;
+    const session = view.session;
+    const key = event && session ? `${view.id}:${event.seq}:${session.version}` : null;
+    if (walkCache.key === key) return walkCache.steps;
+    const steps = [];
+    if (event && session && event.type === "preference.published") {
+      const start = session.screens.findIndex((screen) => screen.id === event.screen);
+      const delivered = new Map(event.deliveries.map((delivery) => [delivery.screen, delivery.value]));
+      let stopped = false;
+      for (let index = start; index >= 0; index--) {
+        const screen = session.screens[index];
+        let state;
+        if (stopped) state = "unreached";
+        else if (screen.id === event.stoppedAt) {
+          state = "stopped";
+          stopped = true;
+        } else if (delivered.has(screen.id)) state = "received";
+        else if (screen.handlers && screen.handlers[event.key]) state = "remembered";
+        else state = "transparent";
+        steps.push({ screen, index, state, value: delivered.get(screen.id), isPublisher: index === start });
+      }
+    }
+    walkCache = { key, steps, map: new Map(steps.map((step) => [step.screen.id, step.state])) };
+    return steps;
+  }
+
+  function walkStates() {
+    walkSteps();
+    return walkCache.map;
+  }
+
+  function renderWalk() {
+    const steps = walkSteps();
+    const walk = $("walk");
+    walk.hidden = steps.length === 0;
+    if (!steps.length) return;
+    const event = view.event;
+    $("walk-title").textContent = `${event.key} = ${short(event.value, 40)}`;
+    const list = $("walk-steps");
+    list.replaceChildren();
+    const words = {
+      received: (step) => `received ${short(step.value, 30)}, passed on`,
+      stopped: (step) => (step.value !== undefined ? `received ${short(step.value, 30)}, stopped it` : "stopped it (remembered)"),
+      remembered: () => "had it already, passed on",
+      transparent: () => "no handler, passed through",
+      unreached: () => "not reached",
+    };
+    for (const step of steps) {
+      list.append(
+        h(
+          "li",
+          { class: "walk-step", dataset: { state: step.state, screen: step.screen.id } },
+          h("b", {}, step.screen.name || "(unnamed)"),
+          step.isPublisher ? h("span", { class: "muted" }, " (publisher)") : null,
+          " ",
+          words[step.state](step),
+        ),
+      );
+    }
+    if (!event.stoppedAt) list.append(h("li", { class: "walk-step", dataset: { state: "unreached" } }, "past the root"));
+  }
+
+  function table(rows, columns) {
+    if (!rows.length) return h("p", { class: "none" }, "none");
+    return h("table", { class: "kv" }, h("tbody", {}, rows.map((row) => columns(row))));
+  }
+
+  function renderDetail() {
+    const detail = $("screen-detail");
+    detail.replaceChildren();
+    const session = view.session;
+    if (!session) return;
+    const index = session.screens.findIndex((screen) => screen.id === view.selectedID);
+    const screen = session.screens[index];
+    if (!screen) return;
+    detail.dataset.screen = screen.id;
+    detail.append(
+      h("div", { class: "screen-name", id: "detail-name" }, screen.name || "(unnamed)"),
+      h("div", { class: "mono muted" }, `${screen.id} · #${index} · ${screen.role}`),
+    );
+    detail.append(h("h3", {}, "Own values"));
+    detail.append(
+      table(Object.entries(screen.values || {}).sort(), ([key, value]) =>
+        h("tr", { dataset: { key } }, h("td", {}, key), h("td", { class: "value" }, short(value, 200))),
+      ),
+    );
+    // Where each resolved value comes from: the nearest screen at or below with its own value.
+    const resolved = Object.entries(screen.resolved || {}).sort();
+    detail.append(h("h3", {}, "Resolved values"));
+    detail.append(
+      table(resolved, ([key, value]) => {
+        let source = -1;
+        for (let at = index; at >= 0; at--) {
+          if (Object.prototype.hasOwnProperty.call(session.screens[at].values || {}, key)) {
+            source = at;
+            break;
+          }
+        }
+        const from = session.screens[source];
+        const chip =
+          source === index
+            ? h("span", { class: "chip own" }, "own")
+            : source >= 0
+              ? h("span", { class: "chip", title: from.id }, `from ${from.name || "(unnamed)"} #${source}`)
+              : h("span", { class: "chip" }, "default");
+        return h(
+          "tr",
+          { dataset: { key, source: source >= 0 ? from.name : "default" } },
+          h("td", {}, key),
+          h("td", { class: "value" }, short(value, 200)),
+          h("td", { class: "source" }, chip),
+        );
+      }),
+    );
+    detail.append(h("h3", {}, "Handlers"));
+    detail.append(
+      table(Object.entries(screen.handlers || {}).sort(), ([key, handler]) =>
+        h(
+          "tr",
+          { dataset: { key } },
+          h("td", {}, key),
+          h("td", {}, handler.passBack ? h("span", { class: "chip pass" }, "passes back") : h("span", { class: "chip stop" }, "stops")),
+        ),
+      ),
+    );
+    detail.append(h("h3", {}, "Preferences received"));
+    detail.append(
+      table(Object.entries(screen.preferences || {}).sort(), ([key, value]) =>
+        h("tr", { dataset: { key } }, h("td", {}, key), h("td", { class: "value" }, short(value, 200))),
+      ),
+    );
+  }
+
+  // MARK: - Export, import, fork
+
+  async function exportSession() {
+    const id = view.id;
+    try {
+      const response = await fetch(`${sessionPath(id)}/export`, {
+        headers: { Authorization: "Bearer " + tokenFor(id) },
+        cache: "no-store",
+      });
+      if (!response.ok) throw new Problem(response.status, await response.json().catch(() => null));
+      const url = URL.createObjectURL(await response.blob());
+      const link = h("a", { href: url, download: `${id}.ndjson` });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+    } catch (error) {
+      showDialog("Export failed", h("p", {}, error.message));
+    }
+  }
+
+  async function importFile(file) {
+    try {
+      const created = await api("/v1/sessions/import", { method: "POST", raw: await file.text(), type: "application/x-ndjson" });
+      showCreated("Imported", created);
+    } catch (error) {
+      showDialog("Import failed", h("p", {}, error.message));
+    }
+  }
+
+  async function forkSession() {
+    try {
+      const created = await api("/v1/sessions/fork", {
+        method: "POST",
+        body: { session: view.id, at: view.shown },
+        session: view.id,
+      });
+      showCreated(`Forked at rev ${view.shown}`, created);
+    } catch (error) {
+      showDialog("Fork failed", h("p", {}, error.message));
+    }
+  }
+
+  let dialogOpen = null;
+  function showDialog(title, body, open) {
+    $("dialog-title").textContent = title;
+    $("dialog-body").replaceChildren(body);
+    $("dialog-open").hidden = !open;
+    dialogOpen = open || null;
+    $("dialog").showModal();
+  }
+
+  function showCreated(title, created) {
+    showDialog(
+      title,
+      h(
+        "div",
+        {},
+        h("p", {}, "A new session: ", h("code", { id: "created-id" }, created.id)),
+        h("p", { class: "muted" }, "Its token, shown only now (keep it to change the session):"),
+        h("code", { class: "token" }, created.token),
+      ),
+      () => {
+        auth.tokens[created.id] = created.token;
+        saveAuth();
+        if (auth.kind !== "admin") noteEvent(created.id, { seq: created.version, type: "session.created", at: created.updatedAt });
+        openSession(created.id);
+      },
+    );
+  }
+
+  // MARK: - Sign-in
+
+  function saveAuth() {
+    storage.setItem("nv.inspector", JSON.stringify({ token: auth.token, kind: auth.kind, tokens: auth.tokens }));
+  }
+
+  async function signIn(token, session) {
+    auth.token = token;
+    auth.tokens = {};
+    if (session) {
+      await api(sessionPath(session));
+      auth.kind = "session";
+      auth.tokens[session] = token;
+    } else {
+      await api("/v1/sessions?limit=1");
+      auth.kind = "admin";
+    }
+    saveAuth();
+  }
+
+  function signOut() {
+    storage.removeItem("nv.inspector");
+    location.hash = "";
+    location.reload();
+  }
+
+  function startApp(initial) {
+    $("login").hidden = true;
+    $("app").hidden = false;
+    $("who").hidden = false;
+    $("who-text").textContent = auth.kind === "admin" ? "every session" : "session token";
+    showPanel(initial ? "session" : "sessions");
+    if (auth.kind === "admin") {
+      loadSessions(true);
+      watchEverySession();
+    } else {
+      for (const id of Object.keys(auth.tokens)) {
+        api(sessionPath(id), { session: id })
+          .then((session) => {
+            sessions.byID.set(id, { id, version: session.version, state: session.state, depth: session.screens.length, updatedAt: session.updatedAt });
+            scheduleResort();
+          })
+          .catch(() => {});
+      }
+    }
+    const target = initial || (auth.kind === "session" ? Object.keys(auth.tokens)[0] : null);
+    if (target) openSession(target);
+    setInterval(() => sessionList.schedule(), 10000);
+  }
+
+  // MARK: - Layout
+
+  function isNarrow() {
+    return window.matchMedia("(max-width: 760px)").matches;
+  }
+
+  function showPanel(name) {
+    $("app").dataset.panel = name;
+    for (const tab of document.querySelectorAll(".tab")) tab.setAttribute("aria-selected", String(tab.dataset.panel === name));
+    requestAnimationFrame(() => {
+      for (const list of [sessionList, stackList, eventList]) {
+        list.measure();
+        list.schedule();
+      }
+    });
+  }
+
+  // MARK: - Wiring
+
+  function wire() {
+    $("login-form").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const token = $("token").value.trim();
+      const session = $("login-session").value.trim();
+      $("login-error").hidden = true;
+      $("connect").disabled = true;
+      try {
+        await signIn(token, session);
+        startApp(session || location.hash.slice(1) || null);
+      } catch (error) {
+        $("login-error").textContent = error.status === 401 || error.status === 403 ? `${error.message} (HTTP ${error.status})` : error.message;
+        $("login-error").hidden = false;
+      } finally {
+        $("connect").disabled = false;
+      }
+    });
+    $("sign-out").addEventListener("click", signOut);
+    $("sessions-filter").addEventListener("input", (event) => {
+      sessions.filter = event.target.value.trim();
+      resortSessions();
+    });
+    $("scrubber").addEventListener("input", (event) => {
+      stopPlaying();
+      goTo(Number(event.target.value), { debounce: 60 });
+    });
+    $("step-back").addEventListener("click", () => {
+      stopPlaying();
+      goTo(view.shown - 1);
+    });
+    $("step-forward").addEventListener("click", () => {
+      stopPlaying();
+      goTo(view.shown + 1);
+    });
+    $("play").addEventListener("click", () => play());
+    $("live").addEventListener("click", () => {
+      stopPlaying();
+      if (view.live) setLive(false);
+      else goTo(view.version);
+    });
+    $("export-button").addEventListener("click", exportSession);
+    $("fork-button").addEventListener("click", forkSession);
+    $("import-file").addEventListener("change", (event) => {
+      const file = event.target.files[0];
+      event.target.value = "";
+      if (file) importFile(file);
+    });
+    $("dialog-open").addEventListener("click", () => {
+      $("dialog").close();
+      if (dialogOpen) dialogOpen();
+    });
+    $("session-origin").addEventListener("click", (event) => {
+      event.preventDefault();
+      const origin = event.currentTarget.dataset.session;
+      if (origin) openSession(origin);
+    });
+    for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showPanel(tab.dataset.panel));
+    window.addEventListener("hashchange", () => {
+      const id = location.hash.slice(1);
+      if (id && id !== view.id && auth.kind) openSession(id);
+    });
+    document.addEventListener("keydown", (event) => {
+      if (!view.id || event.target.matches("input, select, textarea")) return;
+      if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
+        stopPlaying();
+        goTo(view.shown + (event.key === "ArrowLeft" ? -1 : 1));
+      } else if (event.key === " ") {
+        event.preventDefault();
+        play();
+      }
+    });
+  }
+
+  wire();
+  let saved = null;
+  try {
+    saved = JSON.parse(storage.getItem("nv.inspector") || "null");
+  } catch {
+    saved = null;
+  }
+  if (saved && saved.token) {
+    Object.assign(auth, { token: saved.token, kind: saved.kind, tokens: saved.tokens || {} });
+    startApp(location.hash.slice(1) || null);
+  } else {
+    $("login").hidden = false;
+    $("token").focus();
+  }
+})();
 
 """##),
 ]
