@@ -11,7 +11,7 @@ import Testing
     /// (new ids, `origin` added), its history the origin's first N events, and then the two go
     /// their own ways.
     @Test func aForkAtNIsTheReplayAtNThenDivergesIndependently() async throws {
-        try await withRunningServer(configure: { $0.service.snapshotInterval = 4 }) { client, _ in
+        try await withRunningServer(configure: { $0.service.snapshotInterval = 4 }) { client, server in
             let origin = try await TestSession.create(client, ["schema": randomHistorySchema, "root": ["name": "R"]])
             try await origin.applyRandomRequests(30, seed: 5)
             let version = try #require(try await origin.get()["version"]?.integerValue)
@@ -36,6 +36,9 @@ import Testing
                 expected = Self.adding(origin: origin.id, at: at, to: expected)
                 #expect(try await fork.get() == expected, "fork at \(at)")
                 #expect(try await fork.replay(at: at) == expected)
+                // Replayed straight from the store too (what `navigation-values replay` prints).
+                let stored = try await SessionReplay.session(SessionID(fork.id), at: 1, in: server.store)
+                #expect(stored.origin == SessionOrigin(session: SessionID(origin.id), version: at))
                 if at > 1 {
                     let earlier = replacingStrings(map, in: try await origin.replay(at: at - 1))
                     #expect(try await fork.replay(at: at - 1) == Self.adding(origin: origin.id, at: at, to: earlier))
