@@ -1069,7 +1069,8 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     following = true;
     try {
       while (view.live && view.shown < view.version) {
-        await show(view.version);
+        // A failed step (the server is away) ends the catch-up; the next event starts another.
+        if (!(await show(view.version))) break;
         eventList.reveal(view.version - 1);
       }
     } finally {
@@ -1078,7 +1079,8 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
   }
 
   /** Shows revision `seq`: the session then (replay, or the shown one with the diff applied) and
-   * what changed from seq − 1 (diff). Aborts whatever was being fetched for an earlier request. */
+   * what changed from seq − 1 (diff). Aborts whatever was being fetched for an earlier request.
+   * Returns whether it is shown. */
   async function show(seq, { session } = {}) {
     if (view.request) view.request.abort();
     const request = new AbortController();
@@ -1103,7 +1105,7 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
         patch ? patch : seq > 1 ? api(`${sessionPath(id)}/diff?from=${seq - 1}&to=${seq}`, { session: id, signal }) : [],
         eventAt(seq, signal),
       ]);
-      if (signal.aborted || id !== view.id) return;
+      if (signal.aborted || id !== view.id) return false;
       remember(seq, replayed);
       view.session = replayed;
       view.shown = seq;
@@ -1114,9 +1116,10 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
         view.selectedID = replayed.screens[replayed.screens.length - 1].id;
       }
       render();
+      return true;
     } catch (error) {
-      if (error.name === "AbortError") return;
-      $("change-event").textContent = error.message;
+      if (error.name !== "AbortError") $("change-event").textContent = error.message;
+      return false;
     } finally {
       if (view.request === request) view.request = null;
     }
@@ -1130,6 +1133,7 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
   let pending = null;
   /** Goes to revision `seq` (clamped), leaving live mode unless it is the latest. */
   function goTo(seq, { debounce = 0 } = {}) {
+    if (!view.session) return;
     seq = Math.max(1, Math.min(view.version, Math.round(seq)));
     setLive(seq === view.version);
     $("scrubber").value = String(seq);
@@ -1165,7 +1169,7 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     const generation = view.generation;
     while (view.playing && generation === view.generation && view.shown < view.version) {
       const started = performance.now();
-      await show(view.shown + 1);
+      if (!(await show(view.shown + 1))) break;
       eventList.reveal(view.shown - 1);
       const wait = 1000 / Number($("speed").value) - (performance.now() - started);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
