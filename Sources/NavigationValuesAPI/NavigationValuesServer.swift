@@ -20,11 +20,15 @@ public final class NavigationValuesServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
-        /// The SQLite file, or `:memory:` to keep nothing.
+        /// The SQLite file, `:memory:` to keep nothing, or a PostgreSQL URL (`postgres://…` or
+        /// `postgresql://…`, as libpq takes it) that several instances may share.
         public var databasePath = "./navigation-values.sqlite"
         /// The admin token; when nil one is generated (read it back from `adminToken`).
         public var adminToken: String?
+        /// SQLite's durability (PostgreSQL's is the server's own `synchronous_commit`).
         public var sync: SQLiteSessionStore.SyncMode = .normal
+        /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
+        public var postgres = PostgresSessionStore.Configuration()
         public var service = ServiceConfiguration()
         /// Event-loop threads; nil for one per core.
         public var eventLoopCount: Int?
@@ -49,7 +53,8 @@ public final class NavigationValuesServer: Sendable {
     public let adminToken: String
     /// Whether `adminToken` was generated at start.
     public let isAdminTokenGenerated: Bool
-    public let store: SQLiteSessionStore
+    /// The store: SQLite, or PostgreSQL shared with other instances.
+    public let store: any SessionStore
     public let service: SessionService
     /// The fan-out of committed events to stream subscribers.
     public let hub: EventHub
@@ -57,11 +62,14 @@ public final class NavigationValuesServer: Sendable {
     public let metrics: Metrics
     let http: HTTPServer
     private let ticker: Task<Void, Never>
+    /// Other instances' commits, followed on a shared store.
+    private let follower: CommitFollower
 
     private init(
-        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, hub: EventHub,
-        metrics: Metrics, http: HTTPServer, keepAliveInterval: Duration
+        adminToken: String, generated: Bool, store: any SessionStore, service: SessionService, hub: EventHub,
+        metrics: Metrics, http: HTTPServer, keepAliveInterval: Duration, follower: CommitFollower
     ) {
+        self.follower = follower
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
         self.store = store
@@ -77,15 +85,13 @@ public final class NavigationValuesServer: Sendable {
         }
     }
 
-    /// Opens (and migrates) the database, then binds and starts serving.
+    /// Opens (and migrates) the database, then binds and starts serving. On PostgreSQL it also
+    /// follows other instances' commits, so its event streams carry theirs too.
     ///
     /// - Throws: `StoreError` when the database cannot be opened or migrated; `SocketError` when
     ///   the address cannot be bound.
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
-        var storeConfiguration = SQLiteSessionStore.Configuration()
-        storeConfiguration.sync = configuration.sync
-        let store = try await SQLiteSessionStore.open(
-            path: configuration.databasePath, configuration: storeConfiguration)
+        let store = try await openStore(configuration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
@@ -114,15 +120,28 @@ public final class NavigationValuesServer: Sendable {
             configuration: httpConfiguration,
             responder: router.buildResponder(),
             errorResponder: ProblemMapping.response)
+        let follower = CommitFollower(store: store, service: service, hub: hub)
         do {
             try await http.start()
         } catch {
+            follower.stop()
             await store.close()
             throw error
         }
         return NavigationValuesServer(
             adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
-            http: http, keepAliveInterval: configuration.keepAliveInterval)
+            http: http, keepAliveInterval: configuration.keepAliveInterval, follower: follower)
+    }
+
+    /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
+    static func openStore(_ configuration: Configuration) async throws -> any SessionStore {
+        if PostgresSessionStore.isDatabaseURL(configuration.databasePath) {
+            return try await PostgresSessionStore.open(
+                url: configuration.databasePath, configuration: configuration.postgres)
+        }
+        var storeConfiguration = SQLiteSessionStore.Configuration()
+        storeConfiguration.sync = configuration.sync
+        return try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
     }
 
     /// The bound port (useful with port 0).
@@ -131,6 +150,7 @@ public final class NavigationValuesServer: Sendable {
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
         ticker.cancel()
+        follower.stop()
         hub.finishAll()
         await http.shutdown()
         await store.close()

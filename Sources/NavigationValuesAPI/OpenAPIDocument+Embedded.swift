@@ -356,6 +356,9 @@ let embeddedJSON = ##"""
               "type": "boolean",
               "default": false
             }
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "tags": [
@@ -636,6 +639,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -773,6 +779,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -861,6 +870,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -936,6 +948,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "tags": [
@@ -3014,7 +3029,7 @@ let embeddedJSON = ##"""
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
-        "description": "A retry with the same key within 24 h returns the first answer and applies nothing twice.",
+        "description": "On every mutation (POST, PUT, PATCH, DELETE): a retry with the same key within 24 h returns the first answer and applies nothing twice. On PUT, PATCH and DELETE the key is scoped to the method, path, query and body; on POST to the method and path (and, for creating a session, the body).",
         "schema": {
           "type": "string",
           "minLength": 1,

@@ -73,6 +73,11 @@ enum ProblemMapping {
             return Problem(
                 kind: .unavailable, detail: "the database cannot take requests right now", headers: ["Retry-After": "1"]
             )
+        case let error as StoreError where error.code == .conflict:
+            // Other instances kept moving the session on while this one retried (SessionActor).
+            return Problem(
+                kind: .unavailable, detail: "the session is changing too fast on other instances; retry",
+                headers: ["Retry-After": "1"])
         default:
             return Problem(kind: .internalError, detail: "the server failed to answer this request")
         }

@@ -14,7 +14,7 @@ struct Serve: Command {
     static let name = "serve"
     static let abstract = "Run the server."
     static let synopsis =
-        "serve [--host H] [--port P] [--db PATH] [--admin-token T] [--schema FILE] [--sync normal|full] "
+        "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--cors-origins O,O] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N]"
     static let discussion = """
@@ -26,8 +26,10 @@ struct Serve: Command {
         Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
         Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
         Flag(
-            name: "db", valueName: "PATH",
-            help: "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing)."),
+            name: "db", valueName: "PATH|URL",
+            help:
+                "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
+        ),
         Flag(name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."),
         Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
         Flag(name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
@@ -112,6 +114,11 @@ struct Serve: Command {
         }
     }
 
+    /// The database for logs: a PostgreSQL URL without its password.
+    static func describe(_ database: String) -> String {
+        PostgresSessionStore.isDatabaseURL(database) ? PostgresSessionStore.redacted(database) : database
+    }
+
     func run() async throws -> Int32 {
         let logger = Logger(level: logLevel, format: logFormat) { line in Console.error(line) }
         var configuration = configuration
@@ -123,7 +130,7 @@ struct Serve: Command {
         do {
             server = try await NavigationValuesServer.start(configuration)
         } catch {
-            throw CommandFailure("cannot start: \(error)")
+            throw CommandFailure("cannot start on \(Self.describe(configuration.databasePath)): \(error)")
         }
         if server.isAdminTokenGenerated {
             Console.error(
@@ -132,7 +139,10 @@ struct Serve: Command {
         }
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         logger.log(
-            .info, "started", ["db": .string(configuration.databasePath), "sync": .string(configuration.sync.rawValue)])
+            .info, "started",
+            [
+                "db": .string(Self.describe(configuration.databasePath)), "sync": .string(configuration.sync.rawValue),
+            ])
         Console.out("listening on http://\(host):\(server.port)")
         let signal = try await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])

@@ -10,8 +10,9 @@ import Testing
     /// For every pair (A, B) of revisions of a random session, both ways round and A = B:
     /// the diff applied to the replay at A gives the replay at B. Snapshots every 8 events, so
     /// replays start from snapshots and from the first event.
-    @Test func theDiffBetweenAnyTwoRevisionsTurnsOneReplayIntoTheOther() async throws {
-        try await withRunningServer(configure: { $0.service.snapshotInterval = 8 }) { client, _ in
+    @Test(arguments: Backend.available)
+    func theDiffBetweenAnyTwoRevisionsTurnsOneReplayIntoTheOther(backend: Backend) async throws {
+        try await withRunningServer(on: backend, configure: { $0.service.snapshotInterval = 8 }) { client, _ in
             let session = try await TestSession.create(client, ["schema": randomHistorySchema, "root": ["name": "R"]])
             try await session.applyRandomRequests(32, seed: 11)
             let version = try #require(try await session.get()["version"]?.integerValue)
@@ -36,8 +37,9 @@ import Testing
         }
     }
 
-    @Test func withoutRevisionsItIsTheLatestChange() async throws {
-        try await withRunningServer { client, _ in
+    @Test(arguments: Backend.available)
+    func withoutRevisionsItIsTheLatestChange(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, _ in
             let session = try await TestSession.create(client)
             let pushed = try await session.push("Detail")
             let answer = try await session.send("GET", "/diff")

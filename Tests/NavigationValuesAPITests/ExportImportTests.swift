@@ -10,8 +10,9 @@ import Testing
     /// Export, then import: the new session has a new id, token and screen ids, and otherwise
     /// replays exactly as the original at every revision; its own export is the original's with
     /// the ids changed. Runs with snapshots every 5 events, so the copy's snapshots are used too.
-    @Test func anImportedExportReplaysLikeTheOriginalAtEveryRevision() async throws {
-        try await withRunningServer(configure: { $0.service.snapshotInterval = 5 }) { client, _ in
+    @Test(arguments: Backend.available)
+    func anImportedExportReplaysLikeTheOriginalAtEveryRevision(backend: Backend) async throws {
+        try await withRunningServer(on: backend, configure: { $0.service.snapshotInterval = 5 }) { client, _ in
             let original = try await TestSession.create(
                 client, ["schema": randomHistorySchema, "root": ["name": "Home", "values": ["title": "x"]]])
             try await original.applyRandomRequests(40, seed: 3)
@@ -56,8 +57,9 @@ import Testing
         }
     }
 
-    @Test func aCopyGoesOnIndependentlyOfItsOriginal() async throws {
-        try await withRunningServer { client, _ in
+    @Test(arguments: Backend.available)
+    func aCopyGoesOnIndependentlyOfItsOriginal(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, _ in
             let original = try await TestSession.create(client)
             try await original.push("A")
             let export = try await original.send("GET", "/export")
@@ -134,8 +136,9 @@ import Testing
         }
     }
 
-    @Test func aRetriedImportAnswersTheFirstSessionAgain() async throws {
-        try await withRunningServer { client, server in
+    @Test(arguments: Backend.available)
+    func aRetriedImportAnswersTheFirstSessionAgain(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, server in
             let original = try await TestSession.create(client)
             let export = try await original.send("GET", "/export")
             let first = try await client.send(

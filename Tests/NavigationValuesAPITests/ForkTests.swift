@@ -10,8 +10,9 @@ import Testing
     /// Forks a random session at several revisions: each fork is the origin as replayed there
     /// (new ids, `origin` added), its history the origin's first N events, and then the two go
     /// their own ways.
-    @Test func aForkAtNIsTheReplayAtNThenDivergesIndependently() async throws {
-        try await withRunningServer(configure: { $0.service.snapshotInterval = 4 }) { client, server in
+    @Test(arguments: Backend.available)
+    func aForkAtNIsTheReplayAtNThenDivergesIndependently(backend: Backend) async throws {
+        try await withRunningServer(on: backend, configure: { $0.service.snapshotInterval = 4 }) { client, server in
             let origin = try await TestSession.create(client, ["schema": randomHistorySchema, "root": ["name": "R"]])
             try await origin.applyRandomRequests(30, seed: 5)
             let version = try #require(try await origin.get()["version"]?.integerValue)
@@ -108,8 +109,9 @@ import Testing
         }
     }
 
-    @Test func aRetriedForkAnswersTheFirstForkAgain() async throws {
-        try await withRunningServer { client, _ in
+    @Test(arguments: Backend.available)
+    func aRetriedForkAnswersTheFirstForkAgain(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, _ in
             let origin = try await TestSession.create(client)
             let body: JSONValue = ["session": .string(origin.id)]
             let headers = ["Idempotency-Key": "fork-1"]

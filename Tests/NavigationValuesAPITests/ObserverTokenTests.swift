@@ -17,8 +17,9 @@ extension TestClient {
 }
 
 @Suite struct ObserverTokenTests {
-    @Test func aSessionsObserverReadsEverythingOfItAndChangesNothing() async throws {
-        try await withRunningServer { client, _ in
+    @Test(arguments: Backend.available)
+    func aSessionsObserverReadsEverythingOfItAndChangesNothing(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, _ in
             let session = try await TestSession.create(client)
             let screen = try await session.push("Detail")
             let answer = try await client.send(
@@ -71,8 +72,9 @@ extension TestClient {
         }
     }
 
-    @Test func anObserverOfEverySessionListsAndWatchesThemAll() async throws {
-        try await withRunningServer { client, _ in
+    @Test(arguments: Backend.available)
+    func anObserverOfEverySessionListsAndWatchesThemAll(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, _ in
             let first = try await TestSession.create(client)
             let second = try await TestSession.create(client)
             let created = try await client.observer(["label": "dashboard"], token: client.adminToken)
@@ -97,12 +99,16 @@ extension TestClient {
         }
     }
 
-    @Test func aRevokedOrExpiredTokenAndItsTicketsStopWorking() async throws {
+    @Test(arguments: Backend.available)
+    func aRevokedOrExpiredTokenAndItsTicketsStopWorking(backend: Backend) async throws {
         let clock = ManualClock()
-        try await withRunningServer(configure: {
-            $0.now = { clock.now }
-            $0.service.ticketLifetime = .seconds(600)
-        }) { client, _ in
+        try await withRunningServer(
+            on: backend,
+            configure: {
+                $0.now = { clock.now }
+                $0.service.ticketLifetime = .seconds(600)
+            }
+        ) { client, _ in
             let session = try await TestSession.create(client)
             let created = try await client.observer(["session": .string(session.id)], token: session.token)
             let id = try #require(created["id"]?.stringValue)
@@ -138,8 +144,9 @@ extension TestClient {
         }
     }
 
-    @Test func observersAreListedByWhoMayManageThemAndBounded() async throws {
-        try await withRunningServer(configure: { $0.service.maxObserversPerScope = 2 }) { client, _ in
+    @Test(arguments: Backend.available)
+    func observersAreListedByWhoMayManageThemAndBounded(backend: Backend) async throws {
+        try await withRunningServer(on: backend, configure: { $0.service.maxObserversPerScope = 2 }) { client, _ in
             let session = try await TestSession.create(client)
             let other = try await TestSession.create(client)
             let body: JSONValue = ["session": .string(session.id)]
@@ -201,8 +208,9 @@ extension TestClient {
         }
     }
 
-    @Test func aRetryWithTheSameKeyIssuesNoSecondToken() async throws {
-        try await withRunningServer { client, _ in
+    @Test(arguments: Backend.available)
+    func aRetryWithTheSameKeyIssuesNoSecondToken(backend: Backend) async throws {
+        try await withRunningServer(on: backend) { client, _ in
             let session = try await TestSession.create(client)
             let body: JSONValue = ["session": .string(session.id)]
             let headers = ["Idempotency-Key": "observer-1"]

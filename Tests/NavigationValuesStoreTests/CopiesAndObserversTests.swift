@@ -7,7 +7,7 @@ import Testing
 /// What imports and forks need of the store (all of a copy or none, an origin on the session
 /// row) and observer tokens (scoped, limited, revoked, cascading with their session).
 @Suite struct CopiesAndObserversTests {
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func aCopyIsCommittedWholeOrNotAtAll(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let sample = SampleSession("s_copy")
@@ -30,12 +30,35 @@ import Testing
             #expect(loaded.record.version == 3)
             #expect(loaded.record.origin == SessionOrigin(session: SessionID("s_origin"), version: 7))
             #expect(try await store.events(of: sample.id, after: 0, limit: 10).map(\.seq) == [1, 2, 3])
-            if store !== subject.store { await store.close() }
         }
     }
 
-    @Test func observerTokensAreScopedLimitedRevokedAndGoWithTheirSession() async throws {
-        try await withStore(.file) { subject in
+    /// A copy longer than one round trip's worth of statements (PostgreSQL sends a copy in
+    /// chunks, all in one transaction): whole when it succeeds, nothing when its last event fails.
+    @Test(arguments: StoreSetup.contract)
+    func aLongCopyIsCommittedWholeOrNotAtAll(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
+            let sample = SampleSession("s_long")
+            let count: Int64 = 3_000
+            let history = [sample.creation] + (2...count).map { sample.mutation($0) }
+            await expectStoreError(.conflict) {
+                try await subject.store.commitAll(history + [sample.mutation(count)])
+            }
+            #expect(try await subject.store.loadSession(sample.id) == nil)
+            #expect(try await subject.store.events(of: sample.id, after: 0, limit: 10).isEmpty)
+            try await subject.store.commitAll(history)
+            // Single commits still work after (and alongside) a copy.
+            try await subject.store.commit(sample.mutation(count + 1))
+            let store = try await subject.reading()
+            #expect(try await store.loadSession(sample.id)?.record.version == count + 1)
+            let events = try await store.events(of: sample.id, after: count - 2, limit: 10)
+            #expect(events.map(\.seq) == [count - 1, count, count + 1])
+        }
+    }
+
+    @Test(arguments: StoreSetup.contract)
+    func observerTokensAreScopedLimitedRevokedAndGoWithTheirSession(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
             let store = subject.store
             let sample = SampleSession("s_watched")
             try await store.commit(sample.creation)
