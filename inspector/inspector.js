@@ -15,6 +15,11 @@
   const EVENT_TYPES = [
     "session.created", "screen.pushed", "screens.popped", "path.replaced", "values.updated",
     "handler.set", "handler.removed", "preference.published", "session.ended",
+    // Several stacks (docs/Stacks.md). EventSource hands a named event only to a listener of
+    // that name, so every type must be here.
+    "stack.created", "stack.selected", "stack.removed", "stack.presented", "stack.dismissed",
+    "stack.screen.pushed", "stack.screens.popped", "stack.path.replaced", "screens.replaced",
+    "screen.returned", "batch.applied",
   ];
   const HISTORY_PAGE = 500;
 
@@ -350,15 +355,36 @@
     } else if (event.seq > summary.version) {
       summary.version = event.seq;
       summary.updatedAt = event.at;
-      if (summary.depth !== null) {
-        if (event.type === "screen.pushed") summary.depth += 1;
-        else if (event.type === "screens.popped") summary.depth -= event.screens.length;
-        else if (event.type === "path.replaced") summary.depth = 1 + event.pushed.length;
-      }
+      if (summary.depth !== null) summary.depth = mainDepthAfter(summary.depth, event);
     }
     if (event.type === "session.ended") summary.state = "ended";
     sessions.fresh.set(id, Date.now() + 3000);
     scheduleResort();
+  }
+
+  /** The main stack's depth after `event` (the list's `depth` is the main stack's). */
+  function mainDepthAfter(depth, event) {
+    const onMain = event.stack === "main";
+    switch (event.type) {
+      case "screen.pushed":
+        return depth + 1;
+      case "screens.popped":
+        return depth - event.screens.length;
+      case "path.replaced":
+        return 1 + event.pushed.length;
+      case "stack.screens.popped":
+        return onMain ? depth - event.screens.length : depth;
+      case "stack.path.replaced":
+        return onMain ? 1 + event.pushed.length : depth;
+      case "screens.replaced":
+        return onMain ? depth - event.popped.length + event.pushed.length : depth;
+      case "screen.returned":
+        return onMain ? depth - event.popped.length : depth;
+      case "batch.applied":
+        return (event.events || []).reduce(mainDepthAfter, depth);
+      default:
+        return depth;
+    }
   }
 
   function watchEverySession() {
@@ -415,7 +441,7 @@
 
   const stackList = new VirtualList($("stack-list"), {
     render(index, row) {
-      const screen = view.session && view.session.screens[index];
+      const screen = currentScreens()[index];
       if (!screen) return;
       const walk = walkStates();
       const state = walk.get(screen.id);
@@ -443,7 +469,7 @@
       );
     },
     onClick(index) {
-      const screen = view.session && view.session.screens[index];
+      const screen = currentScreens()[index];
       if (!screen) return;
       view.selectedID = screen.id;
       stackList.schedule();
@@ -462,7 +488,7 @@
       row.append(
         h("span", { class: "seq" }, "#" + seq),
         event
-          ? h("span", { class: "what" }, h("span", { class: "type " + event.type.replace(".", "-") }, event.type), summarize(event))
+          ? h("span", { class: "what" }, h("span", { class: "type " + event.type.replaceAll(".", "-") }, event.type), summarize(event))
           : h("span", { class: "what" }, "…"),
         h("span", { class: "time" }, event ? clock(event.at) : ""),
       );
@@ -484,7 +510,22 @@
 
   function learnNames(event) {
     const screens = [event.root, typeof event.screen === "object" ? event.screen : null, ...(event.pushed || [])];
+    if (event.stack && typeof event.stack === "object") screens.push(...(event.stack.screens || []));
     for (const screen of screens) if (screen && screen.id) view.names.set(screen.id, screen.name);
+    for (const step of event.events || []) learnNames(step);
+  }
+
+  /** A stack's name as the log shows it: `main`, a tab's name, a presentation's short id. */
+  function stackName(id) {
+    return String(id).startsWith("p_") ? shortID(id) : id;
+  }
+
+  function screenNames(ids) {
+    return ids.length ? ids.map(nameOf).join(", ") : "nothing";
+  }
+
+  function dismissedNote(event) {
+    return event.dismissed && event.dismissed.length ? ` · dismissed ${event.dismissed.map(stackName).join(", ")}` : "";
   }
 
   function summarize(event) {
@@ -512,8 +553,122 @@
         }`;
       case "session.ended":
         return "";
+      case "stack.created":
+        return `tab ${event.stack.id}, root ${event.stack.screens.length ? event.stack.screens[0].name : ""}`;
+      case "stack.selected":
+        return stackName(event.stack);
+      case "stack.removed":
+        return `${stackName(event.stack)}: ${screenNames(event.screens)}${dismissedNote(event)} · ${stackName(event.selected)} selected`;
+      case "stack.presented":
+        return `${event.stack.kind} ${stackName(event.stack.id)} from ${nameOf(event.stack.presenter)}, root ${
+          event.stack.screens.length ? event.stack.screens[0].name : ""
+        }`;
+      case "stack.dismissed":
+        return `${stackName(event.stack)}: ${screenNames(event.screens)}${dismissedNote(event)}`;
+      case "stack.screen.pushed":
+        return `${event.screen.name} (${shortID(event.screen.id)}) onto ${stackName(event.stack)}`;
+      case "stack.screens.popped":
+        return `${stackName(event.stack)}: ${screenNames(event.screens)}${dismissedNote(event)}`;
+      case "stack.path.replaced":
+        return `${stackName(event.stack)}: −${event.popped.length} +${event.pushed.map((screen) => screen.name).join(", ")}${dismissedNote(event)}`;
+      case "screens.replaced":
+        return `above ${nameOf(event.screen)}: −${event.popped.length} +${event.pushed.map((screen) => screen.name).join(", ")}${dismissedNote(event)}`;
+      case "screen.returned":
+        return `${event.key}=${short(event.value, 24)} from ${nameOf(event.screen)} → ${event.deliveries.length}, then −${
+          event.popped.length
+        } from ${stackName(event.stack)}${dismissedNote(event)}`;
+      case "batch.applied":
+        return `${(event.events || []).length} steps: ${(event.events || []).map((step) => step.type).join(", ")}`;
       default:
         return "";
+    }
+  }
+
+  // MARK: - Stacks
+
+  /** Every stack of a session shown: the main one first, then the tabs, then the presentations. */
+  function stacksOf(session) {
+    if (!session) return [];
+    return [{ id: "main", kind: "main", presenter: null, screens: session.screens }, ...(session.stacks || [])];
+  }
+
+  function stackOfScreen(session, id) {
+    return stacksOf(session).find((stack) => stack.screens.some((screen) => screen.id === id)) || null;
+  }
+
+  /** The stack shown in the stack list: the selected screen's. */
+  function viewedStack() {
+    return stackOfScreen(view.session, view.selectedID) || stacksOf(view.session)[0] || null;
+  }
+
+  function currentScreens() {
+    const stack = viewedStack();
+    return stack ? stack.screens : [];
+  }
+
+  /** The screens a value or a walk passes through from the top of `stack` down: its own screens
+   * above those of its presenter's stack up to the presenter, and so on (docs/Stacks.md §2, §3). */
+  function chainOf(session, stack, depth = 0) {
+    if (!stack) return [];
+    if (!stack.presenter || depth > 64) return stack.screens.slice();
+    const parent = stackOfScreen(session, stack.presenter);
+    if (!parent) return stack.screens.slice();
+    const below = chainOf(session, parent, depth + 1);
+    return below.slice(0, below.findIndex((screen) => screen.id === stack.presenter) + 1).concat(stack.screens);
+  }
+
+  /** The stacks as a tree: the main stack and the tabs, each followed by what its screens present. */
+  function stackTree(session) {
+    const all = stacksOf(session);
+    const rows = [];
+    const visit = (stack, depth) => {
+      rows.push({ stack, depth });
+      for (const screen of stack.screens) {
+        for (const child of all) if (child.presenter === screen.id) visit(child, depth + 1);
+      }
+    };
+    for (const stack of all) if (!stack.presenter) visit(stack, 0);
+    return rows;
+  }
+
+  function renderStackPicker() {
+    const picker = $("stack-picker");
+    const session = view.session;
+    const rows = stackTree(session);
+    picker.hidden = rows.length <= 1;
+    picker.replaceChildren();
+    if (rows.length <= 1) return;
+    const viewed = viewedStack();
+    const visible = stackOfScreen(session, session.visibleScreen);
+    for (const { stack, depth } of rows) {
+      const label =
+        stack.kind === "main" || stack.kind === "tab"
+          ? stack.id
+          : `from ${nameOf(stack.presenter)} · ${shortID(stack.id)}`;
+      const button = h(
+        "button",
+        {
+          type: "button",
+          class: "stack-node" + (viewed && viewed.id === stack.id ? " viewed" : ""),
+          dataset: { stack: stack.id, kind: stack.kind, depth: String(depth) },
+          "aria-pressed": String(Boolean(viewed && viewed.id === stack.id)),
+          title: `${stack.kind} ${stack.id}: ${stack.screens.length} screen(s)`,
+        },
+        h("span", { class: "kind " + stack.kind }, stack.kind === "fullScreenCover" ? "cover" : stack.kind),
+        h("span", { class: "label" }, label),
+        h("span", { class: "muted" }, stack.screens.length),
+        session.selectedStack === stack.id ? h("span", { class: "chip" }, "selected") : null,
+        visible && visible.id === stack.id ? h("span", { class: "chip own" }, "visible") : null,
+      );
+      // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+      button.style.setProperty("--depth", String(depth));
+      button.addEventListener("click", () => {
+        const top = stack.screens[stack.screens.length - 1];
+        if (!top) return;
+        view.selectedID = top.id;
+        render();
+      });
+      picker.append(button);
     }
   }
 
@@ -589,11 +744,11 @@
       return;
     }
     if (generation !== view.generation) return;
-    for (const screen of session.screens) view.names.set(screen.id, screen.name);
+    for (const stack of stacksOf(session)) for (const screen of stack.screens) view.names.set(screen.id, screen.name);
     view.version = session.version;
     view.session = session;
     view.shown = session.version;
-    view.selectedID = session.screens[session.screens.length - 1].id;
+    view.selectedID = session.visibleScreen || session.screens[session.screens.length - 1].id;
     view.replays.set(session.version, session);
     renderHeader();
     eventList.setCount(view.version);
@@ -677,9 +832,9 @@
       view.shown = seq;
       view.patch = change;
       view.event = event;
-      for (const screen of replayed.screens) view.names.set(screen.id, screen.name);
-      if (!replayed.screens.some((screen) => screen.id === view.selectedID)) {
-        view.selectedID = replayed.screens[replayed.screens.length - 1].id;
+      for (const stack of stacksOf(replayed)) for (const screen of stack.screens) view.names.set(screen.id, screen.name);
+      if (!stackOfScreen(replayed, view.selectedID)) {
+        view.selectedID = replayed.visibleScreen || replayed.screens[replayed.screens.length - 1].id;
       }
       render();
       return true;
@@ -807,9 +962,11 @@
     renderHeader();
     renderChange();
     renderWalk();
-    stackList.setCount(view.session.screens.length);
+    renderStackPicker();
+    const screens = currentScreens();
+    stackList.setCount(screens.length);
     stackList.schedule();
-    const selected = view.session.screens.findIndex((screen) => screen.id === view.selectedID);
+    const selected = screens.findIndex((screen) => screen.id === view.selectedID);
     if (selected >= 0) stackList.reveal(selected);
     renderDetail();
     eventList.schedule();
@@ -837,15 +994,19 @@
   }
 
   /** Indices of screens the shown change touched. */
-  let changedCache = { patch: null, set: new Set() };
+  let changedCache = { patch: null, stack: null, set: new Set() };
   function changedScreens() {
-    if (changedCache.patch === view.patch) return changedCache.set;
+    const stack = viewedStack();
+    const position = stack && view.session ? (view.session.stacks || []).indexOf(stack) : -1;
+    const prefix = position >= 0 ? `/stacks/${position}/screens/` : "/screens/";
+    if (changedCache.patch === view.patch && changedCache.stack === prefix) return changedCache.set;
     const set = new Set();
     for (const op of view.patch || []) {
-      const match = /^\/screens\/(\d+)/.exec(op.path);
+      if (!op.path.startsWith(prefix)) continue;
+      const match = /^(\d+)/.exec(op.path.slice(prefix.length));
       if (match) set.add(Number(match[1]));
     }
-    changedCache = { patch: view.patch, set };
+    changedCache = { patch: view.patch, stack: prefix, set };
     return set;
   }
 
@@ -856,7 +1017,7 @@
     if (event) {
       line.append(
         h("span", { class: "muted" }, `#${event.seq} · ${clock(event.at)} · `),
-        h("span", { class: "type " + event.type.replace(".", "-") }, event.type),
+        h("span", { class: "type " + event.type.replaceAll(".", "-") }, event.type),
         " ",
         summarize(event),
       );
@@ -888,12 +1049,32 @@
     const key = event && session ? `${view.id}:${event.seq}:${session.version}` : null;
     if (walkCache.key === key) return walkCache.steps;
     const steps = [];
-    if (event && session && event.type === "preference.published") {
-      const start = session.screens.findIndex((screen) => screen.id === event.screen);
+    if (event && session && (event.type === "preference.published" || event.type === "screen.returned")) {
+      // The walk runs from the publisher down its chain (a presentation's root passes on to its
+      // presenter). After a return the publisher is gone: start at the topmost screen still there
+      // that the walk reached.
+      let chain = chainOf(session, stackOfScreen(session, event.screen));
+      let start = chain.findIndex((screen) => screen.id === event.screen);
+      const left = start < 0 ? stacksOf(session).find((candidate) => candidate.id === event.stack) : null;
+      if (left) {
+        // Popped from a stack that is still there: the walk went on from its new top.
+        chain = chainOf(session, left);
+        start = chain.length - 1;
+      } else if (start < 0) {
+        const reached = [...event.deliveries.map((delivery) => delivery.screen), event.stoppedAt].filter(Boolean);
+        for (const id of reached) {
+          const candidate = chainOf(session, stackOfScreen(session, id));
+          const at = candidate.findIndex((screen) => screen.id === id);
+          if (at >= 0 && (start < 0 || candidate.length > chain.length)) {
+            chain = candidate;
+            start = Math.max(...reached.map((other) => candidate.findIndex((screen) => screen.id === other)));
+          }
+        }
+      }
       const delivered = new Map(event.deliveries.map((delivery) => [delivery.screen, delivery.value]));
       let stopped = false;
       for (let index = start; index >= 0; index--) {
-        const screen = session.screens[index];
+        const screen = chain[index];
         let state;
         if (stopped) state = "unreached";
         else if (screen.id === event.stoppedAt) {
@@ -902,7 +1083,7 @@
         } else if (delivered.has(screen.id)) state = "received";
         else if (screen.handlers && screen.handlers[event.key]) state = "remembered";
         else state = "transparent";
-        steps.push({ screen, index, state, value: delivered.get(screen.id), isPublisher: index === start });
+        steps.push({ screen, index, state, value: delivered.get(screen.id), isPublisher: screen.id === event.screen });
       }
     }
     walkCache = { key, steps, map: new Map(steps.map((step) => [step.screen.id, step.state])) };
@@ -930,6 +1111,17 @@
       transparent: () => "no handler, passed through",
       unreached: () => "not reached",
     };
+    if (event.type === "screen.returned") {
+      list.append(
+        h(
+          "li",
+          { class: "walk-step", dataset: { state: "gone" } },
+          h("b", {}, nameOf(event.screen)),
+          h("span", { class: "muted" }, " (publisher)"),
+          ` returned it, then left ${stackName(event.stack)}`,
+        ),
+      );
+    }
     for (const step of steps) {
       list.append(
         h(
@@ -955,13 +1147,19 @@
     detail.replaceChildren();
     const session = view.session;
     if (!session) return;
-    const index = session.screens.findIndex((screen) => screen.id === view.selectedID);
-    const screen = session.screens[index];
+    const stack = viewedStack();
+    const chain = chainOf(session, stack);
+    const index = chain.findIndex((screen) => screen.id === view.selectedID);
+    const screen = chain[index];
     if (!screen) return;
     detail.dataset.screen = screen.id;
     detail.append(
       h("div", { class: "screen-name", id: "detail-name" }, screen.name || "(unnamed)"),
-      h("div", { class: "mono muted" }, `${screen.id} · #${index} · ${screen.role}`),
+      h(
+        "div",
+        { class: "mono muted" },
+        `${screen.id} · #${screen.index ?? index}${stack && stack.id !== "main" ? " in " + stackName(stack.id) : ""} · ${screen.role}`,
+      ),
     );
     detail.append(h("h3", {}, "Own values"));
     detail.append(
@@ -976,17 +1174,17 @@
       table(resolved, ([key, value]) => {
         let source = -1;
         for (let at = index; at >= 0; at--) {
-          if (Object.prototype.hasOwnProperty.call(session.screens[at].values || {}, key)) {
+          if (Object.prototype.hasOwnProperty.call(chain[at].values || {}, key)) {
             source = at;
             break;
           }
         }
-        const from = session.screens[source];
+        const from = chain[source];
         const chip =
           source === index
             ? h("span", { class: "chip own" }, "own")
             : source >= 0
-              ? h("span", { class: "chip", title: from.id }, `from ${from.name || "(unnamed)"} #${source}`)
+              ? h("span", { class: "chip", title: from.id }, `from ${from.name || "(unnamed)"} #${from.index ?? source}`)
               : h("span", { class: "chip" }, "default");
         return h(
           "tr",

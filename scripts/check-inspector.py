@@ -7,7 +7,9 @@ Against a running server: opens /inspector/, enters the admin token, sees a sess
 after pushes made with curl, opens it, checks its screens and resolved values (and which screen
 each comes from), sees a live push arrive, drags the scrubber back to revision 1 and sees that
 revision's values, steps forward, clicks a preference.published event and follows its walk,
-exports, forks, imports, then checks a session of 1,000 screens. Saves screenshots at a laptop
+exports, forks, imports, checks a session with a tab and a sheet (the stacks as a tree, a value
+inherited from the presenter, a return's walk through it, a tab selected live, the sheet at an
+earlier revision), then a session of 1,000 screens and one of 100,000 events. Saves screenshots at a laptop
 and a phone width. Fails on any error in the browser's console.
 """
 import http.client
@@ -234,6 +236,50 @@ try:
     until("the import open", lambda: text("#session-title") == imported_id and revision() == 9)
     until("its four screens", lambda: len(present("#stack-list .stack-row")) == 4)
     os.remove(path)
+
+    step("a session with a tab and a sheet: its stacks as a tree")
+    multi = curl("POST", "/v1/sessions", body={"root": {"name": "Home", "values": {"title": "home"}}, "schema": schema})
+    mid, mtoken = multi["id"], multi["token"]
+    mbase = f"/v1/sessions/{mid}"
+    curl("POST", f"{mbase}/push", mtoken, {"name": "Detail", "values": {"title": "detail"}})        # 2
+    curl("POST", f"{mbase}/stacks", mtoken, {"id": "search", "root": {"name": "Search"}})           # 3
+    curl("PUT", f"{mbase}/screens/top/handlers/pick", mtoken, {"passBack": True})                   # 4
+    sheet = curl("POST", f"{mbase}/present", mtoken, {"style": "sheet", "root": {"name": "Filter"}})["stack"]["id"]  # 5
+    curl("POST", f"{mbase}/stacks/{sheet}/push", mtoken, {"name": "Options"})                        # 6
+    curl("POST", f"{mbase}/screens/top/return", mtoken, {"key": "pick", "value": "red"})            # 7
+    until("the multi-stack session in the list", lambda: present(f'#sessions-list .session-row[data-id="{mid}"]'))
+    present(f'#sessions-list .session-row[data-id="{mid}"]')[0].click()
+    until("it open at revision 7", lambda: text("#session-title") == mid and revision() == 7)
+    until("three stacks in the tree", lambda: len(present("#stack-picker .stack-node")) == 3)
+    nodes = [(node.get_attribute("data-stack"), node.get_attribute("data-kind"), node.get_attribute("data-depth"))
+             for node in present("#stack-picker .stack-node")]
+    assert [(stack, kind) for stack, kind, _ in nodes] == [("main", "main"), (sheet, "sheet"), ("search", "tab")], nodes
+    assert [depth for _, _, depth in nodes] == ["0", "1", "0"], nodes
+    until("the sheet shown (what a user sees)", lambda: [row.get_attribute("data-name") for row in present("#stack-list .stack-row")] == ["Filter"])
+    select_screen("Filter")
+    assert resolved("title") == ('"detail"', "Detail"), resolved("title")
+    step("the return in the log and its walk through the presenter")
+    until("event 7 in the log", lambda: present('#events-list .event-row[data-seq="7"]') and
+          "screen.returned" in present('#events-list .event-row[data-seq="7"]')[0].text)
+    present('#events-list .event-row[data-seq="7"]')[0].click()
+    until("the walk of the return", lambda: present("#walk") and present("#walk")[0].is_displayed() and
+          [item.get_attribute("data-state") for item in present("#walk-steps .walk-step")] ==
+          ["gone", "transparent", "received", "transparent", "unreached"])
+    driver.save_screenshot(os.path.join(SHOTS, "inspector-laptop-stacks.png"))
+    step("a tab selected now arrives live; the tab shares nothing with the main stack")
+    curl("POST", f"{mbase}/select", mtoken, {"stack": "search"})                                     # 8
+    until("revision 8 shown", lambda: revision() == 8)
+    until("search marked selected", lambda: "selected" in driver.find_element(
+        By.CSS_SELECTOR, '#stack-picker .stack-node[data-stack="search"]').text)
+    driver.find_element(By.CSS_SELECTOR, '#stack-picker .stack-node[data-stack="search"]').click()
+    until("the tab's screens", lambda: [row.get_attribute("data-name") for row in present("#stack-list .stack-row")] == ["Search"])
+    until("the tab's own default title", lambda: resolved("title") == ('"initial"', "default"))
+    step("back to revision 6: the sheet held Options then")
+    driver.find_element(By.CSS_SELECTOR, '#events-list .event-row[data-seq="6"]').click()
+    until("revision 6", lambda: revision() == 6)
+    driver.find_element(By.CSS_SELECTOR, f'#stack-picker .stack-node[data-stack="{sheet}"]').click()
+    until("the sheet's two screens at revision 6", lambda:
+          [row.get_attribute("data-name") for row in present("#stack-list .stack-row")] == ["Filter", "Options"])
 
     step("a session of 1,000 screens")
     big = curl("POST", "/v1/sessions", body={"root": {"name": "Root", "values": {"title": "r"}}, "schema": schema})

@@ -65,6 +65,7 @@ public struct SessionRoutes: Sendable {
                 screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "",
                 body: try jsonBody(request) ?? [:])
         }
+        registerStacks(on: router)
         EventRoutes(routes: self, hub: hub).register(on: router)
         AccessRoutes(routes: self).register(on: router)
         RevisionRoutes(routes: self).register(on: router)
@@ -100,7 +101,7 @@ public struct SessionRoutes: Sendable {
     }
 
     /// Registers a route that reads the session named by `{id}`.
-    private func query(
+    func query(
         _ path: String, _ router: Router, _ query: @escaping @Sendable (Request) throws -> SessionQuery
     ) {
         router.get(path) { request in
@@ -111,7 +112,7 @@ public struct SessionRoutes: Sendable {
     }
 
     /// Registers a route that runs a command on the session named by `{id}`.
-    private func command(
+    func command(
         _ method: HTTPMethod, _ path: String, _ router: Router,
         _ command: @escaping @Sendable (Request) throws -> SessionCommand
     ) {

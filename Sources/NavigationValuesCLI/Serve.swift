@@ -16,7 +16,8 @@ struct Serve: Command {
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--cors-origins O,O] "
-        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N]"
+        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
+        + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
         connections; a generated admin token is printed once to stderr. Request logs go to stderr.
@@ -49,6 +50,11 @@ struct Serve: Command {
         Flag(
             name: "max-copied-events", valueName: "N",
             help: "Events an import or a fork may copy into its new session (default 100000)."),
+        Flag(
+            name: "max-stacks", valueName: "N",
+            help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
+        Flag(name: "max-presentation-depth", valueName: "N", help: "How deep presentations nest (default 8; 0: none)."),
+        Flag(name: "max-batch-operations", valueName: "N", help: "Operations in one batch request (default 100)."),
     ]
 
     var configuration = NavigationValuesServer.Configuration()
@@ -87,6 +93,7 @@ struct Serve: Command {
         if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
             configuration.service.maxCopiedEvents = count
         }
+        try Self.readStackLimits(arguments, into: &configuration.service.limits)
         if let file = arguments["schema"] {
             configuration.service.defaultSchema = try Self.loadSchema(
                 file, source: arguments.sources["schema"] ?? "--schema")

@@ -27,8 +27,8 @@ package struct ReaderHead: Sendable {
 /// version before it is answered.
 actor SessionActor {
     let id: SessionID
-    private let environment: ServiceEnvironment
-    private var live: LiveSession?
+    let environment: ServiceEnvironment
+    var live: LiveSession?
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// How many times a command is run against a reloaded copy before its conflict is answered
@@ -75,6 +75,13 @@ actor SessionActor {
                 throw SessionError(.notFound, "no screen '\(reference)' in session \(id.rawValue)")
             }
             return .screen(session.resource(of: entry), version: session.record.version)
+        case .stacks:
+            return .stacks(session.stackList())
+        case .stack(let reference):
+            guard let stackID = session.stackID(reference: reference) else {
+                throw SessionError(.notFound, "no stack '\(reference)' in session \(id.rawValue)")
+            }
+            return .stack(session.stackResource(stackID), version: session.record.version)
         }
     }
 
@@ -142,6 +149,9 @@ actor SessionActor {
         }
         let validator = CommandValidator(
             session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
+        if case .batch(let body) = command {
+            return .applied(try await commitBatch(body, session: session, validator: validator, context: context))
+        }
         let operation = try validator.operation(for: command)
         return .applied(try await commit(operation, session: session, context: context))
     }
@@ -166,12 +176,23 @@ actor SessionActor {
         let result: MutationResult
         do {
             applied = try session.apply(operation, seq: seq, at: at)
-            result = try Self.result(of: applied.event, session: session)
+            result = try Self.result(of: applied.event, session: session, version: seq)
         } catch {
             // A validated operation that does not apply is our bug; the state may be half changed.
             live = nil
             throw error
         }
+        try await store(
+            applied, answer: result, of: session, seq: seq, at: at, isPurge: operation.isPurge, context: context)
+        return result
+    }
+
+    /// Commits what a change applied (its event, its rows, the answer under its idempotency key, a
+    /// snapshot when one is due) and publishes the event.
+    func store(
+        _ applied: Applied, answer result: MutationResult, of session: LiveSession, seq: Int64, at: Date,
+        isPurge: Bool, context: CommandContext
+    ) async throws {
         let event = RecordedEvent(seq: seq, at: at, event: applied.event)
         var mutation = StoredMutation(session: id, event: StoredEvent(event, session: id), changes: applied.changes)
         if let idempotency = context.idempotency {
@@ -179,7 +200,7 @@ actor SessionActor {
                 scope: idempotency.scope, key: idempotency.key, at: at)
         }
         let interval = Int64(environment.configuration.snapshotInterval)
-        if interval > 0, seq % interval == 0, !operation.isPurge {
+        if interval > 0, seq % interval == 0, !isPurge {
             mutation.snapshot = StoredSnapshot(
                 session: id, seq: seq, json: session.resource(includeMemory: true).json.serialized())
         }
@@ -190,18 +211,16 @@ actor SessionActor {
             live = nil
             throw error
         }
-        if operation.isPurge { live = nil }
+        if isPurge { live = nil }
         environment.eventCommitted(mutation.event, event)
-        return result
     }
 
-    /// What the mutation answers, from the event it appended.
-    private static func result(of event: SessionEvent, session: LiveSession) throws(CorruptSessionError)
+    /// What the mutation answers, from the event it appended, at `version`.
+    static func result(of event: SessionEvent, session: LiveSession, version: Int64) throws(CorruptSessionError)
         -> MutationResult
     {
-        let version = session.record.version
         func current(_ id: ScreenID) throws(CorruptSessionError) -> ScreenResource {
-            guard let entry = session.stack.screen(id: id) else {
+            guard let entry = session.tree.screen(id: id) else {
                 throw CorruptSessionError(session: session.id, reason: "no screen \(id.rawValue) after the change")
             }
             return session.resource(of: entry)
@@ -225,6 +244,8 @@ actor SessionActor {
             return .ended(version: version)
         case .sessionCreated:
             throw CorruptSessionError(session: session.id, reason: "a mutation cannot create its session")
+        default:
+            return try stackResult(of: event, session: session, version: version)
         }
     }
 

@@ -1,7 +1,9 @@
 import Foundation
 import NavigationValues
 
-/// A session as the API shows it (API.md, Resources): its header and its screens, root first.
+/// A session as the API shows it (API.md, Resources): its header and its main stack's screens,
+/// root first; with several stacks (docs/Stacks.md), also the others, which one is selected and the
+/// screen a user sees.
 ///
 /// ```swift
 /// let session = try SessionResource(json: answer)
@@ -16,14 +18,23 @@ public struct SessionResource: Sendable, Equatable {
     public var updatedAt: Date
     /// The session's schema as API.md writes it (`values`, `preferences`, `strict`).
     public var schema: JSONValue
+    /// The main stack's screens, root first.
     public var screens: [ScreenResource]
+    /// The selected stack: `main` or a tab.
+    public var selectedStack: StackID
+    /// The screen a user sees: the topmost screen of the selected stack or of what it presents.
+    public var visibleScreen: ScreenID?
+    /// Every stack but the main one: the tabs in order, then the presentations in the order they
+    /// were presented (a presenter's stack always comes before the stack it presents).
+    public var stacks: [StackResource]
     /// For a fork, the session and revision it started from; nil otherwise (the `origin` member
     /// is then absent).
     public var origin: SessionOrigin?
 
     public init(
         id: SessionID, version: Int64, state: SessionState, createdAt: Date, updatedAt: Date, schema: JSONValue,
-        screens: [ScreenResource], origin: SessionOrigin? = nil
+        screens: [ScreenResource], selectedStack: StackID = .main, visibleScreen: ScreenID? = nil,
+        stacks: [StackResource] = [], origin: SessionOrigin? = nil
     ) {
         self.id = id
         self.version = version
@@ -32,6 +43,9 @@ public struct SessionResource: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.schema = schema
         self.screens = screens
+        self.selectedStack = selectedStack
+        self.visibleScreen = visibleScreen ?? screens.last?.id
+        self.stacks = stacks
         self.origin = origin
     }
 
@@ -45,13 +59,17 @@ public struct SessionResource: Sendable, Equatable {
             "updatedAt": .string(Timestamp.string(from: updatedAt)),
             "schema": schema,
             "screens": .array(screens.map(\.json)),
+            "selectedStack": .string(selectedStack.rawValue),
+            "visibleScreen": visibleScreen.map { .string($0.rawValue) } ?? .null,
+            "stacks": .array(stacks.map(\.json)),
         ]
         if let origin { members["origin"] = origin.json }
         return .object(members)
     }
 
     /// Decodes what `json` writes (members it does not know, such as a create answer's `token`,
-    /// are ignored).
+    /// are ignored; `selectedStack`, `visibleScreen` and `stacks`, which JSON written before
+    /// several stacks lacks, default to one main stack).
     ///
     /// - Throws: `WireDecodingError` naming the first member that is missing or mistyped.
     public init(json: JSONValue) throws(WireDecodingError) {
@@ -67,6 +85,13 @@ public struct SessionResource: Sendable, Equatable {
             screens: try fields.list("screens") { item, pointer throws(WireDecodingError) in
                 try ScreenResource(json: item, pointer: pointer)
             },
+            selectedStack: fields.members["selectedStack"] == nil ? .main : try fields.stackID("selectedStack"),
+            visibleScreen: fields.members["visibleScreen"] == nil ? nil : try fields.optionalScreenID("visibleScreen"),
+            stacks: fields.members["stacks"] == nil
+                ? []
+                : try fields.list("stacks") { item, pointer throws(WireDecodingError) in
+                    try StackResource(json: item, pointer: pointer)
+                },
             origin: try fields.members["origin"].map { json throws(WireDecodingError) in
                 try SessionOrigin(json: json, pointer: "/origin")
             })

@@ -24,7 +24,7 @@ import Testing
             #expect(export.header("Content-Type") == "application/x-ndjson")
             #expect(export.header("Content-Disposition") == "attachment; filename=\"\(original.id).ndjson\"")
             let lines = export.text.split(separator: "\n").map(String.init)
-            let history = try await original.history()
+            let history = try await original.everyEvent()
             #expect(lines.count == Int(version))
             #expect(try lines.map { try JSONValue(parsing: $0) } == history)
 
@@ -41,7 +41,7 @@ import Testing
             #expect(imported.header("ETag") == "\"\(version)\"")
             let copy = TestSession(client: client, id: id, token: token, created: json)
 
-            var map = screenIDMap(from: history, to: try await copy.history())
+            var map = screenIDMap(from: history, to: try await copy.everyEvent())
             #expect(!map.isEmpty)
             #expect(Set(map.keys).isDisjoint(with: Set(map.values)))
             map[original.id] = id

@@ -16,7 +16,7 @@ import Testing
             let origin = try await TestSession.create(client, ["schema": randomHistorySchema, "root": ["name": "R"]])
             try await origin.applyRandomRequests(30, seed: 5)
             let version = try #require(try await origin.get()["version"]?.integerValue)
-            let history = try await origin.history()
+            let history = try await origin.everyEvent()
             for at in Set([1, 2, version / 2, version - 1, version]) {
                 let answer = try await client.send(
                     "POST", "/v1/sessions/fork", json: ["session": .string(origin.id), "at": .integer(at)],
@@ -29,7 +29,7 @@ import Testing
                 #expect(json["origin"] == ["session": .string(origin.id), "version": .integer(at)])
                 #expect(answer.header("Location") == "/v1/sessions/\(fork.id)")
 
-                let forkHistory = try await fork.history()
+                let forkHistory = try await fork.everyEvent()
                 var map = screenIDMap(from: history, to: forkHistory)
                 map[origin.id] = fork.id
                 #expect(forkHistory == history.prefix(Int(at)).map { replacingStrings(map, in: $0) })

@@ -60,8 +60,8 @@ extension TestSession {
         return try #require(answer.json)
     }
 
-    /// Every event, from the history pages.
-    func history() async throws -> [JSONValue] {
+    /// Every event, from the history pages (however many).
+    func everyEvent() async throws -> [JSONValue] {
         var events: [JSONValue] = []
         var after: Int64 = 0
         while true {

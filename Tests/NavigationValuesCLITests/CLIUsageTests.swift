@@ -87,6 +87,15 @@ import Testing
             ["serve", "--max-copied-events", "-1"],
             "--max-copied-events must be an integer from 1 to 10000000, not '-1'"
         ),
+        (["serve", "--max-stacks", "0"], "--max-stacks must be an integer from 1 to 10000, not '0'"),
+        (
+            ["serve", "--max-presentation-depth", "deep"],
+            "--max-presentation-depth must be an integer from 0 to 1000, not 'deep'"
+        ),
+        (
+            ["serve", "--max-batch-operations", "10001"],
+            "--max-batch-operations must be an integer from 1 to 10000, not '10001'"
+        ),
         (["migrate"], "migrate needs --db PATH"),
         (["replay", "s_1"], "replay needs --db PATH"),
         (["replay", "--db", "x.sqlite"], "replay needs a SESSION id"),

@@ -1,4 +1,4 @@
--- Where a forked session came from, as SQLite's 0004_add_session_origins: the session it was
+-- Where a forked session came from, as SQLite's 0005_add_session_origins: the session it was
 -- forked from and the version it started as (its history up to that version is a copy of the
 -- origin's). NULL for every other session. Not a foreign key: a fork outlives the purge of its
 -- origin.

@@ -1,5 +1,5 @@
 -- Read-only tokens for observers (support tools that watch sessions but never change them), as
--- SQLite's 0003_add_observer_tokens. Only their SHA-256 is kept. A token of one session goes with
+-- SQLite's 0004_add_observer_tokens. Only their SHA-256 is kept. A token of one session goes with
 -- it (ON DELETE CASCADE, so a purge revokes it); session NULL means every session (issued with the
 -- admin token). Revoking one deletes its row.
 CREATE TABLE observer_tokens (
