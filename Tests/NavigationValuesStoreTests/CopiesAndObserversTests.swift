@@ -40,7 +40,22 @@ import Testing
         try await withStore(setup) { subject in
             let sample = SampleSession("s_long")
             let count: Int64 = 3_000
-            let history = [sample.creation] + (2...count).map { sample.mutation($0) }
+            // Every event rewrites the same rows (PostgreSQL leaves out all but the last write of
+            // each): a value set each time, one set and removed in turn, a handler's memory.
+            let history =
+                [sample.creation, sample.mutation(2, [.setHandler(sample.root, key: "pick", passBack: true)])]
+                + (3...count).map { seq in
+                    sample.mutation(
+                        seq,
+                        [
+                            .setValue(sample.root, key: "n", json: "\(seq)"),
+                            seq.isMultiple(of: 2)
+                                ? .setValue(sample.root, key: "toggled", json: "\(seq)")
+                                : .removeValue(sample.root, key: "toggled"),
+                            .rememberDelivery(sample.root, key: "pick", valueJSON: "\(seq)", passedJSON: nil),
+                            .setReceivedPreference(sample.root, key: "pick", json: "\(seq)"),
+                        ])
+                }
             await expectStoreError(.conflict) {
                 try await subject.store.commitAll(history + [sample.mutation(count)])
             }
@@ -50,7 +65,14 @@ import Testing
             // Single commits still work after (and alongside) a copy.
             try await subject.store.commit(sample.mutation(count + 1))
             let store = try await subject.reading()
-            #expect(try await store.loadSession(sample.id)?.record.version == count + 1)
+            let loaded = try #require(try await store.loadSession(sample.id))
+            #expect(loaded.record.version == count + 1)
+            #expect(loaded.record.updatedAt == sample.at.addingTimeInterval(Double(count + 1)))
+            let root = try #require(loaded.screens.first)
+            #expect(root.values == ["n": "\(count)", "toggled": "\(count)"])
+            #expect(
+                root.handlers["pick"] == HandlerRecord(passBack: true, lastValueJSON: "\(count)", lastPassedJSON: nil))
+            #expect(root.preferences["pick"] == "\(count)")
             let events = try await store.events(of: sample.id, after: count - 2, limit: 10)
             #expect(events.map(\.seq) == [count - 1, count, count + 1])
         }

@@ -9,7 +9,10 @@ extension PostgresSessionStore {
     /// The statements that write one mutation, in order: the version check (unless it creates
     /// its session), its state changes, its event and snapshot (unless it purged its own
     /// session), its idempotency record, and the notification to other instances.
-    func statements(for mutation: StoredMutation) throws -> [PostgresConnection.Statement] {
+    ///
+    /// `checksVersion` false leaves the version check out: for the later mutations of a copy,
+    /// whose session the same transaction creates, so no other writer can see it yet.
+    func statements(for mutation: StoredMutation, checksVersion: Bool = true) throws -> [PostgresConnection.Statement] {
         guard mutation.event.session == mutation.session,
             mutation.snapshot.map({ $0.session == mutation.session }) ?? true
         else {
@@ -22,7 +25,7 @@ extension PostgresSessionStore {
         let createsSession = mutation.changes.contains {
             if case .insertSession(let record) = $0, record.id == mutation.session { true } else { false }
         }
-        if !createsSession {
+        if !createsSession, checksVersion {
             // Conditional on the version this mutation was made from: another instance's write
             // since then makes it a conflict (NV409), and the caller reloads.
             statements.append(

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NavigationValues
 import NavigationValuesWire
 import Synchronization
 
@@ -264,8 +265,21 @@ public final class PostgresSessionStore: SessionStore {
     private func runCopy(_ mutations: [StoredMutation], on connection: PostgresConnection) -> Result<Void, any Error> {
         typealias Statement = PostgresConnection.Statement
         var statements: [Statement] = []
+        // A copy makes a new session: its row is written by the first mutation and, with the final
+        // version, by the last. Updating one row once per copied event in one transaction would
+        // grow a chain of row versions that each later update walks (quadratic: 34 s for 20,000
+        // events on the CI machine), and no other writer can see the row before the commit.
+        let session = mutations.first?.session
+        let isNewSession =
+            mutations.first?.changes.contains {
+                if case .insertSession(let record) = $0, record.id == session { true } else { false }
+            } ?? false
+        let mutations = isNewSession ? Self.coalescedCopy(mutations) : mutations
         do {
-            for mutation in mutations { statements += try self.statements(for: mutation) }
+            for (index, mutation) in mutations.enumerated() {
+                let isInner = isNewSession && index > 0 && mutation.session == session
+                statements += try self.statements(for: mutation, checksVersion: !isInner)
+            }
         } catch {
             return .failure(error)
         }
@@ -286,6 +300,41 @@ public final class PostgresSessionStore: SessionStore {
             _ = try? connection.query("ROLLBACK")
             return .failure(error)
         }
+    }
+
+    /// A new session's copied history with the row writes that a later one overwrites left out:
+    /// the session row's version (only the last mutation's stays), and a value, a handler's
+    /// memory or a received preference written again later for the same screen and key (an
+    /// upsert, or an update of a row the later one needs too). Each would otherwise update one
+    /// row many times in one transaction. Events and snapshots stay as they are.
+    static func coalescedCopy(_ mutations: [StoredMutation]) -> [StoredMutation] {
+        guard let session = mutations.first?.session else { return mutations }
+        var later: Set<CopiedRow> = []
+        var isSessionWritten = false
+        var result = mutations
+        for index in result.indices.reversed() {
+            var kept: [StateChange] = []
+            for change in result[index].changes.reversed() {
+                let written: CopiedRow?
+                switch change {
+                case .updateSession(let id, _, _, _) where id == session:
+                    if isSessionWritten { continue }
+                    isSessionWritten = true
+                    written = nil
+                case .setValue(let screen, let key, _): written = CopiedRow.value(screen, key)
+                case .rememberDelivery(let screen, let key, _, _): written = CopiedRow.memory(screen, key)
+                case .setReceivedPreference(let screen, let key, _): written = CopiedRow.received(screen, key)
+                default: written = nil
+                }
+                if let written {
+                    if later.contains(written) { continue }
+                    later.insert(written)
+                }
+                kept.append(change)
+            }
+            result[index].changes = kept.reversed()
+        }
+        return result
     }
 
     /// One transaction over `mutations`, sent as one pipeline. When a mutation fails, the
@@ -353,4 +402,11 @@ public final class PostgresSessionStore: SessionStore {
         }
         return results.map { $0 ?? .failure(StoreError(code: .failed, message: "the mutation was not run")) }
     }
+}
+
+/// A row a copied mutation writes, by screen and key (``PostgresSessionStore/coalescedCopy(_:)``).
+private enum CopiedRow: Hashable {
+    case value(ScreenID, String)
+    case memory(ScreenID, String)
+    case received(ScreenID, String)
 }
