@@ -303,7 +303,7 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     /// A new session's copied history with the row writes that a later one overwrites left out:
-    /// the session row's version (only the last mutation's stays), and a value, a handler's
+    /// the session row's version and selected stack (only the last of each stays), and a value, a handler's
     /// memory or a received preference written again later for the same screen and key (an
     /// upsert, or an update of a row the later one needs too). Each would otherwise update one
     /// row many times in one transaction. Events and snapshots stay as they are.
@@ -311,6 +311,7 @@ public final class PostgresSessionStore: SessionStore {
         guard let session = mutations.first?.session else { return mutations }
         var later: Set<CopiedRow> = []
         var isSessionWritten = false
+        var isStackSelected = false
         var result = mutations
         for index in result.indices.reversed() {
             var kept: [StateChange] = []
@@ -320,6 +321,10 @@ public final class PostgresSessionStore: SessionStore {
                 case .updateSession(let id, _, _, _) where id == session:
                     if isSessionWritten { continue }
                     isSessionWritten = true
+                    written = nil
+                case .selectStack(let id, _) where id == session:
+                    if isStackSelected { continue }
+                    isStackSelected = true
                     written = nil
                 case .setValue(let screen, let key, _): written = CopiedRow.value(screen, key)
                 case .rememberDelivery(let screen, let key, _, _): written = CopiedRow.memory(screen, key)
