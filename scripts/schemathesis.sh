@@ -47,7 +47,9 @@ printf '[parameters]\n"query.wait" = 0\n' >"$work/schemathesis.toml"
 # /v1/events is an endless admin stream (SSE): it never answers a complete body, so it is left out.
 status=0
 cd "$work"  # schemathesis leaves a .schemathesis cache folder behind
-timeout 240 schemathesis --no-color --config-file "$work/schemathesis.toml" run "$url/openapi.json" \
+# The hooks add a serializer for the NDJSON body of POST /v1/sessions/import.
+SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$OLDPWD/scripts${PYTHONPATH:+:$PYTHONPATH}" \
+    timeout 240 schemathesis --no-color --config-file "$work/schemathesis.toml" run "$url/openapi.json" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --header "Authorization: Bearer $token" \
     --exclude-path /v1/events \

@@ -41,6 +41,10 @@ public final class NavigationValuesServer: Sendable {
         public var subscriberBufferLimit = 1_024
         /// Where request lines and server messages go; nil writes none.
         public var logger: Logger?
+        /// The web origins browsers may call the API from (`--cors-origins`); none by default.
+        public var crossOriginPolicy = CrossOriginPolicy()
+        /// The clock: event times, ticket and observer-token expiry.
+        public var now: @Sendable () -> Date = { Date() }
 
         public init() {}
     }
@@ -91,13 +95,22 @@ public final class NavigationValuesServer: Sendable {
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
+        var serviceConfiguration = configuration.service
+        // Every server sharing the admin token accepts the stream tickets of the others.
+        serviceConfiguration.ticketSecret = serviceConfiguration.ticketSecret ?? adminToken
         let service = SessionService(
-            store: store, configuration: configuration.service, eventCommitted: { hub.publish($0, $1) })
+            store: store, configuration: serviceConfiguration, now: configuration.now,
+            eventCommitted: { hub.publish($0, $1) })
         let metrics = Metrics()
         let router = Router()
+        // CORS headers outermost, so that they mark every answer, errors included; preflights are
+        // answered inside the logging, so that they are logged and counted like any request.
+        router.add(middleware: configuration.crossOriginPolicy.responseHeaders)
         router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
+        router.add(middleware: configuration.crossOriginPolicy.preflight)
         SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
+        InspectorRoutes().register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout

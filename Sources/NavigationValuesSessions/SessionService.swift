@@ -12,6 +12,15 @@ public struct ServiceConfiguration: Sendable {
     /// A snapshot of the whole session is stored every this many events (0: never), so replay
     /// never applies more than this many events.
     public var snapshotInterval = 64
+    /// How long a stream ticket (`POST /v1/tickets`) can open a stream after it is issued.
+    public var ticketLifetime: Duration = .seconds(60)
+    /// The secret stream tickets are signed with (the admin token, so that every server sharing
+    /// it accepts the others' tickets); nil for a random one, good for this process only.
+    public var ticketSecret: String?
+    /// Observer tokens one session may have, and tokens for every session there may be.
+    public var maxObserversPerScope = 100
+    /// The most events an import or a fork copies into its new session.
+    public var maxCopiedEvents = 100_000
 
     public init() {}
 }
@@ -26,6 +35,7 @@ final class ServiceEnvironment: Sendable {
     let identifiers: IdentifierGenerator
     /// Called once each event is committed, with its stored row and its typed form.
     let eventCommitted: @Sendable (StoredEvent, RecordedEvent) -> Void
+    let tickets: StreamTicketSigner
 
     init(
         store: any SessionStore, configuration: ServiceConfiguration, now: @escaping @Sendable () -> Date,
@@ -36,9 +46,51 @@ final class ServiceEnvironment: Sendable {
         self.now = now
         self.identifiers = identifiers
         self.eventCommitted = eventCommitted
+        tickets = StreamTicketSigner(
+            secret: configuration.ticketSecret ?? Base64URL.encode(identifiers.randomBytes(32)))
     }
 
     var newScreenID: () -> ScreenID { { [identifiers] in identifiers.screenID() } }
+
+    /// A session about to be created: its first event and the rows it writes.
+    struct NewSession {
+        var session: LiveSession
+        var event: RecordedEvent
+        var mutation: StoredMutation
+        var created: CreatedSession
+    }
+
+    /// A new session with a fresh id and token, `schema`, and a root validated exactly as a push
+    /// body is (`{"name", "values"}`), created at `at`.
+    func newSession(
+        schema: SessionSchema, root body: JSONValue, at: Date, origin: SessionOrigin? = nil
+    ) throws -> sending NewSession {
+        let id = identifiers.sessionID()
+        let token = identifiers.token()
+        let record = SessionRecord(
+            id: id, version: 1, state: .active, schemaJSON: schema.json.serialized(),
+            tokenHash: TokenHasher.hash(token), createdAt: at, updatedAt: at, origin: origin)
+        let session = LiveSession(record: record, schema: schema)
+        let validator = CommandValidator(session: session, limits: configuration.limits, newScreenID: newScreenID)
+        let seed = try validator.root(body)
+        let root = try session.pushScreen(seed)
+        var changes: [StateChange] = [
+            .insertSession(record),
+            .insertScreen(
+                ScreenRecord(
+                    id: root.id, session: id, index: 0, name: root.element, role: root.context.role.rawValue,
+                    previous: nil)),
+        ]
+        for name in seed.values.keys.sorted() {
+            if let value = seed.values[name] { changes.append(.setValue(root.id, key: name, json: value.serialized())) }
+        }
+        let event = RecordedEvent(
+            seq: 1, at: at, event: .sessionCreated(root: session.resource(of: root), schema: schema.json))
+        return NewSession(
+            session: session, event: event,
+            mutation: StoredMutation(session: id, event: StoredEvent(event, session: id), changes: changes),
+            created: CreatedSession(session: session.resource(), token: token))
+    }
 }
 
 /// What creating a session answers: the session and its token, or the first answer again for a
@@ -181,35 +233,13 @@ public final class SessionService: Sendable {
         let schema =
             try fields["schema"].map { json throws(SessionError) in try SessionSchema(json: json) }
             ?? environment.configuration.defaultSchema
-        let id = environment.identifiers.sessionID()
-        let token = environment.identifiers.token()
-        let at = Timestamp.truncated(environment.now())
-        let record = SessionRecord(
-            id: id, version: 1, state: .active, schemaJSON: schema.json.serialized(),
-            tokenHash: TokenHasher.hash(token), createdAt: at, updatedAt: at)
-        let session = LiveSession(record: record, schema: schema)
-        let validator = CommandValidator(
-            session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
-        // The root is validated exactly as a push is.
-        let seed = try validator.root(fields["root"] ?? [:])
-        let root = try session.pushScreen(seed)
-        var changes: [StateChange] = [
-            .insertSession(record),
-            .insertScreen(
-                ScreenRecord(
-                    id: root.id, session: id, index: 0, name: root.element, role: root.context.role.rawValue,
-                    previous: nil)),
-        ]
-        for name in seed.values.keys.sorted() {
-            if let value = seed.values[name] { changes.append(.setValue(root.id, key: name, json: value.serialized())) }
-        }
-        let created = CreatedSession(session: session.resource(), token: token)
-        let event = RecordedEvent(
-            seq: 1, at: at, event: .sessionCreated(root: session.resource(of: root), schema: schema.json))
-        var mutation = StoredMutation(session: id, event: StoredEvent(event, session: id), changes: changes)
+        let new = try environment.newSession(
+            schema: schema, root: fields["root"] ?? [:], at: Timestamp.truncated(environment.now()))
+        let (session, event, created) = (new.session, new.event, new.created)
+        var mutation = new.mutation
         if let idempotency {
             mutation.idempotency = idempotency.record(created).record(
-                scope: idempotency.scope, key: idempotency.key, at: at)
+                scope: idempotency.scope, key: idempotency.key, at: event.at)
         }
         do {
             try await environment.store.commit(mutation)
@@ -223,9 +253,14 @@ public final class SessionService: Sendable {
             }
             throw error
         }
-        await actor(for: id).install(session)
+        await actor(for: session.id).install(session)
         environment.eventCommitted(mutation.event, event)
         return .created(created)
+    }
+
+    /// Installs a session just committed (created, imported or forked) in its actor.
+    func install(_ session: sending LiveSession) async {
+        await actor(for: session.id).install(session)
     }
 
     // MARK: - Listing
