@@ -88,6 +88,8 @@ extension Response {
     /// A JSON answer from JSON text already encoded.
     static func json(text body: [UInt8], status: HTTPStatus = .ok, headers: HTTPHeaders = [:]) -> Response {
         var fields = headers
+        // Room for this field and for the X-Request-Id that RequestLogging adds: one allocation.
+        fields.reserveCapacity(headers.count + 2)
         fields["Content-Type"] = "application/json; charset=utf-8"
         return Response(status: status, headers: fields, body: body)
     }
