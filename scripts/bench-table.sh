@@ -186,7 +186,7 @@ pages_written() { metric "$1" navigation_values_store_pages_written_total; }
 committed() { metric "$1" 'navigation_values_store_commits_total{result="committed"}'; }
 
 echo "== bench-table: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), binary $binary"
-echo "   server git: $(git -C "$repository" describe --always --dirty 2>/dev/null || echo '?'); disk of the temp folder: $(df -P "$work" | awk 'NR == 2 {print $1}')"
+echo "   repository at $(git -C "$repository" describe --always --dirty 2>/dev/null || echo '?') (a --binary may be another build); disk of the temp folder: $(df -P "$work" | awk 'NR == 2 {print $1}')"
 echo "   the machine is shared with other builds: absolute figures vary, ratios come from the same run"
 
 if [ "$mode" = allocs ]; then
