@@ -54,7 +54,7 @@ final class Connection: @unchecked Sendable {
             headerTimeout: configuration.headerTimeout,
             idleTimeout: configuration.idleTimeout
         )
-        self.parser = RequestParser(limits: configuration.limits)
+        self.parser = RequestParser(limits: configuration.limits, budget: loop.context.bodyBudget)
     }
 
     // MARK: - Events from the loop

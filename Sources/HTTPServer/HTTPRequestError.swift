@@ -10,7 +10,7 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         fileprivate enum Kind: Sendable, Hashable {
             case badRequest, notFound, methodNotAllowed, requestTimeout, contentTooLarge, uriTooLong
-            case headerFieldsTooLarge, notImplemented, versionNotSupported
+            case headerFieldsTooLarge, notImplemented, versionNotSupported, serviceUnavailable
         }
         fileprivate let kind: Kind
 
@@ -32,6 +32,9 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
         public static let notImplemented = Code(kind: .notImplemented)
         /// An HTTP version other than 1.0 and 1.1 (505).
         public static let versionNotSupported = Code(kind: .versionNotSupported)
+        /// The server cannot take this request now, such as a large body while the memory set aside
+        /// for large bodies is in use (503, with `Retry-After`).
+        public static let serviceUnavailable = Code(kind: .serviceUnavailable)
 
         public var description: String { "\(kind)" }
 
@@ -47,6 +50,7 @@ public struct HTTPRequestError: Error, Sendable, Equatable, CustomStringConverti
             case .headerFieldsTooLarge: .requestHeaderFieldsTooLarge
             case .notImplemented: .notImplemented
             case .versionNotSupported: .httpVersionNotSupported
+            case .serviceUnavailable: .serviceUnavailable
             }
         }
     }

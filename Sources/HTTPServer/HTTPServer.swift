@@ -200,6 +200,8 @@ final class ServerContext: Sendable {
     let errorResponder: HTTPServer.ErrorResponder
     /// Connections open across all loops.
     let openConnections = Atomic<Int>(0)
+    /// The memory for bodies over the usual limit (`HTTPLimits.largeBodies`).
+    let bodyBudget: BodyBudget
 
     init(
         configuration: HTTPServer.Configuration, responder: RouterResponder,
@@ -208,5 +210,6 @@ final class ServerContext: Sendable {
         self.configuration = configuration
         self.responder = responder
         self.errorResponder = errorResponder
+        self.bodyBudget = BodyBudget(bytes: configuration.limits.maxLargeBodyBytesInFlight)
     }
 }

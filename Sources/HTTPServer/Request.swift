@@ -35,6 +35,8 @@ public struct Request: Sendable {
     public var remoteAddress: String?
     /// The decoded path segments, split on `/` before decoding so that `%2F` stays inside a segment.
     var pathSegments: [String]
+    /// The memory set aside for a body over the usual limit, given back with the last copy.
+    var bodyReservation: BodyReservation?
 
     /// Creates a request, for tests and for callers that build requests themselves. `path` is
     /// percent-encoded as on the wire and may carry a query, which is added to `query`.

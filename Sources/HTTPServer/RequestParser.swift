@@ -1,5 +1,25 @@
+import Synchronization
+
 /// Limits on what a client may send, enforced while parsing (API.md "Limits").
 public struct HTTPLimits: Sendable, Equatable {
+    /// A route allowed a larger body than `maxBodyBytes`, such as an upload. Such a body must say its
+    /// length (`Content-Length`; a chunked one keeps `maxBodyBytes`), and is received only while
+    /// `maxLargeBodyBytesInFlight` has room for it.
+    public struct LargeBody: Sendable, Equatable {
+        /// The method of the requests allowed more.
+        public var method: HTTPMethod
+        /// The exact, percent-decoded path (no pattern), such as `/v1/sessions/import`.
+        public var path: String
+        /// The body, in bytes; more is 413.
+        public var maxBodyBytes: Int
+
+        public init(method: HTTPMethod, path: String, maxBodyBytes: Int) {
+            self.method = method
+            self.path = path
+            self.maxBodyBytes = maxBodyBytes
+        }
+    }
+
     /// Request line plus header fields, in bytes; more is 431.
     public var maxHeadBytes: Int
     /// The request line, in bytes; more is 414, even when the head is also too large.
@@ -8,19 +28,79 @@ public struct HTTPLimits: Sendable, Equatable {
     public var maxBodyBytes: Int
     /// The number of header fields; more is 431.
     public var maxHeaderCount: Int
+    /// Routes allowed bodies over `maxBodyBytes`.
+    public var largeBodies: [LargeBody]
+    /// Bytes of bodies over `maxBodyBytes` the whole server holds at once, from the head's arrival
+    /// until the request is answered; a large body that does not fit is 503 with `Retry-After`.
+    public var maxLargeBodyBytesInFlight: Int
 
-    /// The defaults of API.md: 16 KiB head, 8 KiB request line, 1 MiB body, 100 fields.
+    /// The defaults of API.md: 16 KiB head, 8 KiB request line, 1 MiB body, 100 fields; no route
+    /// allowed more, 256 MiB for those that are.
     public init(
         maxHeadBytes: Int = 16 * 1024,
         maxRequestLineBytes: Int = 8 * 1024,
         maxBodyBytes: Int = 1024 * 1024,
-        maxHeaderCount: Int = 100
+        maxHeaderCount: Int = 100,
+        largeBodies: [LargeBody] = [],
+        maxLargeBodyBytesInFlight: Int = 256 * 1024 * 1024
     ) {
         self.maxHeadBytes = maxHeadBytes
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderCount = maxHeaderCount
+        self.largeBodies = largeBodies
+        self.maxLargeBodyBytesInFlight = maxLargeBodyBytesInFlight
     }
+
+    /// The body limit of a request, given its head.
+    func maxBodyBytes(for request: Request) -> Int {
+        for large in largeBodies where large.method == request.method && large.path == request.path {
+            return max(maxBodyBytes, large.maxBodyBytes)
+        }
+        return maxBodyBytes
+    }
+}
+
+/// The memory a server sets aside for bodies over the usual limit, shared by every connection.
+package final class BodyBudget: Sendable {
+    private let available: Atomic<Int>
+
+    package init(bytes: Int) {
+        available = Atomic(max(0, bytes))
+    }
+
+    /// Bytes not reserved now.
+    package var availableBytes: Int { available.load(ordering: .relaxed) }
+
+    /// Sets `bytes` aside, or answers nil when they do not fit; they return when the reservation
+    /// is released (the last copy of the request holding it is gone).
+    package func reserve(_ bytes: Int) -> BodyReservation? {
+        var current = available.load(ordering: .relaxed)
+        while current >= bytes {
+            let (exchanged, original) = available.compareExchange(
+                expected: current, desired: current - bytes, ordering: .acquiringAndReleasing)
+            if exchanged { return BodyReservation(budget: self, bytes: bytes) }
+            current = original
+        }
+        return nil
+    }
+
+    fileprivate func give(_ bytes: Int) {
+        available.add(bytes, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// Bytes of a `BodyBudget` held by one request; given back when the last reference goes.
+package final class BodyReservation: Sendable {
+    private let budget: BodyBudget
+    package let bytes: Int
+
+    fileprivate init(budget: BodyBudget, bytes: Int) {
+        self.budget = budget
+        self.bytes = bytes
+    }
+
+    deinit { budget.give(bytes) }
 }
 
 /// An incremental HTTP/1.1 request parser (RFC 9112). Feed it bytes with `append`, then call
@@ -59,12 +139,15 @@ package struct RequestParser {
     }
 
     let limits: HTTPLimits
+    /// Where bodies over `limits.maxBodyBytes` are reserved; without one, no route gets more.
+    let budget: BodyBudget?
     private var buffer: [UInt8] = []
     private var readIndex = 0
     private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
 
-    package init(limits: HTTPLimits = HTTPLimits()) {
+    package init(limits: HTTPLimits = HTTPLimits(), budget: BodyBudget? = nil) {
         self.limits = limits
+        self.budget = budget
     }
 
     /// Whether bytes of a request have been received and not yet returned as a request.
@@ -195,11 +278,22 @@ package struct RequestParser {
         case .none:
             return .request(head.request, keepAlive: head.keepAlive)
         case .length(let length):
-            guard length <= limits.maxBodyBytes else {
-                throw HTTPRequestError(.contentTooLarge, detail: "The body is over \(limits.maxBodyBytes) bytes.")
+            let allowed = budget == nil ? limits.maxBodyBytes : limits.maxBodyBytes(for: head.request)
+            guard length <= allowed else {
+                throw HTTPRequestError(.contentTooLarge, detail: "The body is over \(allowed) bytes.")
             }
             if length == 0 { return .request(head.request, keepAlive: head.keepAlive) }
-            state = .lengthBody(head.request, keepAlive: head.keepAlive, length: length)
+            var request = head.request
+            if length > limits.maxBodyBytes {
+                guard let reservation = budget?.reserve(length) else {
+                    throw HTTPRequestError(
+                        .serviceUnavailable,
+                        detail: "The server is receiving as many large bodies as it takes at once; retry later.",
+                        headers: ["Retry-After": "1"])
+                }
+                request.bodyReservation = reservation
+            }
+            state = .lengthBody(request, keepAlive: head.keepAlive, length: length)
             if head.expectsContinue && buffer.count - readIndex < length { return .sendContinue(head.request) }
             return try next()
         case .chunked:

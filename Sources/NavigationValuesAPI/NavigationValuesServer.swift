@@ -43,6 +43,12 @@ public final class NavigationValuesServer: Sendable {
         public var logger: Logger?
         /// The web origins browsers may call the API from (`--cors-origins`); none by default.
         public var crossOriginPolicy = CrossOriginPolicy()
+        /// The body of `POST /v1/sessions/import` (an export), in bytes (`--max-import-bytes`);
+        /// every other request keeps API.md's 1 MiB.
+        public var maxImportBytes = 64 * 1024 * 1024
+        /// Bytes of bodies over 1 MiB (imports) the server holds at once (`--max-large-body-memory`);
+        /// an import that does not fit is 503 with `Retry-After`.
+        public var maxLargeBodyBytesInFlight = 256 * 1024 * 1024
         /// The clock: event times, ticket and observer-token expiry.
         public var now: @Sendable () -> Date = { Date() }
 
@@ -116,6 +122,10 @@ public final class NavigationValuesServer: Sendable {
         httpConfiguration.headerTimeout = configuration.headerTimeout
         httpConfiguration.idleTimeout = configuration.idleTimeout
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
+        httpConfiguration.limits.largeBodies = [
+            .init(method: .post, path: "/v1/sessions/import", maxBodyBytes: configuration.maxImportBytes)
+        ]
+        httpConfiguration.limits.maxLargeBodyBytesInFlight = configuration.maxLargeBodyBytesInFlight
         let http = HTTPServer(
             configuration: httpConfiguration,
             responder: router.buildResponder(),

@@ -2757,7 +2757,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "importSession",
         "summary": "Import an exported history as a new session",
-        "description": "The lines of an export, from `session.created` on. Each event is applied as the request that made it, under new ids and the recorded times; the new session replays exactly as the recorded one. Needs no token, as creation. A line that does not decode, fit the limits or replay as recorded is a 422 whose pointer is `/<line index>…`.",
+        "description": "The lines of an export, from `session.created` on. Each event is applied as the request that made it, under new ids and the recorded times; the new session replays exactly as the recorded one. Needs no token, as creation. A line that does not decode, fit the limits or replay as recorded is a 422 whose pointer is `/<line index>…`. Its body may be up to `--max-import-bytes` (64 MiB by default; every other request keeps 1 MiB), past which it is a 413. While bodies over 1 MiB already being received fill `--max-large-body-memory` (256 MiB by default), one more is a 503 with `Retry-After`, answered before its body is read (a client sending `Expect: 100-continue` need not send it).",
         "security": [],
         "parameters": [
           {

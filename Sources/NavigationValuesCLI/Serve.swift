@@ -17,6 +17,7 @@ struct Serve: Command {
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--cors-origins O,O] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
+        + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
@@ -50,6 +51,12 @@ struct Serve: Command {
         Flag(
             name: "max-copied-events", valueName: "N",
             help: "Events an import or a fork may copy into its new session (default 100000)."),
+        Flag(
+            name: "max-import-bytes", valueName: "N",
+            help: "Bytes of an import's body, an export (default 67108864; other requests keep 1 MiB)."),
+        Flag(
+            name: "max-large-body-memory", valueName: "N",
+            help: "Bytes of bodies over 1 MiB (imports) held at once; past it 503 (default 268435456)."),
         Flag(
             name: "max-stacks", valueName: "N",
             help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
@@ -92,6 +99,12 @@ struct Serve: Command {
         }
         if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
             configuration.service.maxCopiedEvents = count
+        }
+        if let bytes = try arguments.integer("max-import-bytes", in: 1_048_576...4_294_967_296) {
+            configuration.maxImportBytes = bytes
+        }
+        if let bytes = try arguments.integer("max-large-body-memory", in: 1_048_576...68_719_476_736) {
+            configuration.maxLargeBodyBytesInFlight = bytes
         }
         try Self.readStackLimits(arguments, into: &configuration.service.limits)
         if let file = arguments["schema"] {

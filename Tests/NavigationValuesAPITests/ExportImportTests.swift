@@ -119,7 +119,10 @@ import Testing
     }
 
     @Test func anImportIsBoundedByTheCopyLimitAndTheBodyLimit() async throws {
-        try await withRunningServer(configure: { $0.service.maxCopiedEvents = 3 }) { client, _ in
+        try await withRunningServer(configure: {
+            $0.service.maxCopiedEvents = 3
+            $0.maxImportBytes = 1024 * 1024
+        }) { client, _ in
             let original = try await TestSession.create(client)
             for _ in 0..<3 { try await original.push("S") }
             let export = try await original.send("GET", "/export")
@@ -128,6 +131,7 @@ import Testing
             )
             expectProblem(refused, 422, type: "unprocessable-content", pointers: ["/3"])
             #expect(refused.json?["detail"]?.stringValue?.contains("--max-copied-events") == true)
+            // The body limit of an import is --max-import-bytes, here 1 MiB (LargeImportTests).
             let huge = Data(repeating: UInt8(ascii: " "), count: 1024 * 1024 + 1)
             expectProblem(
                 try await client.send(
