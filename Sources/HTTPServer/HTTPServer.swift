@@ -122,8 +122,8 @@ public final class HTTPServer: Sendable {
             for _ in 0..<configuration.eventLoopCount {
                 loops.append(try EventLoop(context: context))
             }
-            for loop in loops {
-                try loop.start(listener: listener, sharingWith: loops)
+            for (index, loop) in loops.enumerated() {
+                try loop.start(listener: listener, sharingWith: loops, name: "HTTPServer.loop.\(index)")
                 started.append(loop)
             }
             try phase.withLock { phase throws(SocketError) in
