@@ -20,6 +20,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A row with the same key already exists (a duplicate event `seq`, session id, screen id
         /// or idempotency key).
         public static let conflict = Code("conflict")
+        /// A string or blob is larger than SQLite's length limit (`SQLITE_TOOBIG`): the request
+        /// asked to store too much at once (HTTP 422), the database is fine.
+        public static let tooLarge = Code("tooLarge")
         /// The database cannot serve the request now: busy, locked, read-only, out of space, an
         /// I/O error, or the file cannot be opened. Worth retrying later (HTTP 503).
         public static let unavailable = Code("unavailable")
@@ -78,7 +81,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             break
         }
         switch resultCode & 0xff {
-        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG, SQLITE_RANGE:
+        case SQLITE_TOOBIG:
+            return .tooLarge
+        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_RANGE:
             return .invalidData
         case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN,
             SQLITE_PERM, SQLITE_NOMEM, SQLITE_PROTOCOL, SQLITE_NOLFS, SQLITE_AUTH:

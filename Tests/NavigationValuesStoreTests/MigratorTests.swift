@@ -6,7 +6,7 @@ import Testing
 @Suite struct MigratorTests {
     static let tables: Set<String> = [
         "schema_migrations", "sessions", "screen_contexts", "context_values", "preference_handlers",
-        "received_preferences", "events", "snapshots", "idempotency_keys", "purged_sessions",
+        "received_preferences", "events", "snapshots", "idempotency_keys", "purged_sessions", "readiness_probe",
     ]
 
     func tableNames(_ db: Database) throws -> Set<String> {
