@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
+import Synchronization
 
 /// A reader's view of a session at one instant.
 package struct ReaderHead: Sendable {
@@ -18,6 +19,13 @@ package struct ReaderHead: Sendable {
 actor SessionActor {
     let id: SessionID
     private let environment: ServiceEnvironment
+    /// Requests holding this actor now, counted by `SessionService` under its shard's lock: an
+    /// actor that none holds may be unloaded (least recently used first).
+    nonisolated let activeRequests = Atomic<Int>(0)
+    /// When a request last took this actor: a service-wide counter, for least-recently-used order.
+    nonisolated let lastUsedTick = Atomic<UInt64>(0)
+    /// When a request last took this actor, in milliseconds since 1970 (retention's idle check).
+    nonisolated let lastUsedMilliseconds = Atomic<Int64>(0)
     private var live: LiveSession?
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -88,9 +96,9 @@ actor SessionActor {
         try authorize(context.credential, for: session)
         // A retry gets its first answer even if the session has moved on or ended since.
         if let idempotency = context.idempotency,
-            let record = try await environment.store.idempotencyRecord(scope: idempotency.scope, key: idempotency.key)
+            let answer = try await environment.store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
         {
-            return .replayed(StoredAnswer(record))
+            return .replayed(answer)
         }
         // An ended session still accepts a purge (deleting its history); every other mutation is 410.
         if session.record.state == .ended, !command.isPurge {
@@ -104,6 +112,7 @@ actor SessionActor {
         let validator = CommandValidator(
             session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
         let operation = try validator.operation(for: command)
+        try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
         return .applied(try await commit(operation, session: session, context: context))
     }
 
@@ -114,19 +123,27 @@ actor SessionActor {
         let at = Timestamp.truncated(environment.now())
         let applied: Applied
         let result: MutationResult
+        let event: RecordedEvent
+        let stored: StoredEvent
         do {
             applied = try session.apply(operation, seq: seq, at: at)
             result = try Self.result(of: applied.event, session: session)
+            let output = OutputLimits(limits: environment.configuration.limits)
+            try output.checkApplied(operation, to: session)
+            event = RecordedEvent(seq: seq, at: at, event: applied.event)
+            stored = StoredEvent(event, session: id)
+            try output.check(eventBytes: stored.json.utf8.count, answer: result)
         } catch {
-            // A validated operation that does not apply is our bug; the state may be half changed.
+            // Refused by a limit, or a validated operation that does not apply (our bug): the
+            // state is changed in memory only. Drop it; the next request reloads what is committed.
             live = nil
             throw error
         }
-        let event = RecordedEvent(seq: seq, at: at, event: applied.event)
-        var mutation = StoredMutation(session: id, event: StoredEvent(event, session: id), changes: applied.changes)
+        var mutation = StoredMutation(session: id, event: stored, changes: applied.changes)
         if let idempotency = context.idempotency {
             mutation.idempotency = idempotency.record(result).record(
-                scope: idempotency.scope, key: idempotency.key, at: at)
+                scope: idempotency.scope, key: idempotency.key, session: id, at: at, isSecret: false,
+                identifiers: environment.identifiers)
         }
         let interval = Int64(environment.configuration.snapshotInterval)
         if interval > 0, seq % interval == 0, !operation.isPurge {
@@ -135,6 +152,12 @@ actor SessionActor {
         }
         do {
             try await environment.store.commit(mutation)
+        } catch let error as StoreError where error.code == .conflict {
+            // Another writer (`navigation-values prune`, another server) appended this seq first:
+            // the live state is stale. Forget it; the client reads again and retries.
+            live = nil
+            throw SessionError(
+                .conflict, "session \(id.rawValue) was changed by another writer; read it again and retry")
         } catch {
             // The live state ran ahead of the database: forget it; the next command reloads.
             live = nil
