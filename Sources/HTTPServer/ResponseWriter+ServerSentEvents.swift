@@ -10,8 +10,14 @@ extension ResponseWriter {
         try await write(Self.eventFrame(id: id, event: event, data: data))
     }
 
-    /// The bytes of one event, built in one buffer (the data's bytes are copied once).
-    static func eventFrame(id: String?, event: String?, data: String) -> [UInt8] {
+    /// The bytes `writeEvent(id:event:data:)` sends, built in one buffer (the data's bytes are
+    /// copied once): for a frame made once and written to many streams.
+    ///
+    /// ```swift
+    /// let frame = ResponseWriter.eventFrame(id: "4", event: "screen.pushed", data: json)
+    /// try await writer.write(frame)
+    /// ```
+    public static func eventFrame(id: String?, event: String?, data: String) -> [UInt8] {
         var frame: [UInt8] = []
         frame.reserveCapacity(data.utf8.count + 64)
         if let id { frame += Array("id: \(singleLine(id))\n".utf8) }

@@ -25,6 +25,9 @@ public final class NavigationValuesServer: Sendable {
         /// The admin token; when nil one is generated (read it back from `adminToken`).
         public var adminToken: String?
         public var sync: SQLiteSessionStore.SyncMode = .normal
+        /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
+        /// answer 503 and `/readyz` is not ready. Nil: no limit but the disk's.
+        public var maxDatabaseBytes: Int?
         public var service = ServiceConfiguration()
         /// Event-loop threads; nil for one per core.
         public var eventLoopCount: Int?
@@ -34,7 +37,26 @@ public final class NavigationValuesServer: Sendable {
         /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
-        public var subscriberBufferLimit = 1_024
+        public var subscriberBufferLimit: Int {
+            get { subscribers.bufferLimit }
+            set { subscribers.bufferLimit = newValue }
+        }
+        /// Subscribers per session and in total, and how far behind each may fall.
+        public var subscribers = EventHub.Limits()
+        /// Session creations per second per client address without the admin token (the bucket refills at this rate).
+        public var createRate: Double = 20
+        /// Session creations at once per client address without the admin token.
+        public var createBurst = 200
+        /// When set, creating a session needs this token (or the admin token).
+        public var createToken: String?
+        /// Bytes of events one page of history, a long poll or a stream's catch-up holds at most.
+        public var maxPageBytes = 1024 * 1024
+        /// What old data goes away, and when.
+        public var retention = RetentionPolicy(
+            idleTimeout: .seconds(30 * 86_400), endedRetention: .seconds(30 * 86_400),
+            compaction: CompactionRule(keepEvents: 10_000))
+        /// How often retention runs (nil: never; `navigation-values prune` runs it on demand).
+        public var retentionInterval: Duration? = .seconds(60)
         /// Where request lines and server messages go; nil writes none.
         public var logger: Logger?
 
@@ -53,11 +75,13 @@ public final class NavigationValuesServer: Sendable {
     public let metrics: Metrics
     let http: HTTPServer
     private let ticker: Task<Void, Never>
+    private let retention: Task<Void, Never>?
 
     private init(
         adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, hub: EventHub,
-        metrics: Metrics, http: HTTPServer, keepAliveInterval: Duration
+        metrics: Metrics, http: HTTPServer, configuration: Configuration
     ) {
+        let keepAliveInterval = configuration.keepAliveInterval
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
         self.store = store
@@ -71,6 +95,34 @@ public final class NavigationValuesServer: Sendable {
                 hub.tick()
             }
         }
+        self.retention = Self.retentionTask(service: service, configuration: configuration)
+    }
+
+    /// Runs retention every `retentionInterval`, logging what each pass removed.
+    private static func retentionTask(service: SessionService, configuration: Configuration) -> Task<Void, Never>? {
+        guard let interval = configuration.retentionInterval, configuration.retention.isActive else { return nil }
+        let policy = configuration.retention
+        let logger = configuration.logger
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { return }
+                do {
+                    let report = try await service.runRetention(policy)
+                    if !report.isEmpty {
+                        logger?.log(
+                            .info, "retention",
+                            [
+                                "ended": .integer(Int64(report.ended)), "purged": .integer(Int64(report.purged)),
+                                "compacted_events": .integer(Int64(report.compactedEvents)),
+                                "expired_records": .integer(Int64(report.expiredRecords)),
+                            ])
+                    }
+                } catch {
+                    logger?.log(.warning, "retention failed", ["error": .string(String(describing: error))])
+                }
+            }
+        }
     }
 
     /// Opens (and migrates) the database, then binds and starts serving.
@@ -80,17 +132,24 @@ public final class NavigationValuesServer: Sendable {
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync
+        storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
         let store = try await SQLiteSessionStore.open(
             path: configuration.databasePath, configuration: storeConfiguration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
-        let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
+        let hub = EventHub(limits: configuration.subscribers)
         let service = SessionService(
             store: store, configuration: configuration.service, eventCommitted: { hub.publish($0, $1) })
         let metrics = Metrics()
         let router = Router()
         router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
-        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
+        router.add(
+            middleware: CreationRateLimit(
+                adminToken: adminToken, rate: configuration.createRate, burst: configuration.createBurst))
+        SessionRoutes(
+            service: service, adminToken: adminToken, hub: hub, createToken: configuration.createToken,
+            maxPageBytes: configuration.maxPageBytes
+        ).register(on: router)
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
@@ -109,7 +168,7 @@ public final class NavigationValuesServer: Sendable {
         }
         return NavigationValuesServer(
             adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
-            http: http, keepAliveInterval: configuration.keepAliveInterval)
+            http: http, configuration: configuration)
     }
 
     /// The bound port (useful with port 0).
@@ -118,6 +177,8 @@ public final class NavigationValuesServer: Sendable {
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
         ticker.cancel()
+        retention?.cancel()
+        await retention?.value  // a pass under way finishes before the store closes
         hub.finishAll()
         await http.shutdown()
         await store.close()
