@@ -15,7 +15,7 @@ struct Serve: Command {
     static let abstract = "Run the server."
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH] [--admin-token T] [--schema FILE] [--sync normal|full] "
-        + "[--log-format text|json] [--log-level debug|info|warning|error]"
+        + "[--log-format text|json] [--log-level debug|info|warning|error] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
         connections; a generated admin token is printed once to stderr. Request logs go to stderr.
@@ -32,6 +32,10 @@ struct Serve: Command {
         Flag(name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
         Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
         Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
+    ] + LimitFlags.flags + RetentionFlags.flags + [
+        Flag(
+            name: "retention-interval", valueName: "DURATION",
+            help: "How often retention runs (default 60s; 0: never, see 'prune')."),
     ]
 
     var configuration = NavigationValuesServer.Configuration()
@@ -53,9 +57,17 @@ struct Serve: Command {
         if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
             logLevel = Logger.Level(rawValue: level) ?? .info
         }
+        try LimitFlags.apply(arguments, to: &configuration)
+        configuration.retention = try RetentionFlags.policy(arguments)
+        if let interval = try arguments.duration("retention-interval") { configuration.retentionInterval = interval }
         if let file = arguments["schema"] {
-            configuration.service.defaultSchema = try Self.loadSchema(
-                file, source: arguments.sources["schema"] ?? "--schema")
+            let source = arguments.sources["schema"] ?? "--schema"
+            configuration.service.defaultSchema = try Self.loadSchema(file, source: source)
+            do {
+                try configuration.service.limits.check(configuration.service.defaultSchema)
+            } catch {
+                throw UsageError("\(source): '\(file)' passes a limit: \(error.detail)")
+            }
         }
     }
 
@@ -87,6 +99,9 @@ struct Serve: Command {
         // Catch the signals before the server starts, so that one sent right after the
         // 'listening on' line is never lost nor kills the process.
         let signals = SignalCatcher([SIGTERM, SIGINT])
+        // A file size limit (ulimit -f) makes writes past it fail with EFBIG, which SQLite reports
+        // as an error (503, /readyz not ready), instead of killing the process.
+        signal(SIGXFSZ, SIG_IGN)
         let server: NavigationValuesServer
         do {
             server = try await NavigationValuesServer.start(configuration)

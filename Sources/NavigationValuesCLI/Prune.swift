@@ -1,0 +1,54 @@
+import Foundation
+import NavigationValuesSessions
+import NavigationValuesStore
+
+/// `navigation-values prune --db PATH [RETENTION FLAGS]`: runs retention once, to the end.
+struct Prune: Command {
+    static let name = "prune"
+    static let abstract = "End idle sessions, purge old ended ones and compact history, now."
+    static let synopsis =
+        "prune --db PATH [--session-idle-timeout D] [--ended-retention D] [--history-keep-events N] [--history-keep-days D]"
+    static let discussion = """
+        Does at once what 'serve' does every --retention-interval, with the same rules and
+        defaults: ends sessions neither changed nor used for --session-idle-timeout (each gets its
+        session.ended event), purges sessions ended longer than --ended-retention ago (history and
+        idempotency records included), forgets their tombstones as long after the purge, and
+        compacts each session's history to the newest snapshot that keeps --history-keep-events
+        events and every event younger than --history-keep-days. Prints what it removed. It may
+        run beside a server on the same file: a session the server holds in memory and changes at
+        the same moment answers that client 409, and reads fresh on its next request.
+        """
+    static let flags = [Flag(name: "db", valueName: "PATH", help: "SQLite file to prune.")] + RetentionFlags.flags
+
+    var databasePath: String
+    var policy: RetentionPolicy
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        guard let path = arguments["db"] else { throw UsageError("prune needs --db PATH") }
+        databasePath = path
+        policy = try RetentionFlags.policy(arguments)
+    }
+
+    func run() async throws -> Int32 {
+        let store: SQLiteSessionStore
+        do {
+            store = try await SQLiteSessionStore.open(path: databasePath)
+        } catch {
+            throw CommandFailure("\(databasePath): \(error)")
+        }
+        let report: RetentionReport
+        do {
+            report = try await SessionService(store: store).runRetentionToEnd(policy)
+        } catch {
+            await store.close()
+            throw CommandFailure("\(databasePath): \(error)")
+        }
+        await store.close()
+        Console.out("ended \(report.ended) idle session(s)")
+        Console.out("purged \(report.purged) ended session(s)")
+        Console.out("compacted \(report.compactedEvents) event(s)")
+        Console.out("forgot \(report.expiredRecords) expired record(s)")
+        return 0
+    }
+}
