@@ -87,9 +87,9 @@ extension Connection {
         }
         current.writer = writer
         if machine.isShuttingDown { writer.close() }
-        // Off the loop, as handlers are: the stream's own work (reading a store, encoding
-        // events) never runs on an I/O thread; its bytes reach the loop through `send`.
-        current.streamTask = Task {
+        // On the worker threads, as handlers are: the stream's own work (reading a store,
+        // encoding events) never runs on an I/O thread; its bytes reach the loop through `send`.
+        current.streamTask = Task(executorPreference: loop.context.workers) {
             try? await produce(writer)
             loop.execute { self.finishStream(generation: generation) }
         }

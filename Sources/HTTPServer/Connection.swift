@@ -207,7 +207,7 @@ final class Connection: @unchecked Sendable {
 
     /// Runs the responder's chain for a looked-up request: a ready response (a synchronous
     /// handler such as `/healthz`, or a refusal) is sent at once, on this thread; deferred work
-    /// runs in a task on the cooperative pool, never on the loop, so that one slow handler
+    /// runs in a task on the server's worker threads, never on a loop, so that one slow handler
     /// (parsing a large body, rendering a large answer, waiting for an actor) delays no other
     /// connection of this loop. Only the response goes back to the loop, to be written.
     private func answer(_ request: Request, route: RouteMatch, at now: ContinuousClock.Instant) {
@@ -228,7 +228,7 @@ final class Connection: @unchecked Sendable {
         _ request: Request, _ work: @escaping @Sendable () async -> Result<Response, any Error>
     ) {
         let loop = self.loop
-        Task {
+        Task(executorPreference: loop.context.workers) {
             let response: Response
             switch await work() {
             case .success(let answer): response = answer

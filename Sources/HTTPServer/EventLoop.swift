@@ -15,7 +15,7 @@ import Synchronization
 /// on. Connection sockets are edge-triggered (`EPOLLET`) and registered once: reading and writing
 /// never need an `epoll_ctl` per request.
 ///
-/// A loop does I/O only: handlers and streams run in tasks on the cooperative pool and hand
+/// A loop does I/O only: handlers and streams run in tasks on the server's worker threads and hand
 /// their bytes back through `execute`, so no request's work delays the other connections of
 /// its loop. Only synchronous handlers (constant answers such as `/healthz`) run here.
 final class EventLoop: @unchecked Sendable {
@@ -85,8 +85,10 @@ final class EventLoop: @unchecked Sendable {
         listenFD = listener
         try register(listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
         siblings = loops  // a cycle between loops, broken when the thread ends
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        let thread = Thread { [self] in
+            _ = chttp_set_thread_name(name)
+            run()
+        }
         thread.start()
     }
 
@@ -218,6 +220,9 @@ final class EventLoop: @unchecked Sendable {
     private func adopt(_ fd: Int32, peer: String?) {
         do {
             guard !isShuttingDown else { throw SocketError(call: "adopt", errno: ESHUTDOWN) }
+            if let size = context.configuration.sendBufferSize {
+                try Socket.setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: size))
+            }
             try register(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
         } catch {
             Socket.close(fd)

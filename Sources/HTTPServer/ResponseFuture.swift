@@ -15,7 +15,7 @@
 public enum ResponseFuture: Sendable {
     /// The response, or the error that stands in for it, known now.
     case ready(Result<Response, any Error>)
-    /// Work that produces the response; the server runs it in a task on the cooperative pool,
+    /// Work that produces the response; the server runs it in a task on its worker threads,
     /// off the event loops.
     case deferred(@Sendable () async -> Result<Response, any Error>)
 

@@ -16,7 +16,7 @@
 ///
 /// Handlers that do not `await` run synchronously on the connection's event-loop thread: keep
 /// them for constant or trivial answers (`/healthz`), since they delay every connection of that
-/// loop. Async handlers run in tasks on the cooperative pool, never on an event loop, and only
+/// loop. Async handlers run in tasks on the server's worker threads, never on an event loop, and only
 /// their responses go back to the loop to be written.
 public final class Router {
     private var routes = RouteTree()

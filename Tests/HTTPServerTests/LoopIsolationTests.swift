@@ -6,12 +6,9 @@ import TestSupport
 import Testing
 
 /// Event loops do I/O only (issue 13): a handler that keeps its thread busy delays no other
-/// connection, since handlers run on the cooperative pool; `/healthz` had waited 646-1,161 ms
-/// behind one heavy request on its loop.
-///
-/// The busy handler blocks one thread of the cooperative pool for the few milliseconds the probe
-/// takes, so the suite runs its tests one at a time: two at once could hold a 2-core pool whole.
-@Suite(.serialized) struct LoopIsolationTests {
+/// connection, since handlers run on the server's worker threads; `/healthz` had waited
+/// 646-1,161 ms behind one heavy request on its loop.
+@Suite struct LoopIsolationTests {
     /// Blocks the thread of whatever calls `hold()` until `release()`; says when one is held.
     final class Gate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
@@ -34,7 +31,7 @@ import Testing
 
         var threadNames: [String] { threads.withLock { $0 } }
 
-        /// The calling thread's name as the kernel has it (at most 15 bytes: `HTTPServer.loop`).
+        /// The calling thread's name as the kernel has it (`http-loop-0`, `http-worker-1`).
         static func currentThreadName() -> String {
             let data = FileHandle(forReadingAtPath: "/proc/thread-self/comm")?.readDataToEndOfFile() ?? Data()
             return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
@@ -43,8 +40,12 @@ import Testing
 
     @Test func aHandlerThatKeepsItsThreadBusyDelaysNoOtherConnectionOfItsLoop() async throws {
         let gate = Gate()
+        let loopThreads = Mutex<[String]>([])
         let router = Router()
-        router.get("/healthz") { _ in Response(body: Array("ok".utf8)) }
+        router.get("/healthz") { _ in
+            loopThreads.withLock { $0.append(Gate.currentThreadName()) }  // synchronous: on the loop
+            return Response(body: Array("ok".utf8))
+        }
         router.get("/heavy") { _ in
             await Task.yield()
             gate.hold()
@@ -64,11 +65,13 @@ import Testing
             let done = try await heavy.response()
             #expect(done.text == "done")
         }
+        // On one of the server's workers.
         #expect(gate.threadNames.count == 1)
-        #expect(gate.threadNames.allSatisfy { !$0.hasPrefix("HTTPServer.loop") }, "\(gate.threadNames)")
+        #expect(gate.threadNames.allSatisfy { $0.hasPrefix("http-worker-") }, "\(gate.threadNames)")
+        #expect(loopThreads.withLock { $0 } == ["http-loop-0"])
     }
 
-    @Test func streamsAlsoRunOffTheLoops() async throws {
+    @Test func streamsAlsoRunOnTheWorkers() async throws {
         let names = Mutex<[String]>([])
         let router = Router()
         router.get("/stream") { _ in
@@ -84,6 +87,6 @@ import Testing
         }
         let seen = names.withLock { $0 }
         #expect(seen.count == 1)
-        #expect(seen.allSatisfy { !$0.hasPrefix("HTTPServer.loop") }, "\(seen)")
+        #expect(seen.allSatisfy { $0.hasPrefix("http-worker-") }, "\(seen)")
     }
 }
