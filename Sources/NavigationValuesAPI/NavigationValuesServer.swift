@@ -34,6 +34,11 @@ public final class NavigationValuesServer: Sendable {
         public var headerTimeout: Duration = .seconds(10)
         public var idleTimeout: Duration = .seconds(60)
         public var shutdownGracePeriod: Duration = .seconds(10)
+        /// The kernel's send buffer of each connection (`SO_SNDBUF`), which a client that stops
+        /// reading fills; nil keeps the kernel's default, which grows up to 4 MiB per connection.
+        public var sendBufferSize: Int?
+        /// The clock: session times, idempotency expiry, retention's idle and age rules.
+        public var now: @Sendable () -> Date = { Date() }
         /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
@@ -133,13 +138,15 @@ public final class NavigationValuesServer: Sendable {
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync
         storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
+        storeConfiguration.now = configuration.now
         let store = try await SQLiteSessionStore.open(
             path: configuration.databasePath, configuration: storeConfiguration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(limits: configuration.subscribers)
         let service = SessionService(
-            store: store, configuration: configuration.service, eventCommitted: { hub.publish($0, $1) })
+            store: store, configuration: configuration.service, now: configuration.now,
+            eventCommitted: { hub.publish($0, $1) })
         let metrics = Metrics()
         let router = Router()
         router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
@@ -156,6 +163,7 @@ public final class NavigationValuesServer: Sendable {
         httpConfiguration.headerTimeout = configuration.headerTimeout
         httpConfiguration.idleTimeout = configuration.idleTimeout
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
+        httpConfiguration.sendBufferSize = configuration.sendBufferSize
         let http = HTTPServer(
             configuration: httpConfiguration,
             responder: router.buildResponder(),

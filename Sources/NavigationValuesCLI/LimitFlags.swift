@@ -38,6 +38,9 @@ enum LimitFlags {
             name: "max-page-bytes", valueName: "N",
             help: "Bytes of events in one page of history, long poll or catch-up (default 1048576)."),
         Flag(
+            name: "send-buffer-bytes", valueName: "N",
+            help: "Kernel send buffer per connection, which a reader that stops fills (default 0: the kernel's)."),
+        Flag(
             name: "max-db-bytes", valueName: "N",
             help: "Largest the database file may grow; writes past it answer 503 (default 0: no limit)."),
     ]
@@ -75,6 +78,9 @@ enum LimitFlags {
             configuration.service.limits.maxSchemaEntries = value
         }
         if let value = try arguments.integer("max-page-bytes", in: bytes) { configuration.maxPageBytes = value }
+        if let value = try arguments.integer("send-buffer-bytes", in: 0...Int(Int32.max)) {
+            configuration.sendBufferSize = value == 0 ? nil : value
+        }
         if let value = try arguments.integer("max-db-bytes", in: 0...Int.max) {
             configuration.maxDatabaseBytes = value == 0 ? nil : value
         }

@@ -3,6 +3,7 @@ import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesSessions
 import NavigationValuesStore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -29,9 +30,22 @@ import Testing
         return list.json?["sessions"]?.arrayValue?.first { $0["id"]?.stringValue == id }?["state"]
     }
 
+    /// A clock the test moves by hand.
+    final class TestClock: Sendable {
+        private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var now: Date { current.withLock { $0 } }
+        func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
+    }
+
     @Test func anUnusedSessionEndsAUsedOneDoesNotAndEndedOnesArePurgedAfterARestart() async throws {
+        let clock = TestClock()
+        func configure(_ configuration: inout NavigationValuesServer.Configuration) {
+            configuration.retentionInterval = nil
+            configuration.now = { clock.now }
+        }
+        let day: TimeInterval = 86_400
         try await withDatabase { path in
-            let (idle, used) = try await withRunningServer(databasePath: path, configure: manualRetention) { client, server in
+            let (idle, used) = try await withRunningServer(databasePath: path, configure: configure) { client, server in
                 let idle = try await TestSession.create(client)
                 let used = try await TestSession.create(client)
                 let events = try SSEClient(
@@ -39,37 +53,41 @@ import Testing
                     headers: ["Authorization": "Bearer \(idle.token)"])
                 defer { events.close() }
                 #expect(await events.status() == 200)
-                let policy = RetentionPolicy(idleTimeout: .seconds(1))
-                // Both are unchanged; only `used` is read. Within a few seconds `idle` is ended.
-                try await waitUntil("the idle session ended", timeout: .seconds(30)) {
-                    _ = try await used.get()
-                    let report = try await server.service.runRetention(policy)
-                    #expect(report.purged == 0)
-                    return try await listedState(client, idle.id) == "ended"
-                }
+                // Two days later, both unchanged for that long; only `used` is read then.
+                clock.advance(by: 2 * day)
+                _ = try await used.get()
+                let report = try await server.service.runRetention(RetentionPolicy(idleTimeout: .seconds(86_400)))
+                #expect(report.ended == 1)
+                #expect(report.purged == 0)
+                #expect(try await listedState(client, idle.id) == "ended")
                 #expect(try await used.get()["state"] == "active")
                 // The end is an event like any other: streamed, and in the history.
                 #expect(await events.frames.events(1, timeout: .seconds(30)).map(\.event) == ["session.ended"])
                 #expect(
-                    try await idle.send("GET", "/history").json?["events"]?.arrayValue?.last?["type"] == "session.ended")
+                    try await idle.send("GET", "/history").json?["events"]?.arrayValue?.last?["type"] == "session.ended"
+                )
                 return (idle, used)
             }
-            try await withRunningServer(databasePath: path, configure: manualRetention) { client, server in
+            try await withRunningServer(databasePath: path, configure: configure) { client, server in
                 let idle = idle.on(client)
                 let used = used.on(client)
                 #expect(try await idle.get()["state"] == "ended")
-                let policy = RetentionPolicy(endedRetention: .seconds(1))
-                try await waitUntil("the ended session purged", timeout: .seconds(30)) {
-                    _ = try await server.service.runRetention(policy)
-                    return try await idle.send("GET", "").status == 404
-                }
+                let policy = RetentionPolicy(endedRetention: .seconds(7 * 86_400))
+                // Kept for the retention period, purged after it.
+                clock.advance(by: 6 * day)
+                #expect(try await server.service.runRetention(policy).purged == 0)
+                #expect(try await idle.send("GET", "").status == 200)
+                clock.advance(by: 2 * day)
+                #expect(try await server.service.runRetention(policy).purged == 1)
+                #expect(try await idle.send("GET", "").status == 404)
                 // Its history is known to be gone (410), until its tombstone expires too.
                 expectProblem(try await idle.send("GET", "/history", headers: [:]), 410, type: "gone")
-                try await waitUntil("the tombstone forgotten", timeout: .seconds(30)) {
-                    _ = try await server.service.runRetention(policy)
-                    return try await client.send("GET", "/v1/sessions/\(idle.id)/history", token: client.adminToken)
-                        .status == 404
-                }
+                clock.advance(by: 8 * day)
+                #expect(try await server.service.runRetention(policy).expiredRecords >= 1)
+                expectProblem(
+                    try await client.send("GET", "/v1/sessions/\(idle.id)/history", token: client.adminToken), 404,
+                    type: "not-found")
+                // The used session, unchanged but never idle for its timeout, is still there.
                 #expect(try await used.get()["state"] == "active")
             }
         }
@@ -81,11 +99,16 @@ import Testing
                 configuration.retentionInterval = nil
                 configuration.service.snapshotInterval = 4
             }
-            let (session, recorded) = try await withRunningServer(databasePath: path, configure: configure) { client, server in
+            let (session, recorded) = try await withRunningServer(databasePath: path, configure: configure) {
+                client, server in
                 let session = try await TestSession.create(client)
                 var shown: [Int64: JSONValue] = [1: try await session.get()]
                 for index in 0..<21 {
-                    if index % 3 == 2 { try await session.pop() } else { try await session.push("S\(index)", values: ["i": .integer(Int64(index))]) }
+                    if index % 3 == 2 {
+                        try await session.pop()
+                    } else {
+                        try await session.push("S\(index)", values: ["i": .integer(Int64(index))])
+                    }
                     let now = try await session.get()
                     shown[now["version"]?.integerValue ?? 0] = now
                 }
@@ -108,7 +131,8 @@ import Testing
                         #expect(refused.json?["oldestSeq"] == 16, "round \(round) \(query)")
                     }
                     let kept = try await session.send("GET", "/history?after=16")
-                    #expect(kept.json?["events"]?.arrayValue?.compactMap { $0["seq"]?.integerValue } == Array(17...latest))
+                    #expect(
+                        kept.json?["events"]?.arrayValue?.compactMap { $0["seq"]?.integerValue } == Array(17...latest))
                     #expect(kept.json?["next"] == .null)
                     let tooOld = try await session.send("GET", "/replay?at=15")
                     expectProblem(tooOld, 410, type: "events-compacted")
