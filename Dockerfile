@@ -1,5 +1,5 @@
 # navigation-values: a static-stdlib release build on the official Swift image, run on a slim
-# Ubuntu with only SQLite and CA certificates.
+# Ubuntu with only SQLite, libpq (for --db postgres://…) and CA certificates.
 #
 #   docker build -t navigation-values .
 #   docker run -d -p 8080:8080 -v navigation-values-data:/data -e NAVIGATION_VALUES_ADMIN_TOKEN=secret navigation-values
@@ -8,7 +8,7 @@
 FROM swift:6.3-noble AS build
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # The manifest first, so that editing sources does not invalidate this layer's cache.
@@ -16,6 +16,8 @@ COPY Package.swift ./
 COPY Migrations ./Migrations
 COPY Sources ./Sources
 COPY Tests ./Tests
+# The manifest names the example target too (not built here, but its folder must exist).
+COPY Examples ./Examples
 # The @ValueEntry macro builds against the image's /usr/lib/swift/host (Package.swift finds it).
 RUN swift build -c release --static-swift-stdlib --product navigation-values \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/navigation-values" /out/navigation-values
@@ -24,7 +26,7 @@ RUN swift build -c release --static-swift-stdlib --product navigation-values \
 FROM ubuntu:24.04
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-0 ca-certificates \
+    && apt-get install -y --no-install-recommends libsqlite3-0 libpq5 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin navigation-values \
     && mkdir -p /data \

@@ -1,46 +1,82 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
+// 6.2: SwiftPM then accepts the macro's unsafe flags when this package is a dependency (it refuses
+// them for manifests declaring an older tools version), so apps can depend on it by version.
 import CompilerPluginSupport
-import Foundation
 import PackageDescription
 
-/// The toolchain's own swift-syntax host libraries and module interfaces (issue 8): the `@ValueEntry`
-/// macro builds against them, since the swift-syntax package cannot be fetched. They sit beside the
-/// manifest API this manifest was loaded from (`<toolchain>/usr/lib/swift/pm/ManifestAPI/` →
-/// `<toolchain>/usr/lib/swift/host`: `/opt/swift/usr/...` here, `/usr/...` in the `swift:6.x` images).
-/// `NAVIGATION_VALUES_SWIFT_HOST_LIB` overrides the derived folder.
-let swiftHostLibrary: String = {
-    if let path = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_SWIFT_HOST_LIB"], !path.isEmpty {
-        return path
-    }
-    // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files, which report size 0.
-    let maps = String(
-        decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-    for line in maps.split(separator: "\n") {
-        guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so") else {
-            continue
+#if os(Linux)
+    import Foundation
+
+    /// The toolchain's own swift-syntax host libraries and module interfaces (issue 8): on Linux the
+    /// `@ValueEntry` macro builds against them, since the swift-syntax package cannot be fetched here.
+    /// They sit beside the manifest API this manifest was loaded from (`<toolchain>/usr/lib/swift/pm/ManifestAPI/`
+    /// → `<toolchain>/usr/lib/swift/host`: `/opt/swift/usr/...` here, `/usr/...` in the `swift:6.x` images).
+    /// `NAVIGATION_VALUES_SWIFT_HOST_LIB` overrides the derived folder.
+    let swiftHostLibrary: String = {
+        if let path = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_SWIFT_HOST_LIB"], !path.isEmpty {
+            return path
         }
-        let libraryPath = line[start...].dropLast("/pm/ManifestAPI/libPackageDescription.so".count)
-        return libraryPath + "/host"
-    }
-    return "/usr/lib/swift/host"  // the swift:6.x images' layout, when /proc is unavailable
-}()
-let swiftHostSettings: [SwiftSetting] = [.unsafeFlags(["-I", swiftHostLibrary])]
-let swiftHostLinkerSettings: [LinkerSetting] = [
-    .unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])
-]
+        // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files, which report size 0.
+        let maps = String(
+            decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        for line in maps.split(separator: "\n") {
+            guard let start = line.firstIndex(of: "/"), line.hasSuffix("/pm/ManifestAPI/libPackageDescription.so")
+            else {
+                continue
+            }
+            let libraryPath = line[start...].dropLast("/pm/ManifestAPI/libPackageDescription.so".count)
+            return libraryPath + "/host"
+        }
+        return "/usr/lib/swift/host"  // the swift:6.x images' layout, when /proc is unavailable
+    }()
+    let macroDependencies: [Target.Dependency] = []
+    let macroTestDependencies: [Target.Dependency] = []
+    let macroSwiftSettings: [SwiftSetting] = [.unsafeFlags(["-I", swiftHostLibrary])]
+    let macroLinkerSettings: [LinkerSetting] = [
+        .unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])
+    ]
+    /// Nothing is fetched on Linux: every dependency is the toolchain's.
+    let packageDependencies: [Package.Dependency] = []
+#else
+    // Hosts whose toolchain ships no swift-syntax host libraries for packages (macOS, Xcode): the macro
+    // builds against the swift-syntax package, the usual way. NOT BUILT HERE (no macOS host and no
+    // network in this project's CI); see README, "Using the package".
+    let macroDependencies: [Target.Dependency] = [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+    ]
+    let macroTestDependencies: [Target.Dependency] = [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftParser", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+    ]
+    let macroSwiftSettings: [SwiftSetting] = []
+    let macroLinkerSettings: [LinkerSetting] = []
+    let packageDependencies: [Package.Dependency] = [
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0")
+    ]
+#endif
 
 let package = Package(
     name: "NavigationValues",
-    platforms: [.macOS(.v15)],
+    // The seed's platforms, plus Linux (which needs no declaration).
+    platforms: [.iOS(.v18), .macOS(.v15)],
     products: [
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesWire", targets: ["NavigationValuesWire"]),
+        .library(name: "NavigationValuesClient", targets: ["NavigationValuesClient"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
         .executable(name: "navigation-values", targets: ["NavigationValuesCLI"]),
     ],
+    dependencies: packageDependencies,
     targets: [
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
         // Black-box clients only: it imports the core (for JSONValue) and nothing else of ours.
@@ -62,19 +98,34 @@ let package = Package(
         // MARK: - @ValueEntry macro (toolchain's swift-syntax host libraries, no package dependency)
         .macro(
             name: "NavigationValuesMacros",
-            swiftSettings: swiftHostSettings,
-            linkerSettings: swiftHostLinkerSettings
+            dependencies: macroDependencies,
+            swiftSettings: macroSwiftSettings,
+            linkerSettings: macroLinkerSettings
         ),
         .testTarget(
             name: "NavigationValuesMacrosTests",
-            dependencies: ["NavigationValuesMacros", "NavigationValues", "TestSupport"],
-            swiftSettings: swiftHostSettings,
-            linkerSettings: swiftHostLinkerSettings
+            dependencies: ["NavigationValuesMacros", "NavigationValues", "TestSupport"] + macroTestDependencies,
+            swiftSettings: macroSwiftSettings,
+            linkerSettings: macroLinkerSettings
         ),
 
         // MARK: - The JSON shapes server and clients share: ids, resources, events (core only)
         .target(name: "NavigationValuesWire", dependencies: ["NavigationValues"]),
         .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire"]),
+
+        // MARK: - The Swift client: typed calls, retries, event streams, a live mirror (core and wire only)
+        .target(name: "NavigationValuesClient", dependencies: ["NavigationValues", "NavigationValuesWire"]),
+        .testTarget(
+            name: "NavigationValuesClientTests",
+            dependencies: [
+                "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
+                "NavigationValuesStore", "api-crash-server", "navigation-values-demo", "TestSupport",
+            ]),
+        // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
+        // product; its test runs it against a real server).
+        .executableTarget(
+            name: "navigation-values-demo", dependencies: ["NavigationValuesClient", "NavigationValues"],
+            path: "Examples/Demo"),
 
         // MARK: - Persistence
         .systemLibrary(
@@ -82,11 +133,21 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite"]),
+        // libpq, for the PostgreSQL store (Debian's libpq-dev).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "NavigationValuesStore",
+            dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite", "CLibPQ"]
+        ),
         .testTarget(
             name: "NavigationValuesStoreTests",
             dependencies: [
-                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper", "TestSupport",
+                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper",
+                "TestSupport",
             ]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
@@ -100,13 +161,17 @@ let package = Package(
             dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
         .testTarget(
             name: "NavigationValuesSessionsTests",
-            dependencies: ["NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues", "TestSupport"]),
+            dependencies: [
+                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues",
+                "TestSupport",
+            ]),
 
         // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json
         .target(
             name: "NavigationValuesAPI",
             dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions", "HTTPServer",
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
+                "HTTPServer",
             ]),
         .testTarget(
             name: "NavigationValuesAPITests",

@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "store-bench", targets: ["StoreBench"]),
         .executable(name: "api-bench", targets: ["APIBench"]),
         .executable(name: "events-bench", targets: ["EventsBench"]),
+        .executable(name: "postgres-bench", targets: ["PostgresBench"]),
+        .executable(name: "client-bench", targets: ["ClientBench"]),
     ],
     dependencies: [
         .package(name: "NavigationValues", path: "..")
@@ -48,11 +50,25 @@ let package = Package(
                 root("NavigationValuesStore"),
                 root("NavigationValuesSessions"), root("NavigationValuesAPI"),
             ]),
+        // PostgreSQL: durable mutations/s with one and two instances against SQLite; the event
+        // latency from a write on one instance to a subscriber on the other.
+        .executableTarget(
+            name: "PostgresBench",
+            dependencies: ["BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI")]),
+        // The Swift client: CPU, time and allocations per mutation beside raw HTTP; events/s the
+        // mirror applies. The server runs in a child process; a malloc hook counts allocations.
+        .target(name: "MallocCounter"),
+        .executableTarget(
+            name: "ClientBench",
+            dependencies: [
+                "BenchmarkSupport", "MallocCounter", root("NavigationValues"), root("NavigationValuesWire"),
+                root("NavigationValuesClient"), root("NavigationValuesAPI"),
+            ]),
     ]
 )
 
-// Compiler settings for every target, set once (as the root's manifest does).
-for target in package.targets {
+// Compiler settings for every Swift target, set once (as the root's manifest does).
+for target in package.targets where target.name != "MallocCounter" {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

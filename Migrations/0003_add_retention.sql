@@ -15,10 +15,11 @@ ALTER TABLE idempotency_keys ADD COLUMN session TEXT REFERENCES sessions (id) ON
 CREATE INDEX idempotency_keys_by_session ON idempotency_keys (session);
 
 -- From now on a record's key column holds a hash of the client's key and its body is sealed
--- under a key derived from the client's key. Create answers kept before this migration hold
--- the new session's token in clear: they are deleted (a create retried across the upgrade
--- makes a new session).
-DELETE FROM idempotency_keys WHERE scope LIKE 'POST /v1/sessions %';
+-- under a key derived from the client's key. Records kept before this migration can no longer be
+-- found (their key column holds the client's key itself), and a create's answer among them holds
+-- the new session's token in clear: they are all deleted (a request retried across the upgrade
+-- is applied again, as one retried after 24 h would be).
+DELETE FROM idempotency_keys;
 
 -- Tombstones of purged sessions expire with the retention of ended sessions.
 CREATE INDEX purged_sessions_by_purged_at ON purged_sessions (purged_at);

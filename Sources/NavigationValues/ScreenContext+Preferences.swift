@@ -178,6 +178,19 @@ extension ScreenContext {
         }
     }
 
+    /// Records `value` as the last value this screen's handler for the named key received, and tells
+    /// its observers, without calling a handler or walking on: for a mirror of a walk the server did
+    /// (its `deliveries`). An equal value changes nothing and notifies no one.
+    package func recordReceivedPreference(named name: String, value: JSONValue) {
+        let id = EntryID.name(name)
+        guard received[id] as? JSONValue != value else { return }
+        if isObservable {
+            mutate(ObservationKeyPaths.preference(id)) { received[id] = value }
+        } else {
+            received[id] = value
+        }
+    }
+
     /// Publishes `value` for the named key, starting the walk at this screen itself.
     @discardableResult
     public func updatePreference(named name: String, value: JSONValue) -> PreferenceWalk {

@@ -72,26 +72,27 @@ struct EventRoutes: Sendable {
                     id: String(head.version), event: SessionEvent.snapshotType, data: snapshot.json.serialized())
             }
             // Catch up from the store, a page (bounded by bytes) at a time, then follow the
-            // subscription, skipping what was sent.
-            var ended = false
-            while true {
-                let page = try await store.eventPage(of: id, after: last, limit: 500, maxBytes: pageBytes)
-                for event in page.events {
-                    try await writer.writeEvent(event)
-                    last = event.seq
-                    if event.isSessionEnded { ended = true }
-                }
-                if !page.hasMore { break }
-            }
+            // subscription, skipping what was sent and filling any gap from the store: the table
+            // is the truth, the hub only wakes us (an event another instance committed may arrive
+            // after a later one of ours).
+            var ended = try await catchUp(id, after: &last, upTo: nil, writer: writer)
             if ended || head.isEnded { return }
             for await item in subscription.items {
                 switch item {
                 case .keepAlive:
                     try await writer.writeComment("keep-alive")
+                case .resync:
+                    ended = try await catchUp(id, after: &last, upTo: nil, writer: writer)
+                    if ended { return }
                 case .event(let event, let frame, _):
                     // The event's bytes stay charged to this subscriber until the write returns,
                     // which is once the connection has room for them.
                     defer { subscription.release(item) }
+                    guard event.seq > last else { continue }
+                    if event.seq > last + 1 {
+                        ended = try await catchUp(id, after: &last, upTo: event.seq - 1, writer: writer)
+                        if ended { return }
+                    }
                     guard event.seq > last else { continue }
                     try await writer.write(frame.bytes { event.frame })
                     last = event.seq
@@ -99,6 +100,24 @@ struct EventRoutes: Sendable {
                 }
             }
         }
+    }
+
+    /// Writes the stored events after `last` (up to `end`, or all), a page bounded by count and
+    /// by bytes at a time, advancing `last`; true when one of them ended the session.
+    private func catchUp(
+        _ id: SessionID, after last: inout Int64, upTo end: Int64?, writer: ResponseWriter
+    ) async throws -> Bool {
+        while end.map({ last < $0 }) ?? true {
+            let wanted = end.map { Int(min(500, $0 - last)) } ?? 500
+            let page = try await store.eventPage(of: id, after: last, limit: wanted, maxBytes: pageBytes)
+            for event in page.events {
+                try await writer.writeEvent(event)
+                last = event.seq
+                if event.isSessionEnded { return true }
+            }
+            if !page.hasMore { break }
+        }
+        return false
     }
 
     /// 410 when the events after `cursor` are no longer all stored: compaction removed those up
@@ -197,6 +216,7 @@ struct EventRoutes: Sendable {
                 case .event(let event, let frame, _):
                     defer { subscription.release(item) }
                     try await writer.write(frame.bytes { event.frame })
+                case .resync: continue  // the admin stream is live only: it has no cursor to resume from
                 }
             }
         }

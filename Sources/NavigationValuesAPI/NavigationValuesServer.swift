@@ -20,14 +20,18 @@ public final class NavigationValuesServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
-        /// The SQLite file, or `:memory:` to keep nothing.
+        /// The SQLite file, `:memory:` to keep nothing, or a PostgreSQL URL (`postgres://…` or
+        /// `postgresql://…`, as libpq takes it) that several instances may share.
         public var databasePath = "./navigation-values.sqlite"
         /// The admin token; when nil one is generated (read it back from `adminToken`).
         public var adminToken: String?
+        /// SQLite's durability (PostgreSQL's is the server's own `synchronous_commit`).
         public var sync: SQLiteSessionStore.SyncMode = .normal
         /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
         /// answer 503 and `/readyz` is not ready. Nil: no limit but the disk's.
         public var maxDatabaseBytes: Int?
+        /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
+        public var postgres = PostgresSessionStore.Configuration()
         public var service = ServiceConfiguration()
         /// Event-loop threads; nil for one per core.
         public var eventLoopCount: Int?
@@ -72,7 +76,8 @@ public final class NavigationValuesServer: Sendable {
     public let adminToken: String
     /// Whether `adminToken` was generated at start.
     public let isAdminTokenGenerated: Bool
-    public let store: SQLiteSessionStore
+    /// The store: SQLite, or PostgreSQL shared with other instances.
+    public let store: any SessionStore
     public let service: SessionService
     /// The fan-out of committed events to stream subscribers.
     public let hub: EventHub
@@ -81,11 +86,14 @@ public final class NavigationValuesServer: Sendable {
     let http: HTTPServer
     private let ticker: Task<Void, Never>
     private let retention: Task<Void, Never>?
+    /// Other instances' commits, followed on a shared store.
+    private let follower: CommitFollower
 
     private init(
-        adminToken: String, generated: Bool, store: SQLiteSessionStore, service: SessionService, hub: EventHub,
-        metrics: Metrics, http: HTTPServer, configuration: Configuration
+        adminToken: String, generated: Bool, store: any SessionStore, service: SessionService, hub: EventHub,
+        metrics: Metrics, http: HTTPServer, configuration: Configuration, follower: CommitFollower
     ) {
+        self.follower = follower
         let keepAliveInterval = configuration.keepAliveInterval
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
@@ -130,17 +138,13 @@ public final class NavigationValuesServer: Sendable {
         }
     }
 
-    /// Opens (and migrates) the database, then binds and starts serving.
+    /// Opens (and migrates) the database, then binds and starts serving. On PostgreSQL it also
+    /// follows other instances' commits, so its event streams carry theirs too.
     ///
     /// - Throws: `StoreError` when the database cannot be opened or migrated; `SocketError` when
     ///   the address cannot be bound.
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
-        var storeConfiguration = SQLiteSessionStore.Configuration()
-        storeConfiguration.sync = configuration.sync
-        storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
-        storeConfiguration.now = configuration.now
-        let store = try await SQLiteSessionStore.open(
-            path: configuration.databasePath, configuration: storeConfiguration)
+        let store = try await openStore(configuration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(limits: configuration.subscribers)
@@ -168,15 +172,31 @@ public final class NavigationValuesServer: Sendable {
             configuration: httpConfiguration,
             responder: router.buildResponder(),
             errorResponder: ProblemMapping.response)
+        let follower = CommitFollower(store: store, service: service, hub: hub)
         do {
             try await http.start()
         } catch {
+            follower.stop()
             await store.close()
             throw error
         }
         return NavigationValuesServer(
             adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
-            http: http, configuration: configuration)
+            http: http, configuration: configuration, follower: follower)
+    }
+
+    /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
+    static func openStore(_ configuration: Configuration) async throws -> any SessionStore {
+        if PostgresSessionStore.isDatabaseURL(configuration.databasePath) {
+            var postgres = configuration.postgres
+            postgres.now = configuration.now
+            return try await PostgresSessionStore.open(url: configuration.databasePath, configuration: postgres)
+        }
+        var storeConfiguration = SQLiteSessionStore.Configuration()
+        storeConfiguration.sync = configuration.sync
+        storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
+        storeConfiguration.now = configuration.now
+        return try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
     }
 
     /// The bound port (useful with port 0).
@@ -187,6 +207,7 @@ public final class NavigationValuesServer: Sendable {
         ticker.cancel()
         retention?.cancel()
         await retention?.value  // a pass under way finishes before the store closes
+        follower.stop()
         hub.finishAll()
         await http.shutdown()
         await store.close()

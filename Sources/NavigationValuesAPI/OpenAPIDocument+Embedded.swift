@@ -353,6 +353,9 @@ let embeddedJSON = ##"""
               "type": "boolean",
               "default": false
             }
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "tags": [
@@ -633,6 +636,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -770,6 +776,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -858,6 +867,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -933,6 +945,9 @@ let embeddedJSON = ##"""
         "parameters": [
           {
             "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "tags": [
@@ -2194,7 +2209,7 @@ let embeddedJSON = ##"""
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
-        "description": "A retry with the same key within 24 h returns the first answer and applies nothing twice.",
+        "description": "On every mutation (POST, PUT, PATCH, DELETE): a retry with the same key within 24 h returns the first answer and applies nothing twice. On PUT, PATCH and DELETE the key is scoped to the method, path, query and body; on POST to the method and path (and, for creating a session, the body).",
         "schema": {
           "type": "string",
           "minLength": 1,

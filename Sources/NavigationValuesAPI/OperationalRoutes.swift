@@ -8,7 +8,7 @@ import NavigationValuesWire
 struct OperationalRoutes: Sendable {
     let metrics: Metrics
     let service: SessionService
-    let store: SQLiteSessionStore
+    let store: any SessionStore
     let hub: EventHub
 
     func register(on router: Router) {

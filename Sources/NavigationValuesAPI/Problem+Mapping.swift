@@ -89,7 +89,13 @@ enum ProblemMapping {
         case let error as SubscriberLimitError:
             return Problem(
                 kind: .tooManySubscribers, detail: "\(error); try again later", headers: ["Retry-After": "5"],
-                members: ["limit": .string(error.scope == .session ? "max-subscribers-per-session" : "max-subscribers")])
+                members: ["limit": .string(error.scope == .session ? "max-subscribers-per-session" : "max-subscribers")]
+            )
+        case let error as StoreError where error.code == .conflict:
+            // Other instances kept moving the session on while this one retried (SessionActor).
+            return Problem(
+                kind: .unavailable, detail: "the session is changing too fast on other instances; retry",
+                headers: ["Retry-After": "1"])
         default:
             return Problem(kind: .internalError, detail: "the server failed to answer this request")
         }

@@ -175,19 +175,32 @@ public struct SessionRoutes: Sendable {
             ifMatch = Int64(HeaderValue.trimmed(text, also: "\"")) ?? -1
         }
         let idempotency = try idempotencyKey(request).map { key in
-            Idempotency<MutationResult>(
-                key: key, scope: "\(request.method.rawValue) \(request.path)", record: StoredAnswer.init)
+            Idempotency<MutationResult>(key: key, scope: idempotencyScope(request), record: StoredAnswer.init)
         }
         return CommandContext(credential: credential(request), ifMatch: ifMatch, idempotency: idempotency)
     }
 
-    /// The `Idempotency-Key` of a POST (API.md: "on any POST"); checked on every method.
+    /// The `Idempotency-Key` of a mutation, checked on every method. API.md promises it on any POST;
+    /// it is honoured on PUT, PATCH and DELETE too, so that a client can retry every mutation after a
+    /// lost answer without applying it twice.
     private func idempotencyKey(_ request: Request) throws -> String? {
         guard let key = request.headers["idempotency-key"] else { return nil }
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw APIError(.badRequest, "Idempotency-Key must be 1-255 characters")
         }
-        return request.method == .post ? key : nil
+        switch request.method {
+        case .post, .put, .patch, .delete: return key
+        default: return nil
+        }
+    }
+
+    /// What a mutation's key is scoped to: the method and path, as for every POST. On PUT, PATCH and
+    /// DELETE (where the key used to be ignored) also the query and body, so that a client that
+    /// sends one key with different requests gets each applied, as it did before.
+    private func idempotencyScope(_ request: Request) -> String {
+        let scope = "\(request.method.rawValue) \(request.path)"
+        guard request.method != .post else { return scope }
+        return "\(scope) \(SHA256.hexDigest(of: Array(request.target.utf8) + [0] + request.body))"
     }
 
     private func jsonBody(_ request: Request) throws -> JSONValue? {

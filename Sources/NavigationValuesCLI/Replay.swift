@@ -10,14 +10,14 @@ import NavigationValuesWire
 struct Replay: Command {
     static let name = "replay"
     static let abstract = "Print a session as it was after an event, from the database."
-    static let synopsis = "replay --db PATH SESSION [--at N]"
+    static let synopsis = "replay --db PATH|URL SESSION [--at N]"
     static let discussion = """
         Prints the session SESSION as it was right after its event N (default: the latest), as
         JSON of the same shape as GET /v1/sessions/{id}. Opens the database read-only, so it can
         run beside a server.
         """
     static let flags = [
-        Flag(name: "db", valueName: "PATH", help: "SQLite file to read."),
+        Flag(name: "db", valueName: "PATH|URL", help: "SQLite file, or postgres://user@host:port/db, to read."),
         Flag(name: "at", valueName: "N", help: "Event number (default: the latest)."),
     ]
 
@@ -41,7 +41,10 @@ struct Replay: Command {
         } catch let failure as SessionReplay.Failure {
             throw CommandFailure(failure.description)
         } catch {
-            throw CommandFailure("\(databasePath): \(error)")
+            let shown =
+                PostgresSessionStore.isDatabaseURL(databasePath)
+                ? PostgresSessionStore.redacted(databasePath) : databasePath
+            throw CommandFailure("\(shown): \(error)")
         }
         Console.out(replayed.json.serialized())
         return 0

@@ -14,29 +14,35 @@ struct Serve: Command {
     static let name = "serve"
     static let abstract = "Run the server."
     static let synopsis =
-        "serve [--host H] [--port P] [--db PATH] [--admin-token T] [--schema FILE] [--sync normal|full] "
+        "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
         connections; a generated admin token is printed once to stderr. Request logs go to stderr.
         SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
         """
-    static let flags = [
-        Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
-        Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
-        Flag(
-            name: "db", valueName: "PATH",
-            help: "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing)."),
-        Flag(name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."),
-        Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
-        Flag(name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
-        Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
-        Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
-    ] + LimitFlags.flags + RetentionFlags.flags + [
-        Flag(
-            name: "retention-interval", valueName: "DURATION",
-            help: "How often retention runs (default 60s; 0: never, see 'prune')."),
-    ]
+    static let flags =
+        [
+            Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
+            Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
+            Flag(
+                name: "db", valueName: "PATH|URL",
+                help:
+                    "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
+            ),
+            Flag(
+                name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."
+            ),
+            Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
+            Flag(
+                name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
+            Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
+            Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
+        ] + LimitFlags.flags + RetentionFlags.flags + [
+            Flag(
+                name: "retention-interval", valueName: "DURATION",
+                help: "How often retention runs (default 60s; 0: never, see 'prune').")
+        ]
 
     var configuration = NavigationValuesServer.Configuration()
     var logLevel = Logger.Level.info
@@ -92,6 +98,11 @@ struct Serve: Command {
         }
     }
 
+    /// The database for logs: a PostgreSQL URL without its password.
+    static func describe(_ database: String) -> String {
+        PostgresSessionStore.isDatabaseURL(database) ? PostgresSessionStore.redacted(database) : database
+    }
+
     func run() async throws -> Int32 {
         let logger = Logger(level: logLevel, format: logFormat) { line in Console.error(line) }
         var configuration = configuration
@@ -106,7 +117,7 @@ struct Serve: Command {
         do {
             server = try await NavigationValuesServer.start(configuration)
         } catch {
-            throw CommandFailure("cannot start: \(error)")
+            throw CommandFailure("cannot start on \(Self.describe(configuration.databasePath)): \(error)")
         }
         if server.isAdminTokenGenerated {
             Console.error(
@@ -115,7 +126,10 @@ struct Serve: Command {
         }
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         logger.log(
-            .info, "started", ["db": .string(configuration.databasePath), "sync": .string(configuration.sync.rawValue)])
+            .info, "started",
+            [
+                "db": .string(Self.describe(configuration.databasePath)), "sync": .string(configuration.sync.rawValue),
+            ])
         Console.out("listening on http://\(host):\(server.port)")
         let signal = try await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])

@@ -164,6 +164,10 @@ struct CommandValidator {
                     .invalid, "expected a string of at most \(limits.maxNameLength) characters",
                     pointer: "\(pointer)/name")
             }
+            // PostgreSQL's text cannot hold U+0000, so neither store takes it (the same rule for both).
+            guard !text.unicodeScalars.contains("\u{0}") else {
+                throw SessionError(.invalid, "a screen name cannot contain U+0000", pointer: "\(pointer)/name")
+            }
             name = text
         }
         var values: [String: JSONValue] = [:]

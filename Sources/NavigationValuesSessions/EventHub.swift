@@ -38,6 +38,9 @@ public final class EventHub: Sendable {
         case event(StoredEvent, frame: SharedFrame, charge: Int)
         /// Time to send a keep-alive comment.
         case keepAlive
+        /// Events may have been missed (another instance's notices were lost): read the store
+        /// for everything after the last event sent.
+        case resync
     }
 
     private struct Subscriber {
@@ -141,6 +144,30 @@ public final class EventHub: Sendable {
     /// session tagged with its session (encoded once, only when there are such subscribers).
     public func publish(_ event: StoredEvent, _ recorded: RecordedEvent) {
         published.add(1, ordering: .relaxed)
+        fanOut(event, recorded)
+    }
+
+    /// Delivers an event another instance committed (read back from the store), as `publish`
+    /// does, without counting it as appended here.
+    package func publishFromAnotherInstance(_ event: StoredEvent, _ recorded: RecordedEvent) {
+        fanOut(event, recorded)
+    }
+
+    /// Whether anyone follows this session's events (its subscribers, or the admin stream's).
+    package func hasSubscribers(for session: SessionID) -> Bool {
+        state.withLock { !$0.everySession.isEmpty || $0.bySession[session]?.isEmpty == false }
+    }
+
+    /// Tells the subscribers of `session` (every subscriber when nil) to re-read the store.
+    package func resync(_ session: SessionID?) {
+        let targets = state.withLock { state in
+            if let session { return Array((state.bySession[session] ?? [:]).values) }
+            return state.bySession.values.flatMap(\.values)
+        }
+        for continuation in targets { deliver(.resync, to: continuation) }
+    }
+
+    private func fanOut(_ event: StoredEvent, _ recorded: RecordedEvent) {
         let (sessionTargets, everyTargets) = state.withLock { state in
             (Array((state.bySession[event.session] ?? [:]).values), Array(state.everySession.values))
         }

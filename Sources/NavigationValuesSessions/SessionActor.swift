@@ -16,6 +16,14 @@ package struct ReaderHead: Sendable {
 /// The actor's own isolation is not enough: it is re-entered while a commit is awaited, so a FIFO
 /// turnstile keeps a second command out until the first is committed and answered. A failed commit
 /// drops the live state, which the next command reloads from the store.
+///
+/// On a shared store (several instances on one PostgreSQL database) the loaded copy may be
+/// stale: reads check the stored version first (one cheap query) and reload when it moved; a
+/// command is applied to the copy optimistically and committed conditionally on its version, and
+/// when the commit is a conflict (another instance moved the session on) the actor reloads and
+/// runs the command again, up to `maximumAttempts` times, so the client sees one answer, applied
+/// once. A refusal judged on the copy (a 404 screen, a 409, a 412) is checked against the stored
+/// version before it is answered.
 actor SessionActor {
     let id: SessionID
     private let environment: ServiceEnvironment
@@ -29,6 +37,9 @@ actor SessionActor {
     private var live: LiveSession?
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// How many times a command is run against a reloaded copy before its conflict is answered
+    /// (as 503: the session is too busy on other instances right now).
+    static let maximumAttempts = 8
 
     init(id: SessionID, environment: ServiceEnvironment, live: LiveSession? = nil) {
         self.id = id
@@ -60,7 +71,7 @@ actor SessionActor {
     func read(_ query: SessionQuery, credential: Credential) async throws -> SessionQuery.Result? {
         await enter()
         defer { leave() }
-        guard let session = try await loadedSession() else { return nil }
+        guard let session = try await loadedSession(fresh: true) else { return nil }
         try authorize(credential, for: session)
         switch query {
         case .session:
@@ -79,7 +90,7 @@ actor SessionActor {
     func readerHead(credential: Credential, snapshot: Bool) async throws -> ReaderHead? {
         await enter()
         defer { leave() }
-        guard let session = try await loadedSession() else { return nil }
+        guard let session = try await loadedSession(fresh: true) else { return nil }
         try authorize(credential, for: session)
         return ReaderHead(
             version: session.record.version, isEnded: session.record.state == .ended,
@@ -92,7 +103,33 @@ actor SessionActor {
     func perform(_ command: SessionCommand, context: CommandContext) async throws -> CommandOutcome? {
         await enter()
         defer { leave() }
-        guard let session = try await loadedSession() else { return nil }
+        var attempt = 1
+        while true {
+            guard let session = try await loadedSession(fresh: false) else { return nil }
+            do {
+                return try await run(command, context: context, on: session)
+            } catch let error as StoreError where error.code == .conflict && attempt < Self.maximumAttempts {
+                // Another writer moved the session on since this copy was loaded: reload, run again.
+                live = nil
+            } catch let error as StoreError where error.code == .invalidData && environment.store.isShared {
+                // The session went away under this copy (purged through another instance).
+                guard try await isStale(session) else { throw error }
+                live = nil
+                guard attempt < Self.maximumAttempts else { throw error }
+            } catch let error as SessionError where environment.store.isShared && error.isJudgedOnTheCopy {
+                // Refused on a copy that may be stale: answer it only if the copy is current.
+                guard try await isStale(session) else { throw error }
+                live = nil
+                guard attempt < Self.maximumAttempts else { throw error }
+            }
+            attempt += 1
+        }
+    }
+
+    /// Runs a command once on `session`.
+    private func run(_ command: SessionCommand, context: CommandContext, on session: LiveSession) async throws
+        -> CommandOutcome
+    {
         try authorize(context.credential, for: session)
         // A retry gets its first answer even if the session has moved on or ended since.
         if let idempotency = context.idempotency,
@@ -114,6 +151,17 @@ actor SessionActor {
         let operation = try validator.operation(for: command)
         try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
         return .applied(try await commit(operation, session: session, context: context))
+    }
+
+    /// Whether the stored session moved on from `session` (or is gone).
+    private func isStale(_ session: LiveSession) async throws -> Bool {
+        try await environment.store.version(of: id) != session.record.version
+    }
+
+    /// Another instance committed event `seq`: a copy behind it is dropped, so the next request
+    /// reloads instead of meeting a conflict.
+    func movedOn(to seq: Int64) {
+        if let live, live.record.version < seq { self.live = nil }
     }
 
     private func commit(
@@ -203,8 +251,18 @@ actor SessionActor {
 
     // MARK: - Loading and auth
 
-    private func loadedSession() async throws -> LiveSession? {
-        if let live { return live }
+    /// The loaded copy, or the stored session loaded now; nil when it does not exist. With
+    /// `fresh` on a shared store, a copy whose version is no longer the stored one is reloaded.
+    private func loadedSession(fresh: Bool) async throws -> LiveSession? {
+        if let live {
+            guard fresh, environment.store.isShared else { return live }
+            guard let version = try await environment.store.version(of: id) else {
+                self.live = nil
+                return nil
+            }
+            if version == live.record.version { return live }
+            self.live = nil
+        }
         guard let stored = try await environment.store.loadSession(id) else { return nil }
         let session = try LiveSession.load(stored)
         live = session

@@ -86,6 +86,12 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public var description: String { "\(code): \(detail)" }
+
+    /// A refusal that depends on the session's state (not on the credential or the body's
+    /// shape alone), so a stale copy may have judged it wrongly.
+    var isJudgedOnTheCopy: Bool {
+        code == .notFound || code == .conflict || code == .gone || code == .versionMismatch || code == .invalid
+    }
 }
 
 /// Stored data that cannot be turned back into a session: a damaged or hand-edited database, or

@@ -274,6 +274,13 @@ public final class SessionService: Sendable {
         }
     }
 
+    /// Another instance committed event `seq` of session `id` (a shared store's notice): a loaded
+    /// copy behind it is dropped, so the next request reloads it.
+    package func sessionMovedOn(_ id: SessionID, to seq: Int64) async {
+        let loaded = shard(id).actors.withLock { $0[id] }
+        await loaded?.movedOn(to: seq)
+    }
+
     // MARK: - Creating
 
     /// Creates a session from `{"root": {"name", "values"}, "schema": {}}` (all optional).

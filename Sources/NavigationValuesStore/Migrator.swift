@@ -54,22 +54,29 @@ public struct Migrator: Sendable {
     ///
     /// - Throws: ``StoreError`` with code `.migrationRefused` when they do not match.
     public func pendingMigrations(in db: Database) throws -> [Migration] {
-        let applied = try appliedMigrations(in: db)
+        try Self.pending(after: try appliedMigrations(in: db), of: migrations)
+    }
+
+    /// The migrations of `known` not in `applied` yet, after checking that `applied` is a
+    /// prefix of `known`: same numbers, names and checksums, no gaps, none newer. Both stores'
+    /// migrators check their history with it.
+    ///
+    /// - Throws: ``StoreError`` with code `.migrationRefused` when they do not match.
+    static func pending(after applied: [AppliedMigration], of known: [Migration]) throws -> [Migration] {
         for record in applied {
             guard record.version >= 1 else {
                 throw refusal("the database records a migration numbered \(record.version); versions start at 1")
             }
-            guard record.version <= migrations.count else {
-                let known = migrations.count
+            guard record.version <= known.count else {
                 throw refusal(
                     "the database has migration \(record.version) (\(record.name)), newer than this binary, "
-                        + "which knows migrations up to \(known); use a newer binary")
+                        + "which knows migrations up to \(known.count); use a newer binary")
             }
-            let known = migrations[record.version - 1]
-            guard record.name == known.name, record.checksum == known.checksum else {
+            let migration = known[record.version - 1]
+            guard record.name == migration.name, record.checksum == migration.checksum else {
                 throw refusal(
-                    "migration \(known.fileName) applied to the database differs from this binary's "
-                        + "(checksum \(record.checksum), expected \(known.checksum)); "
+                    "migration \(migration.fileName) applied to the database differs from this binary's "
+                        + "(checksum \(record.checksum), expected \(migration.checksum)); "
                         + "a shipped migration must never be edited")
             }
         }
@@ -77,7 +84,7 @@ public struct Migrator: Sendable {
         guard versions == Array(1..<(versions.count + 1)) else {
             throw refusal("the database's applied migrations \(versions) have gaps")
         }
-        return Array(migrations.dropFirst(applied.count))
+        return Array(known.dropFirst(applied.count))
     }
 
     /// The rows of `schema_migrations`, oldest first; empty for a new database.
@@ -99,7 +106,9 @@ public struct Migrator: Sendable {
         }
     }
 
-    private func refusal(_ message: String) -> StoreError {
+    private func refusal(_ message: String) -> StoreError { Self.refusal(message) }
+
+    static func refusal(_ message: String) -> StoreError {
         StoreError(code: .migrationRefused, message: message)
     }
 }

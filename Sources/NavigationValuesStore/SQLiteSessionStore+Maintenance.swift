@@ -8,12 +8,30 @@ import Synchronization
 struct WriteOutcome: Sendable {
     var at: ContinuousClock.Instant
     var error: StoreError?
+
+    /// How long the outcome of a write stands for the database's state before a probe asks again.
+    static let lifetime: Duration = .seconds(1)
+
+    /// What a batch's results say of the database: a success says it writes; a failure of the
+    /// database itself (`.unavailable`) says it does not; a refused mutation (a conflict,
+    /// invalid data) says nothing about it (nil when the batch held only such).
+    static func of(_ results: [Result<Void, any Error>], at instant: ContinuousClock.Instant) -> WriteOutcome? {
+        var outcome: WriteOutcome?
+        for result in results {
+            switch result {
+            case .success:
+                outcome = WriteOutcome(at: instant, error: nil)
+            case .failure(let error as StoreError) where error.code == .unavailable:
+                if outcome == nil { outcome = WriteOutcome(at: instant, error: error) }
+            case .failure:
+                continue
+            }
+        }
+        return outcome
+    }
 }
 
 extension SQLiteSessionStore {
-    /// How long the outcome of a write stands for the database's state before a probe asks again.
-    static let writeOutcomeLifetime: Duration = .seconds(1)
-
     /// Fails while writes fail (a full disk, a read-only file, an I/O error), and succeeds again
     /// once one works. It answers from the latest write when that was less than a second ago,
     /// so a server whose commits fail is not ready even when a tiny probe would slip through;
@@ -22,7 +40,7 @@ extension SQLiteSessionStore {
     /// - Throws: `StoreError` `.unavailable` (or `.closed`).
     public func checkWritable() async throws {
         let now = ContinuousClock.now
-        if let last = lastWrite.withLock({ $0 }), now - last.at < Self.writeOutcomeLifetime {
+        if let last = lastWrite.withLock({ $0 }), now - last.at < WriteOutcome.lifetime {
             if let error = last.error { throw error }
             return
         }
@@ -47,22 +65,9 @@ extension SQLiteSessionStore {
         }
     }
 
-    /// Remembers a batch's outcome: a success says the database writes; a failure of the
-    /// database itself (`.unavailable`) says it does not. A refused mutation (a conflict,
-    /// invalid data) says nothing about the database.
+    /// Remembers a batch's outcome (see `WriteOutcome.of(_:at:)`).
     func recordWriteOutcome(_ results: [Result<Void, any Error>], at instant: ContinuousClock.Instant) {
-        var outcome: WriteOutcome?
-        for result in results {
-            switch result {
-            case .success:
-                outcome = WriteOutcome(at: instant, error: nil)
-            case .failure(let error as StoreError) where error.code == .unavailable:
-                if outcome == nil { outcome = WriteOutcome(at: instant, error: error) }
-            case .failure:
-                continue
-            }
-        }
-        if let outcome { lastWrite.withLock { $0 = outcome } }
+        if let outcome = WriteOutcome.of(results, at: instant) { lastWrite.withLock { $0 = outcome } }
     }
 }
 

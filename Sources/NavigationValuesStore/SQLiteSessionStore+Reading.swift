@@ -10,6 +10,12 @@ extension SQLiteSessionStore {
         try await read { db in try Self.session(id, in: db) }
     }
 
+    public func version(of id: SessionID) async throws -> Int64? {
+        try await read { db in
+            try db.fetchOne("SELECT version FROM sessions WHERE id = ?", [.text(id.rawValue)]) { $0.int64(0) }
+        }
+    }
+
     public func events(of id: SessionID, after: Int64, limit: Int) async throws -> [StoredEvent] {
         guard limit > 0 else { return [] }
         return try await read { db in

@@ -16,6 +16,12 @@ extension SQLiteSessionStore {
             throw StoreError(
                 code: .invalidData, message: "the event and snapshot must belong to the mutation's session")
         }
+        let createsSession = mutation.changes.contains {
+            if case .insertSession(let record) = $0, record.id == mutation.session { true } else { false }
+        }
+        if !createsSession {
+            try expectVersion(mutation.event.seq - 1, of: mutation.session, in: db)
+        }
         var isPurged = false
         for change in mutation.changes {
             try apply(change, in: db)
@@ -151,6 +157,15 @@ extension SQLiteSessionStore {
     /// Records created before this instant count as absent.
     var idempotencyCutoff: Date {
         configuration.now().addingTimeInterval(-configuration.idempotencyLifetime.seconds)
+    }
+
+    /// The mutation is conditional on the version it was made from (``SessionStore/commit(_:)``).
+    private func expectVersion(_ expected: Int64, of id: SessionID, in db: Database) throws {
+        let current = try db.fetchOne("SELECT version FROM sessions WHERE id = ?", [.text(id.rawValue)]) { $0.int64(0) }
+        guard let current else { throw StoreError(code: .invalidData, message: "session \(id) does not exist") }
+        guard current == expected else {
+            throw StoreError(code: .conflict, message: "session \(id) is at version \(current), not \(expected)")
+        }
     }
 
     private func expectOneRow(in db: Database, _ message: @autoclosure () -> String) throws {

@@ -115,6 +115,12 @@ public final class SQLiteSessionStore: SessionStore {
     /// The write figures so far (commit latency, batch sizes), for `/metrics`.
     public var metrics: StoreMetrics { figures.withLock { $0 } }
 
+    /// False: a SQLite file is served by one process.
+    public var isShared: Bool { false }
+
+    /// A finished stream: no other process writes the file.
+    public func commitNotices() -> AsyncStream<CommitNotice> { AsyncStream { $0.finish() } }
+
     /// Opens the store like ``init(path:configuration:)``, on a thread of its own rather than
     /// the caller's, for callers in async code.
     public static func open(path: String, configuration: Configuration = Configuration()) async throws

@@ -4,8 +4,9 @@ import NavigationValuesWire
 
 /// The storage contract the session API is written against.
 ///
-/// SQLite (`SQLiteSessionStore`) is the embedded default; a PostgreSQL store can join later by
-/// conforming to this protocol. Every method is safe to call from any task.
+/// SQLite (`SQLiteSessionStore`) is the embedded default, its file served by one process;
+/// PostgreSQL (`PostgresSessionStore`) is shared by any number of server instances. Every method
+/// is safe to call from any task.
 ///
 /// JSON travels through the store as text: the store never interprets a value, it keeps it so
 /// that an operator can read it with the `sqlite3` shell and the API can decode it again.
@@ -20,9 +21,14 @@ public protocol SessionStore: Sendable {
     /// no snapshot, and deletes the session's idempotency records; its own record is kept,
     /// attached to no session, until it expires.
     ///
-    /// - Throws: `StoreError`: `.conflict` when `event.seq` already exists for the session, when
-    ///   a session or screen id is taken, or when an unexpired idempotency record exists under
-    ///   the same scope and key; `.invalidData` when a change targets a row that does not exist
+    /// A mutation of an existing session (one whose changes do not insert it) is conditional on
+    /// the version it was made from: the session must still be at `event.seq - 1` when it
+    /// commits, whoever else writes the database.
+    ///
+    /// - Throws: `StoreError`: `.conflict` when the session is no longer at `event.seq - 1`
+    ///   (another writer moved it on: reload and retry), when `event.seq` already exists for the
+    ///   session, when a session or screen id is taken, or when an unexpired idempotency record
+    ///   exists under the same scope and key; `.invalidData` when a change targets a row that does not exist
     ///   (updating an unknown session, remembering a delivery without a handler, a screen of an
     ///   unknown session) or a JSON text is not valid JSON; `.unavailable` when the database
     ///   cannot write now; `.closed` after the store was closed.
@@ -49,6 +55,33 @@ public protocol SessionStore: Sendable {
 
     /// Fails when the database cannot take a write right now (for `/readyz`).
     func checkWritable() async throws
+
+    /// The session's version as stored now, or nil when it does not exist: one cheap read, for
+    /// an instance to check that its loaded copy is not stale.
+    func version(of id: SessionID) async throws -> Int64?
+
+    /// Whether other processes may write the same database (several server instances): then a
+    /// loaded session may be stale, and ``commitNotices()`` tells of their commits.
+    var isShared: Bool { get }
+
+    /// Other processes' commits, as they become visible (PostgreSQL's `LISTEN/NOTIFY`); a
+    /// finished stream when the store is not shared. One consumer; call it once.
+    func commitNotices() -> AsyncStream<CommitNotice>
+
+    /// The write figures so far (commit latency, batch sizes), for `/metrics`.
+    var metrics: StoreMetrics { get }
+
+    /// Finishes every queued commit, then closes the connections. Later calls fail with `.closed`.
+    func close() async
+}
+
+/// A commit made by another process on a shared database.
+public enum CommitNotice: Sendable, Equatable {
+    /// Event `seq` of `session` was committed (read it from ``SessionStore/events(of:after:limit:)``).
+    /// A purge stores no event, so its `session.ended` event comes along in `purge`.
+    case committed(session: SessionID, seq: Int64, purge: StoredEvent?)
+    /// Notices may have been lost (the listening connection was down): re-read what you follow.
+    case mayHaveMissed
 }
 
 // MARK: - Rows

@@ -1,7 +1,8 @@
 import CSQLite
 
-/// An error of the store: what kind of failure it is, and, when SQLite reported it, SQLite's
-/// result code, message and the SQL of the statement (never its bound values).
+/// An error of the store: what kind of failure it is, and, when the database reported it, SQLite's
+/// result code or PostgreSQL's SQLSTATE, its message and the SQL of the statement (never its
+/// bound values).
 ///
 /// Match on ``code``:
 ///
@@ -18,7 +19,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         public var description: String { rawValue }
 
         /// A row with the same key already exists (a duplicate event `seq`, session id, screen id
-        /// or idempotency key).
+        /// or idempotency key), or the session is no longer at the version the mutation was
+        /// made from (another process moved it on): reload and retry.
         public static let conflict = Code("conflict")
         /// A string or blob is larger than SQLite's length limit (`SQLITE_TOOBIG`): the request
         /// asked to store too much at once (HTTP 422), the database is fine.
@@ -48,6 +50,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// The SQL of the failing statement, if any. Bound values are never included.
     public var sql: String?
+    /// PostgreSQL's SQLSTATE (such as `23505`, `unique_violation`), when PostgreSQL reported
+    /// the error (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+    public var sqlState: String?
 
     /// Creates an error.
     public init(code: Code, resultCode: Int32? = nil, message: String, sql: String? = nil) {
@@ -65,9 +70,16 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// SQLite's primary result code (the low byte of the extended one).
     public var primaryResultCode: Int32? { resultCode.map { $0 & 0xff } }
 
+    /// An error from PostgreSQL's SQLSTATE, classified into a ``Code``.
+    init(sqlState: String, message: String, sql: String?) {
+        self.init(code: Self.classify(sqlState: sqlState), message: message, sql: sql)
+        self.sqlState = sqlState
+    }
+
     public var description: String {
         var text = "\(code): \(message)"
         if let resultCode { text += " (SQLite \(resultCode))" }
+        if let sqlState { text += " (SQLSTATE \(sqlState))" }
         if let sql { text += " in `\(sql)`" }
         return text
     }
@@ -90,6 +102,35 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return .unavailable
         case SQLITE_CORRUPT, SQLITE_NOTADB:
             return .corrupt
+        default:
+            return .failed
+        }
+    }
+
+    /// Sorts a PostgreSQL SQLSTATE into a kind. The `NV…` states are raised by the schema's own
+    /// functions (Migrations/postgres/0001_create_schema.sql).
+    static func classify(sqlState: String) -> Code {
+        switch sqlState {
+        case "23505", "NV409":  // unique_violation; the session moved on
+            return .conflict
+        case "NV404", "NV422":  // the session, or the row a change targets, does not exist
+            return .invalidData
+        case "54000":  // program_limit_exceeded: a value over PostgreSQL's 1 GB field limit
+            return .tooLarge
+        case "XX001", "XX002":  // data_corrupted, index_corrupted
+            return .corrupt
+        case "25006", "40001", "40P01", "55P03", "57014":
+            // read_only_sql_transaction, serialization_failure, deadlock_detected,
+            // lock_not_available, query_canceled (statement_timeout)
+            return .unavailable
+        default:
+            break
+        }
+        switch sqlState.prefix(2) {
+        case "08", "53", "57", "58":  // connection, resources, operator intervention, system errors
+            return .unavailable
+        case "22", "23":  // data exceptions, other integrity constraints
+            return .invalidData
         default:
             return .failed
         }

@@ -11,12 +11,16 @@ import Testing
         #expect(ObjectIdentifier(macro) == ObjectIdentifier(ValueEntryMacro.self))
     }
 
-    @Test func unknownMacroTypeIsAnErrorNamingIt() {
-        #expect {
-            try NavigationValuesMacrosPlugin().resolveMacro(moduleName: "Screens", typeName: "EntryMacro")
-        } throws: { error in
-            (error as? UnknownMacroError)?.description
-                == "NavigationValuesMacros provides no macro type 'EntryMacro' (asked for by module 'Screens')"
+    // The hand-written entry point's own error (the toolchain's host libraries); with the swift-syntax
+    // package, `CompilerPlugin` reports unknown types itself.
+    #if !canImport(SwiftCompilerPlugin)
+        @Test func unknownMacroTypeIsAnErrorNamingIt() {
+            #expect {
+                try NavigationValuesMacrosPlugin().resolveMacro(moduleName: "Screens", typeName: "EntryMacro")
+            } throws: { error in
+                (error as? UnknownMacroError)?.description
+                    == "NavigationValuesMacros provides no macro type 'EntryMacro' (asked for by module 'Screens')"
+            }
         }
-    }
+    #endif
 }

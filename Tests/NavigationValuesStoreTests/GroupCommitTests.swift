@@ -5,18 +5,32 @@ import Testing
 
 @testable import NavigationValuesStore
 
+/// A store whose writer queue a test can hold, so that commits queue up and share one batch.
+protocol GatedStore: SessionStore {
+    var writerQueue: DispatchQueue { get }
+    var queuedCommitCount: Int { get }
+}
+
+extension SQLiteSessionStore: GatedStore {
+    var writerQueue: DispatchQueue { writer.queue }
+}
+
+extension PostgresSessionStore: GatedStore {
+    var writerQueue: DispatchQueue { writer.queue }
+}
+
 @Suite struct GroupCommitTests {
     /// Holds the writer queue until `release()`, so that commits queue up and share one batch.
     final class WriterGate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
-        init(_ store: SQLiteSessionStore) {
-            store.writer.queue.async { [semaphore] in semaphore.wait() }
+        init(_ store: any GatedStore) {
+            store.writerQueue.async { [semaphore] in semaphore.wait() }
         }
         func release() { semaphore.signal() }
     }
 
     /// Waits, up to `timeout`, until `count` commits are queued.
-    func waitUntilQueued(_ store: SQLiteSessionStore, count: Int, timeout: Duration = .seconds(10)) async throws {
+    func waitUntilQueued(_ store: any GatedStore, count: Int, timeout: Duration = .seconds(10)) async throws {
         let deadline = ContinuousClock.now + timeout
         while store.queuedCommitCount < count {
             guard ContinuousClock.now < deadline else {
@@ -27,10 +41,10 @@ import Testing
         }
     }
 
-    @Test(arguments: [StoreSetup.file, .memory])
+    @Test(arguments: StoreSetup.contract.filter { $0 != .reopenedFile && $0 != .reopenedPostgres })
     func aDuplicateSeqFailsOnlyItsOwnCallerInsideABatch(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
-            let store = subject.store
+            let store = try #require(subject.store as? any GatedStore)
             let sample = SampleSession()
             try await store.commit(sample.creation)
             let gate = WriterGate(store)
@@ -90,8 +104,9 @@ import Testing
         }
     }
 
-    @Test func twoHundredConcurrentCommitsAllLand() async throws {
-        try await withStore(.file) { subject in
+    @Test(arguments: StoreSetup.contract.filter { $0 == .reopenedFile || $0 == .reopenedPostgres })
+    func twoHundredConcurrentCommitsAllLand(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
             let store = subject.store
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<200 {

@@ -12,12 +12,10 @@ import Testing
             body: Data(#"{"version":2}"#.utf8), createdAt: date)
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func aRecordIsReplayedFor24HoursThenCountsAsAbsent(setup: StoreSetup) async throws {
         let clock = TestClock()
-        var configuration = SQLiteSessionStore.Configuration()
-        configuration.now = { clock.now }
-        try await withStore(setup, configuration: configuration) { subject in
+        try await withStore(setup, now: { clock.now }) { subject in
             let store = subject.store
             try await store.commit(sample.creation)
             let first = record("k", status: 201, at: clock.now)
@@ -32,12 +30,10 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func aSecondAnswerUnderALiveKeyIsAConflictButAnExpiredKeyIsReused(setup: StoreSetup) async throws {
         let clock = TestClock()
-        var configuration = SQLiteSessionStore.Configuration()
-        configuration.now = { clock.now }
-        try await withStore(setup, configuration: configuration) { subject in
+        try await withStore(setup, now: { clock.now }) { subject in
             let store = subject.store
             try await store.commit(sample.creation)
             try await store.commit(sample.mutation(2, idempotency: record("k", status: 201, at: clock.now)))

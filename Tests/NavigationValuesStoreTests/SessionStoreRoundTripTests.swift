@@ -7,7 +7,7 @@ import Testing
 @Suite struct SessionStoreRoundTripTests {
     let sample = SampleSession()
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func aSessionWithScreensValuesHandlersAndPreferencesRoundTrips(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -51,7 +51,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func replacingAHandlerForgetsItsMemoryAndRemovingItKeepsTheReceivedValue(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -87,7 +87,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func deletingScreensDeletesTheirValuesHandlersAndPreferences(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -106,7 +106,7 @@ import Testing
             let session = try #require(try await reader.loadSession(sample.id))
             #expect(session.screens.map(\.record.id) == [sample.root])
             #expect(try await reader.sessions(after: nil, limit: 10).map(\.depth) == [1])
-            if setup != .memory {
+            if setup.isSQLiteFile {
                 let db = try Database(path: subject.path, access: .readOnly)
                 for table in ["context_values", "preference_handlers", "received_preferences"] {
                     #expect(try db.fetchOne("SELECT count(*) FROM \(table)") { $0.int(0) } == 0, "\(table)")
@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func eventsComeBackInOrderAfterTheCursorUpToTheLimit(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -131,7 +131,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func theNewestSnapshotAtOrBeforeASeqIsFound(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -150,7 +150,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func sessionsAreListedByIdInPagesWithTheirDepth(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -179,7 +179,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreSetup.allCases)
+    @Test(arguments: StoreSetup.contract)
     func purgingASessionKeepsNothingButItsIdempotencyRecord(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
             let store = subject.store
@@ -210,7 +210,7 @@ import Testing
             #expect(try await reader.wasPurged(sample.id))
             #expect(try await !reader.wasPurged(other.id))
             #expect(try await !reader.wasPurged(SessionID("s_never")))
-            if setup != .memory {
+            if setup.isSQLiteFile {
                 let db = try Database(path: subject.path, access: .readOnly)
                 let rows = try db.fetchOne(
                     """

@@ -30,9 +30,11 @@ struct WriteAheadLogTests {
             let session = try #require(try await store.loadSession(sample.id))
             #expect(session.record.state == .ended)
             #expect(session.record.version == 3)
-            // And the store's writer keeps going after the shell's write.
-            try await store.commit(sample.mutation(3))
-            #expect(try await shell(path, "SELECT max(seq) FROM events") == "3")
+            // And the store's writer keeps going after the shell's write, its commits conditional
+            // on the version the shell left: one made from version 2 is a conflict.
+            await expectStoreError(.conflict) { try await store.commit(sample.mutation(3)) }
+            try await store.commit(sample.mutation(4))
+            #expect(try await shell(path, "SELECT max(seq) FROM events") == "4")
             await store.close()
         }
     }

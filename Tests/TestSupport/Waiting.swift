@@ -48,7 +48,7 @@ public func withTimeout<T: Sendable>(
 /// #expect(try await eventually { server.openConnectionCount == 0 })
 /// ```
 public func eventually(
-    timeout: Duration = .seconds(10), pollingEvery interval: Duration = .milliseconds(2),
+    timeout: Duration = .seconds(30), pollingEvery interval: Duration = .milliseconds(2),
     _ condition: () async throws -> Bool
 ) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
@@ -62,7 +62,7 @@ public func eventually(
 /// Like ``eventually(timeout:pollingEvery:_:)``, but throws ``TestTimeout`` when the condition
 /// never held.
 public func waitUntil(
-    _ what: String = "the condition", timeout: Duration = .seconds(5), _ condition: () async throws -> Bool
+    _ what: String = "the condition", timeout: Duration = .seconds(30), _ condition: () async throws -> Bool
 ) async throws {
     guard try await eventually(timeout: timeout, condition) else {
         throw TestTimeout("\(what) did not hold within \(timeout)")
@@ -70,7 +70,7 @@ public func waitUntil(
 }
 
 /// The first element of `stream`, or ``TestTimeout`` after `timeout` (or when it ends first).
-public func first<T: Sendable>(of stream: AsyncStream<T>, timeout: Duration = .seconds(5)) async throws -> T {
+public func first<T: Sendable>(of stream: AsyncStream<T>, timeout: Duration = .seconds(30)) async throws -> T {
     guard let value = try await collect(1, of: stream, timeout: timeout).first else {
         throw TestTimeout("the stream ended before its first element")
     }
@@ -79,7 +79,7 @@ public func first<T: Sendable>(of stream: AsyncStream<T>, timeout: Duration = .s
 
 /// The first `count` elements of `stream`, read by one task; throws ``TestTimeout`` when they
 /// do not all arrive within `timeout`.
-public func collect<T: Sendable>(_ count: Int, of stream: AsyncStream<T>, timeout: Duration = .seconds(5)) async throws
+public func collect<T: Sendable>(_ count: Int, of stream: AsyncStream<T>, timeout: Duration = .seconds(30)) async throws
     -> [T]
 {
     let values = try await withTimeout(timeout, "\(count) elements of the stream") {

@@ -46,10 +46,13 @@ public final class HTTPConnection {
 
     deinit { close(fd) }
 
-    /// Sends one request (`body` labelled JSON) and reads its whole answer.
-    public func send(_ method: String, _ path: String, token: String? = nil, body: [UInt8]? = nil) throws -> Reply {
+    /// Sends one request (`body` labelled JSON, `headers` added as given) and reads its whole answer.
+    public func send(
+        _ method: String, _ path: String, token: String? = nil, headers: [String: String] = [:], body: [UInt8]? = nil
+    ) throws -> Reply {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         try RawSocket.sendAll(fd, Array((head + "\r\n").utf8) + (body ?? []))
         return try readReply(for: "\(method) \(path)")

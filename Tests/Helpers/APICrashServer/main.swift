@@ -1,6 +1,7 @@
-// api-crash-server --db PATH --admin-token TOKEN
+// api-crash-server --db PATH --admin-token TOKEN [--port P]
 //
-// Test-only: serves the session API on 127.0.0.1, port 0, on the database at PATH, prints
+// Test-only: serves the session API on 127.0.0.1, port 0 (or P: a restart on the same address, for
+// clients that reconnect), on the database at PATH, prints
 // `listening on http://127.0.0.1:PORT` once it accepts connections, and runs until killed. The
 // API's kill -9 test drives it over HTTP, kills it mid-load and restarts it on the same file.
 import Foundation
@@ -21,7 +22,10 @@ while let flag = arguments.popFirst() {
     switch flag {
     case "--db": configuration.databasePath = value
     case "--admin-token": configuration.adminToken = value
-    default: fail("unknown flag \(flag); usage: api-crash-server --db PATH --admin-token TOKEN")
+    case "--port":
+        guard let port = Int(value), (0...65_535).contains(port) else { fail("--port needs a port, not \(value)") }
+        configuration.port = port
+    default: fail("unknown flag \(flag); usage: api-crash-server --db PATH --admin-token TOKEN [--port P]")
     }
 }
 guard configuration.adminToken != nil else { fail("usage: api-crash-server --db PATH --admin-token TOKEN") }

@@ -1,0 +1,290 @@
+import Foundation
+import NavigationValues
+import NavigationValuesWire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One request to the API, before it becomes a `URLRequest`.
+struct APIRequest: Sendable {
+    var method: String
+    /// The percent-encoded path below the base URL (`/v1/sessions/s_1/push`).
+    var path: String
+    var query: [(name: String, value: String)] = []
+    var body: JSONValue?
+    var token: String?
+    var ifMatch: Int64?
+    /// Sent on every attempt: a retry is recognised by the server and applied once.
+    var idempotencyKey: String?
+    var accept = "application/json"
+    /// How long the server may take to answer (for a stream: the longest silence); nil: the
+    /// configuration's `requestTimeout`.
+    var timeout: Duration?
+    /// `Last-Event-ID`, for an event stream resuming after this seq.
+    var lastEventID: Int64?
+
+    /// `POST /v1/sessions/s_1/push`, for errors and retry notices.
+    var label: String { "\(method) \(path)" }
+}
+
+/// An answer: its status, its headers (names lowercased) and its body.
+struct APIAnswer: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: Data
+    /// How many times the request was sent.
+    var attempts: Int
+    /// Whether an earlier attempt was sent and its answer lost (it may have been applied).
+    var earlierAttemptWasUnanswered = false
+
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The version an `ETag: "<version>"` names.
+    var etagVersion: Int64? { header("etag").flatMap(Self.version(inETag:)) }
+
+    static func version(inETag tag: String) -> Int64? {
+        var text = tag.trimmingSpaces
+        if text.hasPrefix("W/") { text.removeFirst(2) }
+        if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = String(text.dropFirst().dropLast()) }
+        return Int64(text)
+    }
+}
+
+/// Sends requests with `URLSession`, retrying what the policy allows; turns error answers into
+/// `RemoteError`s. Shared by every handle a client gives out.
+final class HTTPTransport: Sendable {
+    let baseURL: URL
+    /// The base URL's text without its query, fragment or trailing slash: paths are appended to it.
+    let base: String
+    let configuration: NavigationValuesClient.Configuration
+    let session: URLSession
+    let streams: StreamSessions
+
+    init(baseURL: URL, configuration: NavigationValuesClient.Configuration) {
+        self.baseURL = baseURL
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+        components?.query = nil
+        components?.fragment = nil
+        var text = components?.string ?? baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        base = text
+        self.configuration = configuration
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
+        sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        session = URLSession(configuration: sessionConfiguration)
+        streams = StreamSessions(configuration: configuration)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    // MARK: - Requests
+
+    /// Sends `request` and returns its 2xx answer.
+    ///
+    /// - Throws: `RemoteError` for an error status (after the retries the policy allows), for no
+    ///   answer at all, or `CancellationError`.
+    func perform(_ request: APIRequest) async throws -> APIAnswer {
+        let answer = try await send(request)
+        guard answer.status < 300 else { throw error(for: answer, of: request) }
+        return answer
+    }
+
+    /// Sends `request` until it gets an answer the policy (the configuration's, or `retry`) does not
+    /// retry, and returns it, whatever its status.
+    func send(_ request: APIRequest, retry: RetryPolicy? = nil) async throws -> APIAnswer {
+        let urlRequest = try makeURLRequest(request)
+        let policy = retry ?? configuration.retry
+        var random = SystemRandomNumberGenerator()
+        var attempt = 0
+        var unanswered = false
+        while true {
+            attempt += 1
+            try Task.checkCancellation()
+            let reason: RetryNotice.Reason
+            var delay: Duration
+            do {
+                let (data, response) = try await session.data(for: urlRequest)
+                guard let http = response as? HTTPURLResponse else {
+                    throw RemoteError(.invalidResponse, request: request.label, detail: "not an HTTP answer")
+                }
+                let answer = APIAnswer(
+                    status: http.statusCode, headers: Self.headers(of: http), body: data, attempts: attempt,
+                    earlierAttemptWasUnanswered: unanswered)
+                guard policy.retriedStatuses.contains(answer.status), attempt < policy.maxAttempts,
+                    let wait = policy.delay(after: attempt, retryAfter: answer.header("retry-after"), using: &random)
+                else { return answer }
+                reason = .status(answer.status)
+                delay = wait
+            } catch let error as URLError where error.code == .cancelled {
+                throw CancellationError()
+            } catch let error as URLError where Self.isRetryable(error) {
+                guard attempt < policy.maxAttempts, !Task.isCancelled else {
+                    throw RemoteError(
+                        .connectionFailed, request: request.label, detail: Self.describe(error), attempts: attempt,
+                        underlying: error)
+                }
+                reason = .connection(error.code)
+                delay = policy.backoff(after: attempt, using: &random)
+                // A refused connection carried nothing; any other failure may have come after the
+                // server read (and applied) the request.
+                if error.code != .cannotConnectToHost { unanswered = true }
+            } catch let error as URLError {
+                throw RemoteError(
+                    .connectionFailed, request: request.label, detail: Self.describe(error), attempts: attempt,
+                    underlying: error)
+            }
+            configuration.onRetry?(RetryNotice(request: request.label, attempt: attempt, reason: reason, delay: delay))
+            try await Task.sleep(for: delay)
+        }
+    }
+
+    /// Whether a transport failure may be gone on the next attempt: anything but a request that
+    /// can never work (a bad URL, a refused certificate, a cancelled task). A server that dies
+    /// mid-answer surfaces in FoundationNetworking (libcurl) as `.unknown` ("transfer closed with
+    /// outstanding read data remaining"), so the list is of what is not retried.
+    static func isRetryable(_ error: URLError) -> Bool {
+        switch error.code {
+        case .cancelled, .badURL, .unsupportedURL, .userCancelledAuthentication, .userAuthenticationRequired,
+            .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection, .dataLengthExceedsMaximum,
+            .fileDoesNotExist, .noPermissionsToReadFile:
+            false
+        default: true
+        }
+    }
+
+    static func describe(_ error: URLError) -> String {
+        let text = (error as NSError).localizedDescription
+        return "no answer (URLError \(error.code.rawValue)\(text.isEmpty ? "" : ": \(text)"))"
+    }
+
+    static func headers(of response: HTTPURLResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        return headers
+    }
+
+    // MARK: - Building requests
+
+    func url(for request: APIRequest) throws -> URL {
+        var text = base + request.path
+        if !request.query.isEmpty {
+            text +=
+                "?" + request.query.map { "\(Self.encoded($0.name))=\(Self.encoded($0.value))" }.joined(separator: "&")
+        }
+        guard let url = URL(string: text) else {
+            throw RemoteError(.badRequest, request: request.label, detail: "no URL for \(text)")
+        }
+        return url
+    }
+
+    func makeURLRequest(_ request: APIRequest) throws -> URLRequest {
+        var urlRequest = URLRequest(url: try url(for: request))
+        urlRequest.httpMethod = request.method
+        urlRequest.setValue(request.accept, forHTTPHeaderField: "Accept")
+        urlRequest.setValue(configuration.userAgent, forHTTPHeaderField: "User-Agent")
+        if let token = request.token { urlRequest.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let version = request.ifMatch { urlRequest.setValue("\"\(version)\"", forHTTPHeaderField: "If-Match") }
+        if let key = request.idempotencyKey { urlRequest.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
+        if let body = request.body {
+            urlRequest.httpBody = Data(body.serialized().utf8)
+            urlRequest.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
+        }
+        if let seq = request.lastEventID { urlRequest.setValue(String(seq), forHTTPHeaderField: "Last-Event-ID") }
+        urlRequest.timeoutInterval = (request.timeout ?? configuration.requestTimeout).seconds
+        return urlRequest
+    }
+
+    /// A path segment (a session or screen id, a key name), percent-encoded: ids are URL-safe
+    /// already; anything else outside RFC 3986's unreserved characters is escaped.
+    static func encoded(_ segment: String) -> String {
+        let isUnreserved = segment.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+        }
+        return isUnreserved ? segment : segment.addingPercentEncoding(withAllowedCharacters: unreserved) ?? segment
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    // MARK: - Answers
+
+    /// The `RemoteError` for an error answer: its problem document (or a stand-in when the body is
+    /// not one) and, for 412, the version the server is at.
+    func error(for answer: APIAnswer, of request: APIRequest) -> RemoteError {
+        var problem: ProblemDocument?
+        if let json = try? JSONValue(parsing: Array(answer.body)) {
+            problem = try? ProblemDocument(json: json, status: answer.status)
+        }
+        let detail =
+            problem?.detail.isEmpty == false
+            ? problem?.detail ?? "" : "HTTP \(answer.status) without a problem document"
+        var error = RemoteError(
+            .forStatus(answer.status), request: request.label, detail: detail, status: answer.status, problem: problem,
+            currentVersion: answer.status == 412 ? answer.etagVersion : nil, attempts: answer.attempts)
+        error.earlierAttemptWasUnanswered = answer.earlierAttemptWasUnanswered
+        return error
+    }
+
+    /// The answer's body as JSON.
+    func json(of answer: APIAnswer, for request: APIRequest) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: Array(answer.body))
+        } catch {
+            throw RemoteError(
+                .invalidResponse, request: request.label, detail: "the answer is not JSON: \(error)",
+                status: answer.status, attempts: answer.attempts)
+        }
+    }
+
+    /// Decodes the answer's JSON with a wire decoder, turning its error into a `RemoteError`.
+    func decode<T>(
+        _ answer: APIAnswer, for request: APIRequest, _ decode: (JSONValue) throws(WireDecodingError) -> T
+    ) throws -> T {
+        let json = try json(of: answer, for: request)
+        do {
+            return try decode(json)
+        } catch {
+            throw RemoteError(
+                .invalidResponse, request: request.label, detail: "unexpected answer: \(error)", status: answer.status,
+                attempts: answer.attempts)
+        }
+    }
+}
+
+/// A request about to be sent again, and why: for logs and metrics (`Configuration.onRetry`).
+public struct RetryNotice: Sendable, Equatable {
+    /// Why the attempt did not count.
+    public enum Reason: Sendable, Equatable {
+        /// The server answered this status (503, 429, 502 or 504).
+        case status(Int)
+        /// No answer: the connection failed this way.
+        case connection(URLError.Code)
+    }
+
+    /// `METHOD /path`.
+    public var request: String
+    /// The attempt that failed, from 1.
+    public var attempt: Int
+    /// Why it is retried.
+    public var reason: Reason
+    /// How long the client waits before the next attempt.
+    public var delay: Duration
+}
+
+extension Duration {
+    /// The duration in seconds, as `TimeInterval`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

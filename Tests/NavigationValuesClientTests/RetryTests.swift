@@ -1,0 +1,218 @@
+import Foundation
+import NavigationValues
+import NavigationValuesAPI
+import NavigationValuesStore
+import NavigationValuesWire
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import NavigationValuesClient
+
+/// Retries are safe: an answer lost after the server committed is retried with the same
+/// `Idempotency-Key` and applied once; a 503 is retried after its `Retry-After`.
+@Suite struct RetryTests {
+    /// Each kind of mutation, sent once through a relay that loses its first answer.
+    enum Mutation: String, CaseIterable, Sendable {
+        case create, push, pop, popTo, path, values, setHandler, removeHandler, publish, end
+
+        var method: String {
+            switch self {
+            case .create, .push, .pop, .popTo, .publish: "POST"
+            case .path, .setHandler: "PUT"
+            case .values: "PATCH"
+            case .removeHandler, .end: "DELETE"
+            }
+        }
+    }
+
+    @Test(arguments: Mutation.allCases)
+    func anAnswerLostAfterTheCommitIsRetriedAndAppliedOnce(_ mutation: Mutation) async throws {
+        try await withServer { direct, server in
+            let proxy = try DroppingProxy(upstreamPort: server.port)
+            defer { proxy.close() }
+            let retries = RetryNoticeLog()
+            let proxied = makeClient(loopbackURL(port: proxy.port)) { $0.onRetry = { retries.record($0) } }
+            let setup = try await direct.createSession(root: ScreenSeed("Home"))
+            try await setup.push("A")
+            try await setup.root.setPreferenceHandler(named: "selection", passBack: true)
+            let before = try await setup.get()
+            let session = proxied.session(id: setup.id, token: setup.token)
+            let sessionPath = "/v1/sessions/\(setup.id.rawValue)"
+
+            switch mutation {
+            case .create:
+                proxy.dropAnswer(to: "POST /v1/sessions ")
+                let created = try await proxied.createSession(root: ScreenSeed("Created"))
+                #expect(try await created.get().screens.map(\.name) == ["Created"])
+                let all = try await direct.sessions(limit: 100)
+                #expect(all.sessions.count == 2, "one session created, not two")
+            case .push:
+                proxy.dropAnswer(to: "POST \(sessionPath)/push")
+                let pushed = try await session.push("B")
+                #expect(pushed.version == before.version + 1)
+            case .pop:
+                proxy.dropAnswer(to: "POST \(sessionPath)/pop")
+                #expect(try await session.pop().popped == [before.screens[1].id])
+            case .popTo:
+                proxy.dropAnswer(to: "POST \(sessionPath)/pop")
+                #expect(try await session.pop(to: .root).popped == [before.screens[1].id])
+            case .path:
+                proxy.dropAnswer(to: "PUT \(sessionPath)/path")
+                #expect(try await session.replacePath([ScreenSeed("X")]).pushed.map(\.name) == ["X"])
+            case .values:
+                proxy.dropAnswer(to: "PATCH \(sessionPath)/screens/root/values")
+                #expect(try await session.root.set(Counter.self, 1).version == before.version + 1)
+            case .setHandler:
+                proxy.dropAnswer(to: "PUT \(sessionPath)/screens/top/handlers/selection")
+                #expect(
+                    try await session.top.setPreferenceHandler(Selection.self, passBack: false).version == before
+                        .version + 1)
+            case .removeHandler:
+                proxy.dropAnswer(to: "DELETE \(sessionPath)/screens/root/handlers/selection")
+                #expect(try await session.root.removePreferenceHandler(Selection.self) == before.version + 1)
+            case .publish:
+                proxy.dropAnswer(to: "POST \(sessionPath)/screens/top/preferences/selection")
+                let walk = try await session.top.updatePreference(Selection.self, value: "chosen")
+                #expect(walk.deliveries == [PreferenceDelivery(screen: before.screens[0].id, value: "chosen")])
+            case .end:
+                proxy.dropAnswer(to: "DELETE \(sessionPath)")
+                #expect(try await session.end() == before.version + 1)
+            }
+            #expect(proxy.droppedCount == 1)
+            let sent = proxy.requestLines.filter { $0.hasPrefix(mutation.method + " ") }
+            #expect(sent.count == 2, "the first attempt and one retry: \(proxy.requestLines)")
+            #expect(retries.notices.count == 1)
+            #expect(retries.notices.first.map { if case .connection = $0.reason { true } else { false } } == true)
+            if mutation != .create {
+                #expect(try await setup.get().version == before.version + 1, "applied once")
+                #expect(try await setup.history(after: before.version).events.count == 1)
+            }
+        }
+    }
+
+    @Test func aRepeatedKeyIsAppliedOnceOnEveryMutationMethod() async throws {
+        try await withServer { client, _ in
+            let session = try await client.createSession(root: ScreenSeed("Home"))
+            let first = try await session.root.setValues(["title": "x"], idempotencyKey: "k-values")
+            let again = try await session.root.setValues(["title": "x"], idempotencyKey: "k-values")
+            #expect(again == first)
+            let handler = try await session.root.setPreferenceHandler(named: "s", passBack: true, idempotencyKey: "k-h")
+            #expect(
+                try await session.root.setPreferenceHandler(named: "s", passBack: true, idempotencyKey: "k-h")
+                    == handler)
+            let path = try await session.replacePath([ScreenSeed("A")], idempotencyKey: "k-path")
+            #expect(try await session.replacePath([ScreenSeed("A")], idempotencyKey: "k-path") == path)
+            // The same key with another body is another request (as before PUT and PATCH honoured keys).
+            let other = try await session.root.setValues(["title": "y"], idempotencyKey: "k-values")
+            #expect(other.version == path.version + 1)
+            let removed = try await session.root.removePreferenceHandler(named: "s", idempotencyKey: "k-del")
+            #expect(try await session.root.removePreferenceHandler(named: "s", idempotencyKey: "k-del") == removed)
+            let ended = try await session.end(idempotencyKey: "k-end")
+            #expect(try await session.end(idempotencyKey: "k-end") == ended)
+            #expect(try await session.get().version == ended)
+            #expect(try await session.history().events.count == Int(ended))
+        }
+    }
+
+    @Test func aServerThatCannotCommitIsRetriedAfterItsRetryAfter() async throws {
+        try await withServer { client, server in
+            let session = try await client.createSession(root: ScreenSeed("Home"))
+            let lock = try WriteLock(path: try #require(server.store as? SQLiteSessionStore).path)
+            let retries = RetryNoticeLog()
+            let patient = makeClient(client.baseURL) { configuration in
+                configuration.onRetry = { notice in
+                    retries.record(notice)
+                    lock.release()  // the retry, after Retry-After, finds the database writable again
+                }
+            }
+            let started = ContinuousClock.now
+            let pushed = try await patient.session(id: session.id, token: session.token).push("A")
+            let waited = ContinuousClock.now - started
+            #expect(pushed.version == 2)
+            #expect(retries.notices.count == 1)
+            #expect(retries.notices.first?.reason == .status(503))
+            #expect(retries.notices.first?.delay == .seconds(1), "Retry-After: 1")
+            #expect(waited >= .seconds(1))
+            #expect(try await session.get().screens.map(\.name) == ["Home", "A"])
+            #expect(try await session.history(after: 1).events.count == 1)
+        }
+    }
+
+    @Test func aRetryAfterLongerThanThePolicyAllowsFailsAtOnce() {
+        var random = SystemRandomNumberGenerator()
+        let policy = RetryPolicy(maxRetryAfter: .seconds(10))
+        #expect(policy.delay(after: 1, retryAfter: "3", using: &random) == .seconds(3))
+        #expect(policy.delay(after: 1, retryAfter: " 10 ", using: &random) == .seconds(10))
+        #expect(policy.delay(after: 1, retryAfter: "11", using: &random) == nil)
+        let fallback = policy.delay(after: 1, retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT", using: &random)
+        #expect(fallback.map { $0 >= .milliseconds(50) && $0 <= .milliseconds(100) } == true)
+    }
+
+    @Test func idempotencyKeysAreRandomAndURLSafe() {
+        let keys = (0..<100).map { _ in IdempotencyKeyGenerator.random.next() }
+        #expect(Set(keys).count == 100)
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        #expect(
+            keys.allSatisfy { $0.hasPrefix("k_") && $0.count == 24 && $0.dropFirst(2).allSatisfy(allowed.contains) })
+    }
+
+    @Test func backoffDoublesWithJitterUpToItsCeiling() {
+        var random = SystemRandomNumberGenerator()
+        let policy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .seconds(1))
+        for _ in 0..<50 {
+            let first = policy.backoff(after: 1, using: &random)
+            #expect(first >= .milliseconds(50) && first <= .milliseconds(100))
+            let third = policy.backoff(after: 3, using: &random)
+            #expect(third >= .milliseconds(200) && third <= .milliseconds(400))
+            let late = policy.backoff(after: 40, using: &random)
+            #expect(late >= .milliseconds(500) && late <= .seconds(1))
+        }
+        #expect(RetryPolicy.never.maxAttempts == 1)
+    }
+}
+
+/// Holds SQLite's write lock on a database file from another connection, on a thread of its own,
+/// until released: the server's commits then fail (busy) and it answers 503 with `Retry-After`.
+final class WriteLock: Sendable {
+    private let released = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let isReleased = Mutex(false)
+
+    init(path: String) throws {
+        let locked = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+        let thread = Thread { [released, done] in
+            do {
+                let database = try Database(path: path)
+                try database.execute("BEGIN IMMEDIATE")
+                locked.signal()
+                released.wait()
+                try database.execute("ROLLBACK")
+            } catch {
+                failure.withLock { $0 = error }
+                locked.signal()
+            }
+            done.signal()
+        }
+        thread.start()
+        locked.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// Lets the lock go (once) and waits until it is gone.
+    func release() {
+        guard
+            isReleased.withLock({ flag in
+                defer { flag = true }
+                return !flag
+            })
+        else { return }
+        released.signal()
+        done.wait()
+    }
+
+    deinit {
+        release()
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import NavigationValues
+import NavigationValuesWire
+import Testing
+
+/// The answers clients decode: each encoder beside its decoder, round-tripped case by case, and
+/// decoding that ignores what it does not know (the server gains members and event types).
+@Suite struct AnswerDecodingTests {
+    static let screen = SessionEventTests.screen("c_1", index: 1)
+
+    static let everyResult: [MutationResult] = [
+        .pushed(screen: screen, version: 2),
+        .popped([ScreenID("c_3"), ScreenID("c_2")], version: 3),
+        .popped([], version: 4),
+        .pathReplaced(
+            popped: [ScreenID("c_2")], pushed: [screen, SessionEventTests.screen("c_5", index: 2)], version: 5),
+        .valuesUpdated(
+            screen: screen, affected: [AffectedValue(screen: ScreenID("c_1"), key: "title", value: "y")], version: 6),
+        .handlerSet(screen: screen, version: 7),
+        .handlerRemoved(version: 8),
+        .published(
+            deliveries: [PreferenceDelivery(screen: ScreenID("c_1"), value: ["id": 4])], stoppedAt: ScreenID("c_1"),
+            version: 9),
+        .published(deliveries: [], stoppedAt: nil, version: 10),
+        .ended(version: 11),
+    ]
+
+    @Test func everyKindIsCovered() {
+        #expect(Set(Self.everyResult.map(\.kind)) == Set(MutationResult.Kind.allCases))
+    }
+
+    @Test(arguments: everyResult)
+    func everyAnswerRoundTripsAsItsKind(_ result: MutationResult) throws {
+        // `.ended` answers 204 without a body: its version comes from the ETag.
+        let decoded = try MutationResult(json: result.json, kind: result.kind, version: result.version)
+        #expect(decoded == result)
+        if let json = result.json {
+            #expect(try MutationResult(json: json.serialized().parsed, kind: result.kind) == result)
+        }
+    }
+
+    @Test func anAnswerDecodesWithMembersItDoesNotKnow() throws {
+        var json = try #require(MutationResult.pushed(screen: Self.screen, version: 2).json?.objectValue)
+        json["stack"] = "main"
+        var screen = try #require(Self.screen.json.objectValue)
+        screen["presentation"] = ["style": "sheet"]
+        json["screen"] = .object(screen)
+        #expect(try MutationResult(json: .object(json), kind: .pushed) == .pushed(screen: Self.screen, version: 2))
+    }
+
+    @Test func aWrongAnswerNamesTheMember() {
+        #expect(throws: WireDecodingError(pointer: "/version", reason: "missing")) {
+            try MutationResult(json: ["popped": []], kind: .popped)
+        }
+        #expect(throws: WireDecodingError(pointer: "/popped/0", reason: "expected a screen id")) {
+            try MutationResult(json: ["popped": [1], "version": 2], kind: .popped)
+        }
+        #expect(throws: WireDecodingError.self) { try MutationResult(json: nil, kind: .ended) }
+    }
+
+    // MARK: - Pages of events
+
+    static let known = RecordedEvent(seq: 3, at: SessionEventTests.at, event: .screenPushed(screen))
+    static let newer: JSONValue = [
+        "seq": 4, "type": "stack.presented", "at": "2026-11-30T10:00:00.125Z", "stack": "sheet",
+    ]
+
+    @Test func pagesKeepEventsOfTypesAddedLaterInOrder() throws {
+        let events = [ReceivedEvent.event(Self.known), try ReceivedEvent(json: Self.newer)]
+        #expect(events[1] == .unrecognized(UnrecognizedEvent(seq: 4, type: "stack.presented", json: Self.newer)))
+        #expect(events.map(\.seq) == [3, 4])
+        let page = EventPage(events: events, last: 4)
+        #expect(try EventPage(json: page.json) == page)
+        #expect(try EventPage(json: page.json.serialized().parsed) == page)
+        for next in [Int64?.none, 4] {
+            let history = HistoryPage(events: events, next: next)
+            #expect(try HistoryPage(json: history.json) == history)
+        }
+    }
+
+    @Test func aMalformedKnownEventInAPageIsAnErrorNamingIt() {
+        var bad = Self.known.json.objectValue ?? [:]
+        bad["screen"] = "c_1"
+        #expect(throws: WireDecodingError(pointer: "/events/0/screen", reason: "expected an object")) {
+            try HistoryPage(json: ["events": [.object(bad)], "next": .null])
+        }
+        #expect(throws: WireDecodingError(pointer: "/events/0/seq", reason: "missing")) {
+            try EventPage(json: ["events": [["type": "stack.presented"]], "last": 1])
+        }
+    }
+
+    // MARK: - Problems and schemas
+
+    @Test func problemsRoundTripAndFillWhatRFC9457LeavesOut() throws {
+        let problem = ProblemDocument(
+            type: "/problems/unprocessable-content", title: "Invalid request content", status: 422,
+            detail: "value 'counter': expected integer",
+            errors: [.init(pointer: "/counter", detail: "value 'counter': expected integer")])
+        #expect(try ProblemDocument(json: problem.json, status: 400) == problem)
+        #expect(problem.json["errors"]?.arrayValue?.count == 1)
+        #expect(ProblemDocument(type: "t", title: "x", status: 404, detail: "d").json["errors"] == nil)
+        #expect(
+            try ProblemDocument(json: ["detail": "busy", "instance": "/x"], status: 503)
+                == ProblemDocument(type: "about:blank", title: "", status: 503, detail: "busy"))
+        #expect(throws: WireDecodingError(pointer: "/status", reason: "expected an integer")) {
+            try ProblemDocument(json: ["status": "teapot"], status: 418)
+        }
+    }
+
+    @Test func schemasRoundTripAndMissingMembersMeanNothingDeclared() throws {
+        let schema = SchemaResource(
+            values: [
+                "title": .init(type: .string, defaultValue: ""),
+                "draft": .init(type: .string, defaultValue: "", isObservationIgnored: true),
+                "shape": .init(type: EntryType(rawValue: "geometry")),
+            ],
+            preferences: ["selection": .init(type: .string, defaultValue: "")], isStrict: true)
+        #expect(try SchemaResource(json: schema.json) == schema)
+        #expect(schema.json["values"]?["draft"]?["observationIgnored"] == true)
+        #expect(schema.json["values"]?["title"]?["observationIgnored"] == nil)
+        #expect(try SchemaResource(json: [:]) == SchemaResource())
+        #expect(SchemaResource.EntryType.of(5) == .integer)
+        #expect(SchemaResource.EntryType.of(.null) == .any)
+        #expect(throws: WireDecodingError(pointer: "/values/title/type", reason: "missing")) {
+            try SchemaResource(json: ["values": ["title": ["default": ""]]])
+        }
+    }
+}
+
+typealias EntryType = SchemaResource.EntryType
+
+extension String {
+    /// This JSON text parsed (the tests' own output, so it parses).
+    var parsed: JSONValue {
+        (try? JSONValue(parsing: self)) ?? .null
+    }
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# check-consumer-package.sh [SERVER_BINARY]
+#
+# Checks that an app can depend on this package by version (issue 14), as a new user would: the
+# working tree (tracked and new files, not ignored ones) becomes a throwaway git repository tagged
+# 0.1.0; a throwaway app package depends on it with `.package(url: "file://…", from: "0.1.0")` and
+# the products NavigationValues and NavigationValuesClient, builds, and runs against the server
+# (default: .build/release/navigation-values): a typed value through the client, read back through
+# a live mirror, and a @ValueEntry on a local stack. Nothing may be fetched: the resolved graph must
+# hold this package alone. Everything is removed on exit.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+server=${1:-$root/.build/release/navigation-values}
+[ -x "$server" ] || { echo "check-consumer-package: no server binary at $server" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nv-consumer.XXXXXX")
+server_pid=""
+cleanup() {
+    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+started=$(date +%s)
+
+# The package, as a release of the working tree.
+mkdir -p "$work/navigation-values" "$work/app/Sources/app"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard \
+    | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$work/navigation-values"
+(
+    cd "$work/navigation-values"
+    git init -q
+    git add -A
+    git -c user.name=consumer-check -c user.email=consumer-check@localhost commit -qm "release 0.1.0"
+    git tag 0.1.0
+)
+
+# The app.
+cat > "$work/app/Package.swift" <<EOF
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "app",
+    platforms: [.iOS(.v18), .macOS(.v15)],
+    dependencies: [.package(url: "file://$work/navigation-values", from: "0.1.0")],
+    targets: [
+        .executableTarget(
+            name: "app",
+            dependencies: [
+                .product(name: "NavigationValues", package: "navigation-values"),
+                .product(name: "NavigationValuesClient", package: "navigation-values"),
+            ])
+    ]
+)
+EOF
+cat > "$work/app/Sources/app/main.swift" <<'EOF'
+import Foundation
+import NavigationValues
+import NavigationValuesClient
+
+extension ScreenContext {
+    @ValueEntry var greeting: String = "hello"
+}
+struct Title: ValueKey { static let defaultValue = "" }
+
+// The core, with the macro, on a local stack.
+let local = ScreenStack()
+local.push { $0.greeting = "from the root" }
+let pushed = local.push()
+
+// The client and a mirror, against the server given on the command line.
+guard let url = CommandLine.arguments.dropFirst().first.flatMap(URL.init(string:)) else {
+    print("usage: app http://HOST:PORT")
+    exit(2)
+}
+let session = try await NavigationValuesClient(baseURL: url).createSession(root: ScreenSeed("Home"))
+let detail = try await session.push("Detail")
+try await session.root.set(Title.self, "Inbox")
+let mirror = try await RemoteStack.connect(to: session)
+let title = mirror[id: detail.screen.id]?.resolved(Title.self) ?? "?"
+print("consumer ok: local \(pushed.greeting), remote \(title) at version \(mirror.version)")
+EOF
+
+# Its build: only this package may be resolved (nothing fetched).
+(cd "$work/app" && swift build 2>&1 | tail -n 3)
+pins=$(grep -c '"identity"' "$work/app/Package.resolved" || true)
+if [ "$pins" != 1 ]; then
+    echo "check-consumer-package: more than this package was resolved:" >&2
+    cat "$work/app/Package.resolved" >&2
+    exit 1
+fi
+
+# Its run, against a server on a free port.
+"$server" serve --port 0 --db :memory: --admin-token consumer-check > "$work/server.out" 2> "$work/server.err" &
+server_pid=$!
+for _ in $(seq 1 300); do
+    grep -q '^listening on ' "$work/server.out" 2>/dev/null && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.err" >&2; exit 1; }
+    sleep 0.1
+done
+address=$(sed -n 's/^listening on //p' "$work/server.out" | head -n 1)
+[ -n "$address" ] || { echo "check-consumer-package: the server did not start" >&2; exit 1; }
+output=$("$work/app/.build/debug/app" "$address")
+echo "$output"
+expected="consumer ok: local from the root, remote Inbox at version 3"
+[ "$output" = "$expected" ] || { echo "check-consumer-package: expected '$expected'" >&2; exit 1; }
+echo "check-consumer-package: an app depending on 0.1.0 builds and runs ($(( $(date +%s) - started )) s)"
