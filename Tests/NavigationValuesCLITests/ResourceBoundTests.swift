@@ -128,7 +128,19 @@ import Testing
     }
 
     @Test func pruneEndsIdleSessionsCompactsHistoryAndPurgesEndedOnes() async throws {
-        let server = try await ServeProcess(["--admin-token", "admin", "--db", "prune.sqlite"])
+        try await pruneScenario(database: nil)
+    }
+
+    /// The same on a PostgreSQL database, pruned by URL.
+    @Test(.enabled(if: PostgresTestServer.isAvailable, Comment(rawValue: PostgresTestServer.unavailableReason)))
+    func pruneEndsIdleSessionsCompactsHistoryAndPurgesEndedOnesOnPostgreSQL() async throws {
+        try await PostgresTestServer.withDatabase { url in try await pruneScenario(database: url) }
+    }
+
+    /// Serves `database` (a new SQLite file when nil), makes an idle, a busy and an ended
+    /// session, stops, then prunes the database until each rule has done its part.
+    private func pruneScenario(database url: String?) async throws {
+        let server = try await ServeProcess(["--admin-token", "admin", "--db", url ?? "prune.sqlite"])
         let idle = try await create(server)
         let busy = try await create(server)
         let ended = try await create(server)
@@ -141,7 +153,7 @@ import Testing
             try #require(answer.status == 200)
         }
         #expect(try await server.stop().status == 0)
-        let database = server.folder.appendingPathComponent("prune.sqlite").path
+        let database = url ?? server.folder.appendingPathComponent("prune.sqlite").path
 
         /// Runs prune until the figures it prints add up to `expected` (each session qualifies a
         /// second after its own last change, so one run may see only some of them).
