@@ -149,6 +149,9 @@ let embeddedJSON = ##"""
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "405": {
             "$ref": "#/components/responses/Problem405"
           },
@@ -160,6 +163,9 @@ let embeddedJSON = ##"""
           },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -1255,7 +1261,8 @@ let embeddedJSON = ##"""
             "description": "An event's seq; default: the latest.",
             "schema": {
               "type": "integer",
-              "minimum": 1
+              "minimum": 1,
+              "maximum": 9223372036854775807
             }
           }
         ],
@@ -1465,35 +1472,179 @@ let embeddedJSON = ##"""
                 }
               }
             }
+          },
+          "limit": {
+            "type": "string",
+            "description": "With `/problems/limit-exceeded` (422): the limit the request would pass, named as the `serve` flag that sets it (`max-event-bytes`, `max-session-bytes`, `max-default-bytes`, `max-schema-entries`, ...); with `/problems/too-many-subscribers` (503): `max-subscribers-per-session` or `max-subscribers`; with `/problems/too-many-requests` (429): `create-rate`."
+          },
+          "oldestSeq": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "With `/problems/events-compacted` (410): events up to and including this seq were compacted away; ask for events after it."
           }
         }
       },
       "SchemaEntry": {
-        "type": "object",
-        "required": [
-          "type"
-        ],
-        "properties": {
-          "type": {
-            "type": "string",
-            "enum": [
-              "string",
-              "integer",
-              "number",
-              "boolean",
-              "object",
-              "array",
-              "any"
-            ]
+        "description": "One declared entry: its type, and a default of that type. The defaults of a schema together are at most `max-default-bytes` of JSON (and as deep as a value may be); a schema declares at most `max-schema-entries` entries.",
+        "oneOf": [
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "string"
+              },
+              "default": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a string, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
           },
-          "default": {
-            "description": "The value read when nothing is set; must have the declared type."
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "integer"
+              },
+              "default": {
+                "type": [
+                  "integer",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a integer, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
           },
-          "observationIgnored": {
-            "type": "boolean",
-            "description": "Stored without notifying (values only)."
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "number"
+              },
+              "default": {
+                "type": [
+                  "number",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a number, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "boolean"
+              },
+              "default": {
+                "type": [
+                  "boolean",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a boolean, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "object"
+              },
+              "default": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a object, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "array"
+              },
+              "default": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a array, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "any"
+              },
+              "default": {
+                "description": "The value read when nothing is set: a any (any JSON), or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
           }
-        }
+        ]
       },
       "Schema": {
         "type": "object",
@@ -1503,18 +1654,25 @@ let embeddedJSON = ##"""
             "type": "object",
             "additionalProperties": {
               "$ref": "#/components/schemas/SchemaEntry"
+            },
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
             }
           },
           "preferences": {
             "type": "object",
             "additionalProperties": {
               "$ref": "#/components/schemas/SchemaEntry"
+            },
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
             }
           },
           "strict": {
             "type": "boolean"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Handler": {
         "type": "object",
@@ -1755,14 +1913,16 @@ let embeddedJSON = ##"""
         "properties": {
           "count": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "maximum": 9223372036854775807
           },
           "to": {
             "type": "string",
             "description": "A screen id, `root` or `top`: pop everything above it."
           }
         },
-        "additionalProperties": false
+        "additionalProperties": false,
+        "maxProperties": 1
       },
       "ReplacePath": {
         "type": "object",
@@ -2108,7 +2268,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem410": {
-        "description": "The session has ended, or the events asked for were purged.",
+        "description": "The session has ended, or the events asked for were purged (`/problems/gone`), or compacted away (`/problems/events-compacted`, with `oldestSeq`).",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -2148,7 +2308,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem422": {
-        "description": "Valid JSON of the wrong shape, type or size.",
+        "description": "Valid JSON of the wrong shape, type or size (`/problems/unprocessable-content`), or a request whose result would pass one of the server's limits (`/problems/limit-exceeded`, naming it in `limit`); nothing is committed.",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -2158,7 +2318,27 @@ let embeddedJSON = ##"""
         }
       },
       "Problem503": {
-        "description": "The database is unavailable (see `Retry-After`).",
+        "description": "The database is unavailable (`/problems/store-unavailable`), or a subscriber cap is reached (`/problems/too-many-subscribers`); see `Retry-After`.",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        }
+      },
+      "Problem429": {
+        "description": "Too many sessions created from this client address without the admin token (`create-rate`, `create-burst`); see `Retry-After`.",
+        "headers": {
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        },
         "content": {
           "application/problem+json": {
             "schema": {
@@ -2200,9 +2380,10 @@ let embeddedJSON = ##"""
         "name": "If-Match",
         "in": "header",
         "required": false,
-        "description": "Apply only if the session is still at this version, else 412.",
+        "description": "Apply only if the session is still at this version (`\"7\"`, as `ETag` gives it; `*`: any), else 412. A value that names no version never matches (412).",
         "schema": {
-          "type": "string"
+          "type": "string",
+          "pattern": "^[ \\t]*(\\*|\"[0-9]{1,18}\")?[ \\t]*$"
         }
       },
       "IdempotencyKey": {
@@ -2223,7 +2404,8 @@ let embeddedJSON = ##"""
         "description": "Start after this event's seq.",
         "schema": {
           "type": "integer",
-          "minimum": 0
+          "minimum": 0,
+          "maximum": 9223372036854775807
         }
       }
     },
@@ -2232,6 +2414,13 @@ let embeddedJSON = ##"""
         "description": "The session's version, quoted: `\"7\"`.",
         "schema": {
           "type": "string"
+        }
+      },
+      "RetryAfter": {
+        "description": "Seconds to wait before trying again.",
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9]+$"
         }
       }
     },
