@@ -114,6 +114,9 @@ public final class ScreenContext: Observable, Identifiable {
     /// `children` without registering an observation dependency, for the library's own hooks.
     var childrenUntracked: [ScreenContext] { childrenStorage }
 
+    /// `parent` without registering an observation dependency, for the library's own hooks.
+    var parentUntracked: ScreenContext? { parentStorage }
+
     /// The contexts attached to this one, in attach order.
     public var children: [ScreenContext] {
         registrar.access(self, keyPath: \.children)
@@ -169,6 +172,17 @@ public final class ScreenContext: Observable, Identifiable {
             }
         }
         parent.behavior.context(parent, didUpdateChildren: parent.childrenStorage)
+    }
+
+    /// Moves one of this context's children to the end of `children` (a tab brought to the front),
+    /// then runs this context's `didUpdateChildren`. Nothing when it is not a child or already last.
+    func moveChildToEnd(_ child: ScreenContext) {
+        guard let index = childrenStorage.firstIndex(where: { $0 === child }), index != childrenStorage.count - 1
+        else { return }
+        mutate(\.children) {
+            childrenStorage.append(childrenStorage.remove(at: index))
+        }
+        behavior.context(self, didUpdateChildren: childrenStorage)
     }
 
     /// Leaves the parent (which relinks its remaining children) and runs `cleanup()`.

@@ -35,9 +35,20 @@ public final class ScreenStack<Element> {
     public private(set) var entries: [Screen] = []
     private let generator: ScreenIDGenerator
 
+    /// Called with the screens about to leave, topmost first, before they are detached: the tree
+    /// that owns this stack dismisses what they present (docs/Stacks.md §1).
+    var willRemoveScreens: (([ScreenContext]) -> Void)?
+
     /// Creates an empty stack; screens pushed without an id get one from `ids`.
     public init(ids: ScreenIDGenerator = .incrementing()) {
         context = ScreenContext(.navigationStack)
+        generator = ids
+    }
+
+    /// Creates an empty stack whose own context has `behavior` (role `.navigationStack`), such as
+    /// `.sheet` for a stack a screen presents; screens pushed without an id get one from `ids`.
+    public init(ids: ScreenIDGenerator = .incrementing(), behavior: some ScreenContextBehavior) {
+        context = ScreenContext(behavior)
         generator = ids
     }
 
@@ -60,6 +71,13 @@ public final class ScreenStack<Element> {
     /// The topmost screen, nil while the stack is empty.
     public var topScreen: ScreenContext? { context.children.last }
 
+    /// Whether the topmost screen presents a stack (a child with `PresentationBehavior`): nothing
+    /// may be pushed above it until that presentation is dismissed (docs/Stacks.md §1).
+    public var isCoveredByPresentation: Bool {
+        guard let top = entries.last?.context else { return false }
+        return top.childrenUntracked.contains { $0.behavior is PresentationBehavior }
+    }
+
     // MARK: - Lookup
 
     /// The context of the screen with this id, nil when no screen of the stack has it.
@@ -81,7 +99,8 @@ public final class ScreenStack<Element> {
     /// from the stack's generator when nil), and runs `configure` on it once it is linked, so that
     /// reads inside `configure` already see earlier screens' values.
     ///
-    /// - Precondition: no screen of the stack has `id`.
+    /// - Precondition: no screen of the stack has `id`, and the topmost screen presents nothing
+    ///   (`isCoveredByPresentation` is false; `ScreenTree.push(_:onto:id:configure:)` throws instead).
     @discardableResult
     public func push(
         _ element: Element,
@@ -91,6 +110,7 @@ public final class ScreenStack<Element> {
     ) -> ScreenContext {
         let id = id ?? generator.next()
         precondition(screen(id: id) == nil, "screen id \(id) is already on this stack")
+        precondition(!isCoveredByPresentation, "the topmost screen presents a stack: dismiss it before pushing")
         let screen = ScreenContext(behavior)
         screen.attach(to: context)
         entries.append(Screen(id: id, element: element, context: screen))
@@ -106,16 +126,27 @@ public final class ScreenStack<Element> {
         pop(count: 1).first
     }
 
-    /// Pops up to `count` screens, topmost first, never the root.
+    /// Pops up to `count` screens, topmost first, never the root. In a `ScreenTree`, what a popped
+    /// screen presents is dismissed first (and cleaned up with everything in it).
     @discardableResult
     public func pop(count: Int) -> [ScreenContext] {
         let available = max(entries.count - 1, 0)
         let count = min(max(count, 0), available)
         guard count > 0 else { return [] }
         let popped = entries.suffix(count).reversed().map(\.context)
+        willRemoveScreens?(popped)
         entries.removeLast(count)
         for screen in popped { screen.detach() }
         return popped
+    }
+
+    /// Pops every screen, the root too, topmost first (a dismissed presentation, a removed tab).
+    func removeAll() {
+        let removed = entries.reversed().map(\.context)
+        guard !removed.isEmpty else { return }
+        willRemoveScreens?(removed)
+        entries.removeAll()
+        for screen in removed { screen.detach() }
     }
 
     /// Pops every screen above `screen`, keeping it; topmost first. Nothing when `screen` is not on

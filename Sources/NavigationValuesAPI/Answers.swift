@@ -13,7 +13,7 @@ extension StoredAnswer {
     init(_ result: MutationResult) {
         let status: Int
         switch result {
-        case .pushed: status = 201
+        case .pushed, .stackCreated, .stackPresented: status = 201
         case .ended: status = 204
         default: status = 200
         }
@@ -73,6 +73,8 @@ extension SessionQuery.Result {
         switch self {
         case .session(let session): .json(session.json, headers: ["ETag": "\"\(session.version)\""])
         case .screen(let screen, let version): .json(screen.json, headers: ["ETag": "\"\(version)\""])
+        case .stacks(let list): .json(list.json, headers: ["ETag": "\"\(list.version)\""])
+        case .stack(let stack, let version): .json(stack.json, headers: ["ETag": "\"\(version)\""])
         }
     }
 }

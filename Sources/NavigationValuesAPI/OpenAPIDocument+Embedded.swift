@@ -8,7 +8,7 @@ let embeddedJSON = ##"""
   "info": {
     "title": "NavigationValues Server",
     "version": "1.0.0",
-    "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed."
+    "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed. A session may also hold tabs (named stacks, one selected) and presentations (sheets and full-screen covers presented by a screen); API.md's endpoints keep addressing the main stack (docs/Stacks.md)."
   },
   "servers": [
     {
@@ -27,6 +27,10 @@ let embeddedJSON = ##"""
     },
     {
       "name": "operations"
+    },
+    {
+      "name": "stacks",
+      "description": "Several stacks per session: tabs, presentations, batches (docs/Stacks.md)."
     }
   ],
   "security": [
@@ -424,6 +428,20 @@ let embeddedJSON = ##"""
               },
               "publishPreference": {
                 "operationId": "publishPreference",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "replaceAbove": {
+                "operationId": "replaceAbove",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "returnResult": {
+                "operationId": "returnResult",
                 "parameters": {
                   "id": "$request.path.id",
                   "screen": "$response.body#/screen/id"
@@ -1050,6 +1068,1164 @@ let embeddedJSON = ##"""
         "tags": [
           "screens"
         ]
+      }
+    },
+    "/v1/sessions/{id}/stacks": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "get": {
+        "operationId": "listStacks",
+        "summary": "List the stacks",
+        "description": "Every stack, the main one first, which is selected and the screen a user sees.",
+        "responses": {
+          "200": {
+            "description": "The stacks.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackList"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "stacks"
+        ]
+      },
+      "post": {
+        "operationId": "createStack",
+        "summary": "Add a tab",
+        "description": "Adds a named stack after the others, with its root; the selection stays. A tab's root reads nothing from other stacks.",
+        "responses": {
+          "201": {
+            "description": "The new stack.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackAnswer"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "links": {
+              "getStack": {
+                "operationId": "getStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "pushOntoStack": {
+                "operationId": "pushOntoStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "popFromStack": {
+                "operationId": "popFromStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "replaceStackPath": {
+                "operationId": "replaceStackPath",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "removeStack": {
+                "operationId": "removeStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewStack"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/stacks/{stack}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/StackRef"
+        }
+      ],
+      "get": {
+        "operationId": "getStack",
+        "summary": "Read a stack",
+        "description": "One stack with its screens.",
+        "responses": {
+          "200": {
+            "description": "The stack.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Stack"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "stacks"
+        ]
+      },
+      "delete": {
+        "operationId": "removeStack",
+        "summary": "Remove a tab or dismiss a presentation",
+        "description": "A tab goes with its screens and what they present (the main stack is selected if it was); a presentation is dismissed as `POST \u2026/dismiss` does; `main`: 409.",
+        "responses": {
+          "200": {
+            "description": "What left.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackRemoved"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ]
+      }
+    },
+    "/v1/sessions/{id}/stacks/{stack}/push": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/StackRef"
+        }
+      ],
+      "post": {
+        "operationId": "pushOntoStack",
+        "summary": "Push a screen onto a stack",
+        "description": "As `POST \u2026/push`, onto this stack; 409 when its topmost screen presents a stack.",
+        "responses": {
+          "201": {
+            "description": "The new screen.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Pushed"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "links": {
+              "getScreen": {
+                "operationId": "getScreen",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "updateValues": {
+                "operationId": "updateValues",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "replaceAbove": {
+                "operationId": "replaceAbove",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              },
+              "returnResult": {
+                "operationId": "returnResult",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/screen/id"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewScreen"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/stacks/{stack}/pop": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/StackRef"
+        }
+      ],
+      "post": {
+        "operationId": "popFromStack",
+        "summary": "Pop screens from a stack",
+        "description": "As `POST \u2026/pop`, on this stack (`to`: `root` and `top` are its ends); what a popped screen presents is dismissed.",
+        "responses": {
+          "200": {
+            "description": "The popped screens and the dismissed presentations.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackPopped"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Pop"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/stacks/{stack}/path": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/StackRef"
+        }
+      ],
+      "put": {
+        "operationId": "replaceStackPath",
+        "summary": "Replace a stack's path",
+        "description": "As `PUT \u2026/path`, on this stack.",
+        "responses": {
+          "200": {
+            "description": "The popped and pushed screens.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackPathReplaced"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ReplacePath"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/select": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "post": {
+        "operationId": "selectStack",
+        "summary": "Select a stack",
+        "description": "Selects the main stack or a tab; every stack keeps its screens and presentations. A presentation is not selected: 409.",
+        "responses": {
+          "200": {
+            "description": "The selected stack and the screen a user sees.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Selected"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Select"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/present": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "post": {
+        "operationId": "presentStack",
+        "summary": "Present a stack",
+        "description": "The topmost screen of a stack (default: the one a user sees) presents a sheet or a full-screen cover, with its root, which reads what the presenter resolves to.",
+        "responses": {
+          "201": {
+            "description": "The presented stack.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackAnswer"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "links": {
+              "getStack": {
+                "operationId": "getStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "pushOntoStack": {
+                "operationId": "pushOntoStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "popFromStack": {
+                "operationId": "popFromStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "replaceStackPath": {
+                "operationId": "replaceStackPath",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "removeStack": {
+                "operationId": "removeStack",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "stack": "$response.body#/stack/id"
+                }
+              },
+              "replaceAbove": {
+                "operationId": "replaceAbove",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/stack/screens/0/id"
+                }
+              },
+              "returnResult": {
+                "operationId": "returnResult",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screen": "$response.body#/stack/screens/0/id"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Present"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/dismiss": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "post": {
+        "operationId": "dismissStack",
+        "summary": "Dismiss a presentation",
+        "description": "Pops every screen of a presentation (default: the one a user sees), root included, dismissing first what they present; 409 when it is no presentation.",
+        "responses": {
+          "200": {
+            "description": "What left.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackRemoved"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Dismiss"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/screens/{screen}/above": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/ScreenRef"
+        }
+      ],
+      "put": {
+        "operationId": "replaceAbove",
+        "summary": "Replace the screens above a screen",
+        "description": "One step: the screens above it in its stack are popped and these pushed; it keeps its id, values and handlers with their memory.",
+        "responses": {
+          "200": {
+            "description": "The screen now, and what was popped and pushed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ScreensReplaced"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ReplacePath"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/screens/{screen}/return": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/ScreenRef"
+        }
+      ],
+      "post": {
+        "operationId": "returnResult",
+        "summary": "Publish, then pop",
+        "description": "Publishes `value` for `key` from the screen, then pops it (the root of a presentation dismisses the presentation; the root of the main stack or a tab: 409, nothing published).",
+        "responses": {
+          "200": {
+            "description": "The deliveries and what left.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Returned"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Return"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/batch": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "post": {
+        "operationId": "applyBatch",
+        "summary": "Apply several changes as one",
+        "description": "All or nothing, as one event and one version step; the first refused operation answers with `errors` pointing at `/operations/N/\u2026`, and nothing changes.",
+        "responses": {
+          "200": {
+            "description": "Each operation's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BatchApplied"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Batch"
+              }
+            }
+          }
+        }
       }
     },
     "/v1/sessions/{id}/events": {
@@ -1688,7 +2864,7 @@ let embeddedJSON = ##"""
       },
       "Screen": {
         "type": "object",
-        "description": "One screen of the stack.",
+        "description": "One screen of a stack; `index` is its position in its own stack, `previous`/`next` follow the chain across presentations (docs/Stacks.md \u00a71).",
         "required": [
           "id",
           "index",
@@ -1768,7 +2944,10 @@ let embeddedJSON = ##"""
           "createdAt",
           "updatedAt",
           "schema",
-          "screens"
+          "screens",
+          "selectedStack",
+          "visibleScreen",
+          "stacks"
         ],
         "properties": {
           "id": {
@@ -1801,7 +2980,26 @@ let embeddedJSON = ##"""
             "minItems": 1,
             "items": {
               "$ref": "#/components/schemas/Screen"
-            }
+            },
+            "description": "The main stack's screens, root first."
+          },
+          "selectedStack": {
+            "type": "string",
+            "description": "`main` or a tab's name."
+          },
+          "visibleScreen": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The screen a user sees: the topmost screen of the selected stack, or of what it presents."
+          },
+          "stacks": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Stack"
+            },
+            "description": "Every stack but the main one: the tabs in the order they were added, then the presentations in the order they were presented."
           }
         }
       },
@@ -2118,6 +3316,438 @@ let embeddedJSON = ##"""
           }
         }
       },
+      "Stack": {
+        "type": "object",
+        "description": "One stack of a session (docs/Stacks.md).",
+        "required": [
+          "id",
+          "kind",
+          "presenter",
+          "screens"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "main",
+              "tab",
+              "sheet",
+              "fullScreenCover"
+            ]
+          },
+          "presenter": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The screen presenting it; null for the main stack and tabs."
+          },
+          "screens": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+              "$ref": "#/components/schemas/Screen"
+            }
+          }
+        }
+      },
+      "StackList": {
+        "type": "object",
+        "required": [
+          "stacks",
+          "selectedStack",
+          "visibleScreen",
+          "version"
+        ],
+        "properties": {
+          "stacks": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+              "$ref": "#/components/schemas/Stack"
+            },
+            "description": "The main stack first, then the tabs, then the presentations."
+          },
+          "selectedStack": {
+            "type": "string"
+          },
+          "visibleScreen": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "NewStack": {
+        "type": "object",
+        "required": [
+          "id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+            "description": "The tab's name: not main, selected or top, not starting with p_."
+          },
+          "root": {
+            "$ref": "#/components/schemas/NewScreen"
+          }
+        }
+      },
+      "Select": {
+        "type": "object",
+        "required": [
+          "stack"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "stack": {
+            "type": "string",
+            "description": "`main`, a tab's name, `selected` or `top`."
+          }
+        }
+      },
+      "Present": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "from": {
+            "type": "string",
+            "description": "The presenting screen (default `top`): the topmost screen of its stack."
+          },
+          "style": {
+            "type": "string",
+            "enum": [
+              "sheet",
+              "fullScreenCover"
+            ],
+            "description": "Default `sheet`."
+          },
+          "root": {
+            "$ref": "#/components/schemas/NewScreen"
+          }
+        }
+      },
+      "Dismiss": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "stack": {
+            "type": "string",
+            "description": "A presentation (default: the one a user sees)."
+          }
+        }
+      },
+      "Return": {
+        "type": "object",
+        "required": [
+          "key",
+          "value"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "value": {}
+        }
+      },
+      "Batch": {
+        "type": "object",
+        "required": [
+          "operations"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "operations": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "items": {
+              "$ref": "#/components/schemas/BatchOperation"
+            },
+            "description": "Applied in order, all or nothing (at most --max-batch-operations, default 100)."
+          }
+        }
+      },
+      "BatchOperation": {
+        "type": "object",
+        "required": [
+          "op"
+        ],
+        "additionalProperties": true,
+        "description": "`op` and the members of that operation's own endpoint body, plus what its path names (`stack`, `screen`, `key`): docs/Stacks.md, Batches.",
+        "properties": {
+          "op": {
+            "type": "string",
+            "enum": [
+              "push",
+              "pop",
+              "replacePath",
+              "replaceAbove",
+              "setValues",
+              "setHandler",
+              "removeHandler",
+              "publish",
+              "return",
+              "createStack",
+              "selectStack",
+              "removeStack",
+              "present",
+              "dismiss"
+            ]
+          },
+          "stack": {
+            "type": "string"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string"
+          }
+        }
+      },
+      "StackAnswer": {
+        "type": "object",
+        "required": [
+          "stack",
+          "version"
+        ],
+        "properties": {
+          "stack": {
+            "$ref": "#/components/schemas/Stack"
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "Selected": {
+        "type": "object",
+        "required": [
+          "selectedStack",
+          "visibleScreen",
+          "version"
+        ],
+        "properties": {
+          "selectedStack": {
+            "type": "string"
+          },
+          "visibleScreen": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "StackRemoved": {
+        "type": "object",
+        "required": [
+          "stack",
+          "screens",
+          "dismissed",
+          "version"
+        ],
+        "description": "A removed tab (with `selectedStack`, the stack selected after it) or a dismissed presentation.",
+        "properties": {
+          "stack": {
+            "type": "string"
+          },
+          "screens": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "dismissed": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "selectedStack": {
+            "type": "string"
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "StackPopped": {
+        "type": "object",
+        "required": [
+          "popped",
+          "version"
+        ],
+        "description": "As `POST \u2026/pop` answers; with `stack` and `dismissed` unless the pop touched only the main stack.",
+        "properties": {
+          "stack": {
+            "type": "string"
+          },
+          "popped": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "dismissed": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "StackPathReplaced": {
+        "type": "object",
+        "required": [
+          "popped",
+          "pushed",
+          "version"
+        ],
+        "description": "As `PUT \u2026/path` answers; with `stack` and `dismissed` unless the change touched only the main stack.",
+        "properties": {
+          "stack": {
+            "type": "string"
+          },
+          "popped": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "pushed": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Screen"
+            }
+          },
+          "dismissed": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "ScreensReplaced": {
+        "type": "object",
+        "required": [
+          "screen",
+          "popped",
+          "pushed",
+          "dismissed",
+          "version"
+        ],
+        "properties": {
+          "screen": {
+            "$ref": "#/components/schemas/Screen"
+          },
+          "popped": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "pushed": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Screen"
+            }
+          },
+          "dismissed": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "Returned": {
+        "type": "object",
+        "required": [
+          "deliveries",
+          "stoppedAt",
+          "stack",
+          "popped",
+          "dismissed",
+          "version"
+        ],
+        "properties": {
+          "deliveries": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Delivery"
+            }
+          },
+          "stoppedAt": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "stack": {
+            "type": "string"
+          },
+          "popped": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "dismissed": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "BatchApplied": {
+        "type": "object",
+        "required": [
+          "results",
+          "version"
+        ],
+        "properties": {
+          "results": {
+            "type": "array",
+            "items": {
+              "type": "object"
+            },
+            "description": "Each operation's answer, as its own endpoint gives it, without `version`."
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
       "Event": {
         "type": "object",
         "required": [
@@ -2125,7 +3755,7 @@ let embeddedJSON = ##"""
           "type",
           "at"
         ],
-        "description": "One event (API.md, Events); the fields beyond seq, type and at depend on the type. Events of `GET /v1/events` also carry `session`.",
+        "description": "One event (API.md, Events); the fields beyond seq, type and at depend on the type. Events of `GET /v1/events` also carry `session`. The events of several stacks are described in docs/Stacks.md (Events); `batch.applied` holds each step's event in `events`.",
         "properties": {
           "seq": {
             "type": "integer",
@@ -2142,7 +3772,18 @@ let embeddedJSON = ##"""
               "handler.set",
               "handler.removed",
               "preference.published",
-              "session.ended"
+              "session.ended",
+              "stack.created",
+              "stack.selected",
+              "stack.removed",
+              "stack.presented",
+              "stack.dismissed",
+              "stack.screen.pushed",
+              "stack.screens.popped",
+              "stack.path.replaced",
+              "screens.replaced",
+              "screen.returned",
+              "batch.applied"
             ]
           },
           "at": {
@@ -2361,7 +4002,7 @@ let embeddedJSON = ##"""
         "name": "screen",
         "in": "path",
         "required": true,
-        "description": "A screen id, `root` (the head of the stack) or `top` (the topmost screen).",
+        "description": "A screen id of any stack, `root` (the main stack's root), `top` (the screen a user sees), or `STACK:root` / `STACK:top` (the ends of the stack STACK names).",
         "schema": {
           "type": "string"
         }
@@ -2406,6 +4047,15 @@ let embeddedJSON = ##"""
           "type": "integer",
           "minimum": 0,
           "maximum": 9223372036854775807
+        }
+      },
+      "StackRef": {
+        "name": "stack",
+        "in": "path",
+        "required": true,
+        "description": "A stack: `main`, a tab's name, a presentation's id (`p_\u2026`), `selected` (the selected stack) or `top` (the stack of the screen a user sees).",
+        "schema": {
+          "type": "string"
         }
       }
     },

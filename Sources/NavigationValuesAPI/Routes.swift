@@ -75,6 +75,7 @@ public struct SessionRoutes: Sendable {
                 screen: request.parameters["screen"] ?? "", key: request.parameters["key"] ?? "",
                 body: try jsonBody(request) ?? [:])
         }
+        registerStacks(on: router)
         EventRoutes(routes: self, hub: hub).register(on: router)
     }
 
@@ -125,7 +126,7 @@ public struct SessionRoutes: Sendable {
     }
 
     /// Registers a route that reads the session named by `{id}`.
-    private func query(
+    func query(
         _ path: String, _ router: Router, _ query: @escaping @Sendable (Request) throws -> SessionQuery
     ) {
         router.get(path) { request in
@@ -136,7 +137,7 @@ public struct SessionRoutes: Sendable {
     }
 
     /// Registers a route that runs a command on the session named by `{id}`.
-    private func command(
+    func command(
         _ method: HTTPMethod, _ path: String, _ router: Router,
         _ command: @escaping @Sendable (Request) throws -> SessionCommand
     ) {
@@ -203,7 +204,7 @@ public struct SessionRoutes: Sendable {
         return "\(scope) \(SHA256.hexDigest(of: Array(request.target.utf8) + [0] + request.body))"
     }
 
-    private func jsonBody(_ request: Request) throws -> JSONValue? {
+    func jsonBody(_ request: Request) throws -> JSONValue? {
         guard !request.body.isEmpty else { return nil }
         if let type = request.headers["content-type"]?.lowercased() {
             let mediaType = type.split(separator: ";").first.map { HeaderValue.trimmed($0) } ?? ""

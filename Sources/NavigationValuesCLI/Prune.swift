@@ -16,7 +16,7 @@ struct Prune: Command {
         compacts each session's history to the newest snapshot that keeps --history-keep-events
         events and every event younger than --history-keep-days. Prints what it removed. It may
         run beside a server on the same file: a session the server holds in memory and changes at
-        the same moment answers that client 409, and reads fresh on its next request. With a
+        the same moment is reloaded by the server, which applies that change again. With a
         PostgreSQL URL it prunes the database that every instance shares (run it from one place);
         it never migrates that database: one whose schema is behind is refused until 'migrate'.
         """

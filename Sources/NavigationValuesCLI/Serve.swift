@@ -15,7 +15,8 @@ struct Serve: Command {
     static let abstract = "Run the server."
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
-        + "[--log-format text|json] [--log-level debug|info|warning|error] [LIMIT AND RETENTION FLAGS]"
+        + "[--log-format text|json] [--log-level debug|info|warning|error] "
+        + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
         connections; a generated admin token is printed once to stderr. Request logs go to stderr.
@@ -38,6 +39,14 @@ struct Serve: Command {
                 name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
+            Flag(
+                name: "max-stacks", valueName: "N",
+                help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
+            Flag(
+                name: "max-presentation-depth", valueName: "N",
+                help: "How deep presentations nest (default 8; 0: none)."
+            ),
+            Flag(name: "max-batch-operations", valueName: "N", help: "Operations in one batch request (default 100)."),
         ] + LimitFlags.flags + RetentionFlags.flags + [
             Flag(
                 name: "retention-interval", valueName: "DURATION",
@@ -63,6 +72,7 @@ struct Serve: Command {
         if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
             logLevel = Logger.Level(rawValue: level) ?? .info
         }
+        try Self.readStackLimits(arguments, into: &configuration.service.limits)
         try LimitFlags.apply(arguments, to: &configuration)
         configuration.retention = try RetentionFlags.policy(arguments)
         if let interval = try arguments.duration("retention-interval") { configuration.retentionInterval = interval }

@@ -3,7 +3,7 @@ import NavigationValues
 import NavigationValuesWire
 import Observation
 
-/// A live, observable copy of a remote session's stack, built from the core library's
+/// A live, observable copy of a remote session's main stack, built from the core library's
 /// `ScreenContext`s and changed only by the server's events: an app reads forward values and
 /// received preferences locally, and observes them with Observation (SwiftUI), as it would with the
 /// seed on one device, while every change goes to the server.
@@ -20,6 +20,11 @@ import Observation
 /// resumes by itself; an event it cannot apply (or of a type it does not know) makes it start
 /// again from a new snapshot. After the last event it equals `GET /v1/sessions/{id}` exactly
 /// (`resource`). It lives on the main actor, as SwiftUI state does.
+///
+/// A session with several stacks (docs/Stacks.md): the mirror follows the main stack, the one
+/// API.md's endpoints address. Changes to tabs and presentations are applied as what they do to the
+/// main stack (usually nothing: separate stacks share nothing, and a presentation's writes stay in
+/// it), so it keeps following without starting again; `resource` then shows the main stack only.
 @MainActor
 @Observable
 public final class RemoteStack {
@@ -53,6 +58,8 @@ public final class RemoteStack {
     public internal(set) var schema = SchemaResource()
 
     @ObservationIgnored var stack = ScreenStack<String>()
+    /// The screens of the session's other stacks (tabs, presentations), which are not mirrored.
+    @ObservationIgnored var otherScreens: Set<ScreenID> = []
     @ObservationIgnored var schemaJSON: JSONValue = [:]
     @ObservationIgnored var createdAt = Date(timeIntervalSince1970: 0)
     @ObservationIgnored var updatedAt = Date(timeIntervalSince1970: 0)

@@ -13,15 +13,11 @@ struct CommandValidator {
         case .end(let purge):
             return .end(purge: purge)
         case .push(let body):
-            let fields = try object(body, allowed: ["name", "values"])
-            guard session.depth < limits.maxScreens else {
-                throw SessionError(.invalid, "a session holds at most \(limits.maxScreens) screens")
-            }
-            return .push(try seed(fields, pointer: ""))
+            return try push(body, onto: StackID.main.rawValue)
         case .pop(let body):
-            return .pop(try popped(body))
+            return try pop(body, from: StackID.main.rawValue)
         case .replacePath(let body):
-            return try replacePath(body)
+            return try replacePath(body, of: StackID.main.rawValue)
         case .patchValues(let reference, let body):
             return try updateValues(reference, body)
         case .setHandler(let reference, let key, let body):
@@ -50,6 +46,9 @@ struct CommandValidator {
             }
             try checkSize(value, pointer: "/value")
             return .publish(screen: entry.id, key: key, value: value)
+        case .createStack, .selectStack, .removeStack, .present, .dismiss, .pushOnto, .popFrom, .replacePathOf,
+            .replaceAbove, .returnResult, .batch:
+            return try stackOperation(for: command)
         }
     }
 
@@ -65,22 +64,6 @@ struct CommandValidator {
     }
 
     // MARK: - Operations
-
-    private func replacePath(_ body: JSONValue) throws(SessionError) -> SessionOperation {
-        let fields = try object(body, allowed: ["screens"])
-        guard let list = fields["screens"]?.arrayValue else {
-            throw SessionError(.invalid, "expected an array of screens", pointer: "/screens")
-        }
-        guard list.count + 1 <= limits.maxScreens else {
-            throw SessionError(.invalid, "a session holds at most \(limits.maxScreens) screens", pointer: "/screens")
-        }
-        var seeds: [ScreenSeed] = []
-        for (index, item) in list.enumerated() {
-            let itemFields = try object(item, allowed: ["name", "values"], pointer: "/screens/\(index)")
-            seeds.append(try seed(itemFields, pointer: "/screens/\(index)"))
-        }
-        return .replacePath(popped: session.stack.ids.dropFirst().reversed(), pushed: seeds)
-    }
 
     private func updateValues(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
         let entry = try screen(reference)
@@ -113,40 +96,6 @@ struct CommandValidator {
         return .updateValues(screen: entry.id, set: set, removed: removed.sorted())
     }
 
-    /// The screens a pop removes, topmost first.
-    private func popped(_ body: JSONValue) throws(SessionError) -> [ScreenID] {
-        let fields = try object(body, allowed: ["count", "to"])
-        let above = session.stack.ids.dropFirst()
-        switch (fields["count"], fields["to"]) {
-        case (.some, .some):
-            throw SessionError(.invalid, "give either count or to, not both", pointer: "/to")
-        case (.some(let count), nil):
-            guard let count = count.integerValue, count >= 1 else {
-                throw SessionError(.invalid, "expected an integer of at least 1", pointer: "/count")
-            }
-            guard count <= above.count else {
-                throw SessionError(
-                    .conflict, "cannot pop \(count) screen(s): only \(above.count) above the root; the root stays")
-            }
-            return above.suffix(Int(count)).reversed()
-        case (nil, .some(let to)):
-            guard let reference = to.stringValue else {
-                throw SessionError(.invalid, "expected a screen id, root or top", pointer: "/to")
-            }
-            let target = try screen(reference)
-            guard let index = session.stack.index(of: target.id) else {
-                throw SessionError(.notFound, "no screen '\(reference)'")
-            }
-            return session.stack.ids[(index + 1)...].reversed()
-        case (nil, nil):
-            // An empty body pops the topmost screen, like a back button.
-            guard let top = above.last else {
-                throw SessionError(.conflict, "only the root is left; the root cannot be popped")
-            }
-            return [top]
-        }
-    }
-
     // MARK: - Pieces
 
     func screen(_ reference: String) throws(SessionError) -> LiveSession.Screen {
@@ -156,7 +105,7 @@ struct CommandValidator {
         return entry
     }
 
-    private func seed(_ fields: [String: JSONValue], pointer: String) throws(SessionError) -> ScreenSeed {
+    func seed(_ fields: [String: JSONValue], pointer: String) throws(SessionError) -> ScreenSeed {
         var name = ""
         if let given = fields["name"] {
             guard let text = given.stringValue, text.count <= limits.maxNameLength else {
@@ -195,11 +144,11 @@ struct CommandValidator {
         return ScreenSeed(id: newScreenID(), name: name, values: values)
     }
 
-    private func check(_ value: JSONValue, name: String, pointer: String) -> SessionError.FieldError? {
+    func check(_ value: JSONValue, name: String, pointer: String) -> SessionError.FieldError? {
         session.schema.checkValue(value, for: name, pointer: pointer) ?? sizeProblem(value, pointer: pointer)
     }
 
-    private func checkSize(_ value: JSONValue, pointer: String) throws(SessionError) {
+    func checkSize(_ value: JSONValue, pointer: String) throws(SessionError) {
         if let problem = sizeProblem(value, pointer: pointer) {
             throw SessionError(.invalid, problem.detail, fieldErrors: [problem])
         }
@@ -216,7 +165,7 @@ struct CommandValidator {
         return nil
     }
 
-    private func checkPreferenceKey(_ key: String) throws(SessionError) {
+    func checkPreferenceKey(_ key: String) throws(SessionError) {
         if let problem = KeyName.problem(with: key) {
             throw SessionError(.invalid, problem)
         }
@@ -225,7 +174,7 @@ struct CommandValidator {
         }
     }
 
-    private func object(
+    func object(
         _ body: JSONValue, allowed: Set<String>, pointer: String = ""
     ) throws(SessionError) -> [String: JSONValue] {
         guard case .object(let fields) = body else {
@@ -242,7 +191,7 @@ struct CommandValidator {
         return fields
     }
 
-    private func throwIfAny(_ problems: [SessionError.FieldError]) throws(SessionError) {
+    func throwIfAny(_ problems: [SessionError.FieldError]) throws(SessionError) {
         guard !problems.isEmpty else { return }
         let sorted = problems.sorted { $0.pointer < $1.pointer }
         throw SessionError(

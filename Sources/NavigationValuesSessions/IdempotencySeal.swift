@@ -57,7 +57,8 @@ enum IdempotencySeal {
         var authentication: [UInt8]
 
         init(key: String, scope: String) {
-            let master = SHA256.digest(of: Array("navigation-values idempotency seal\u{0}\(scope)\u{0}".utf8) + Array(key.utf8))
+            let master = SHA256.digest(
+                of: Array("navigation-values idempotency seal\u{0}\(scope)\u{0}".utf8) + Array(key.utf8))
             encryption = IdempotencySeal.hmac(master, Array("encrypt".utf8))
             authentication = IdempotencySeal.hmac(master, Array("authenticate".utf8))
         }
@@ -95,7 +96,8 @@ extension StoredAnswer {
     ) -> IdempotencyRecord {
         let stored =
             isSecret
-            ? IdempotencySeal.seal(body, key: key, scope: scope, nonce: identifiers.randomBytes(IdempotencySeal.nonceLength))
+            ? IdempotencySeal.seal(
+                body, key: key, scope: scope, nonce: identifiers.randomBytes(IdempotencySeal.nonceLength))
             : body
         return IdempotencyRecord(
             scope: scope, key: IdempotencySeal.storedKey(key), status: status, headers: headers, body: Data(stored),

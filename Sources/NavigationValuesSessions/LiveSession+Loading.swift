@@ -20,33 +20,83 @@ extension LiveSession {
         }
         let schema = try Self.schema(try parse(stored.record.schemaJSON, "the schema"), session: id)
         let session = LiveSession(record: stored.record, schema: schema)
-        for screen in stored.screens.sorted(by: { $0.record.index < $1.record.index }) {
-            let screenID = screen.record.id.rawValue
-            var values: [String: JSONValue] = [:]
-            for (name, text) in screen.values {
-                values[name] = try parse(text, "value '\(name)' of screen \(screenID)")
-            }
-            let entry = try session.pushScreen(
-                ScreenSeed(id: screen.record.id, name: screen.record.name, values: values))
-            for (name, handler) in screen.handlers {
-                entry.context.setPreferenceHandler(named: name, passBack: handler.passBack)
-            }
-            var names = Set(screen.preferences.keys)
-            names.formUnion(screen.handlers.keys)
-            for name in names {
-                let what = "preference '\(name)' of screen \(screenID)"
-                var received: JSONValue?
-                if let text = screen.preferences[name] { received = try parse(text, what) }
-                var memory: (received: JSONValue, decision: PreferenceDecision)?
-                if let handler = screen.handlers[name], let last = handler.lastValueJSON {
-                    var decision = PreferenceDecision.stopped
-                    if let passed = handler.lastPassedJSON { decision = .passedBack(try parse(passed, what)) }
-                    memory = (try parse(last, what), decision)
-                }
-                entry.context.restorePreference(named: name, received: received, memory: memory)
-            }
+        var byStack: [StackID: [StoredScreen]] = [:]
+        for screen in stored.screens { byStack[screen.record.stack, default: []].append(screen) }
+        let known = Set(stored.stacks.map(\.id)).union([.main])
+        if let stray = byStack.keys.first(where: { !known.contains($0) }) {
+            throw CorruptSessionError(session: id, reason: "screens are on stack '\(stray)', which the session lacks")
         }
+        // The main stack first, then the others in the order they came, so a presenter is there
+        // (on top of its stack) before the stack it presents.
+        try session.loadScreens(byStack[.main] ?? [], onto: .main, parse: parse)
+        for stack in stored.stacks {
+            try session.loadScreens(byStack[stack.id] ?? [], of: stack, parse: parse)
+        }
+        try session.select(stored.selectedStack)
+        session.nextStackPosition = (stored.stacks.map(\.position).max() ?? 0) + 1
         return session
+    }
+
+    /// Adds a stored tab or presentation with its screens.
+    private func loadScreens(
+        _ screens: [StoredScreen], of stack: StackRecord,
+        parse: (String, @autoclosure () -> String) throws(CorruptSessionError) -> JSONValue
+    ) throws(CorruptSessionError) {
+        let sorted = screens.sorted { $0.record.index < $1.record.index }
+        guard let root = sorted.first else { throw corrupt("stack '\(stack.id)' has no screens") }
+        let seed = ScreenSeed(id: root.record.id, name: root.record.name, values: [:])
+        try addStack(stack.id, kind: stack.kind, presenter: stack.presenter, root: seed)
+        try restore(root, on: stack.id, isPushed: false, parse: parse)
+        try loadScreens(Array(sorted.dropFirst()), onto: stack.id, parse: parse)
+    }
+
+    /// Pushes stored screens onto a stack, in order, with their values, handlers and memory.
+    private func loadScreens(
+        _ screens: [StoredScreen], onto stack: StackID,
+        parse: (String, @autoclosure () -> String) throws(CorruptSessionError) -> JSONValue
+    ) throws(CorruptSessionError) {
+        for screen in screens.sorted(by: { $0.record.index < $1.record.index }) {
+            try restore(screen, on: stack, isPushed: true, parse: parse)
+        }
+    }
+
+    /// One stored screen: pushed onto `stack` (or already there, a stack's root), then given its
+    /// values, handlers and what they remember.
+    private func restore(
+        _ screen: StoredScreen, on stack: StackID, isPushed: Bool,
+        parse: (String, @autoclosure () -> String) throws(CorruptSessionError) -> JSONValue
+    ) throws(CorruptSessionError) {
+        let screenID = screen.record.id.rawValue
+        var values: [String: JSONValue] = [:]
+        for (name, text) in screen.values {
+            values[name] = try parse(text, "value '\(name)' of screen \(screenID)")
+        }
+        let seed = ScreenSeed(id: screen.record.id, name: screen.record.name, values: values)
+        let entry: Screen
+        if isPushed {
+            entry = try pushScreen(seed, onto: stack)
+        } else {
+            guard let root = tree.screen(id: screen.record.id) else { throw corrupt("no screen \(screenID)") }
+            for (name, value) in values { root.context.setValue(value, for: valueKey(name)) }
+            entry = root
+        }
+        for (name, handler) in screen.handlers {
+            entry.context.setPreferenceHandler(named: name, passBack: handler.passBack)
+        }
+        var names = Set(screen.preferences.keys)
+        names.formUnion(screen.handlers.keys)
+        for name in names {
+            let what = "preference '\(name)' of screen \(screenID)"
+            var received: JSONValue?
+            if let text = screen.preferences[name] { received = try parse(text, what) }
+            var memory: (received: JSONValue, decision: PreferenceDecision)?
+            if let handler = screen.handlers[name], let last = handler.lastValueJSON {
+                var decision = PreferenceDecision.stopped
+                if let passed = handler.lastPassedJSON { decision = .passedBack(try parse(passed, what)) }
+                memory = (try parse(last, what), decision)
+            }
+            entry.context.restorePreference(named: name, received: received, memory: memory)
+        }
     }
 
     // MARK: - From a snapshot (replay)
@@ -59,16 +109,62 @@ extension LiveSession {
             createdAt: snapshot.createdAt, updatedAt: snapshot.updatedAt)
         let session = LiveSession(record: record, schema: try schema(snapshot.schema, session: id))
         for screen in snapshot.screens {
-            let entry = try session.pushScreen(ScreenSeed(screen))
-            for (key, handler) in screen.handlers {
-                entry.context.setPreferenceHandler(named: key, passBack: handler.passBack)
+            session.restore(try session.pushScreen(ScreenSeed(screen)), from: screen)
+        }
+        // Tabs, then presentations in the order they came (a presenter's stack is listed first).
+        for stack in snapshot.stacks {
+            guard let root = stack.screens.first else { throw session.corrupt("stack '\(stack.id)' has no screens") }
+            try session.addStack(stack.id, kind: stack.kind, presenter: stack.presenter, root: ScreenSeed(root))
+            guard let entry = session.tree.stack(stack.id)?.entries.first else {
+                throw session.corrupt("stack '\(stack.id)' has no root")
             }
-            for key in Set(screen.preferences.keys).union(screen.handlers.keys) {
-                let memory = screen.handlers[key]?.memory.map { (received: $0.received, decision: $0.decision) }
-                entry.context.restorePreference(named: key, received: screen.preferences[key], memory: memory)
+            for (name, value) in root.values { entry.context.setValue(value, for: session.valueKey(name)) }
+            session.restore(entry, from: root)
+            for screen in stack.screens.dropFirst() {
+                session.restore(try session.pushScreen(ScreenSeed(screen), onto: stack.id), from: screen)
             }
         }
+        try session.select(snapshot.selectedStack)
+        session.nextStackPosition = snapshot.stacks.count + 1
         return session
+    }
+
+    /// A snapshot's handlers and what they remember, on the screen rebuilt from it.
+    private func restore(_ entry: Screen, from screen: ScreenResource) {
+        for (key, handler) in screen.handlers {
+            entry.context.setPreferenceHandler(named: key, passBack: handler.passBack)
+        }
+        for key in Set(screen.preferences.keys).union(screen.handlers.keys) {
+            let memory = screen.handlers[key]?.memory.map { (received: $0.received, decision: $0.decision) }
+            entry.context.restorePreference(named: key, received: screen.preferences[key], memory: memory)
+        }
+    }
+
+    /// Adds a stack read back from storage, with its root (without values); what does not fit the
+    /// tree (a presenter that is not on top, a duplicate id) is damage.
+    private func addStack(
+        _ id: StackID, kind: StackKind, presenter: ScreenID?, root: ScreenSeed
+    ) throws(CorruptSessionError) {
+        guard kind != .main else { throw corrupt("stack '\(id)' is a second main stack") }
+        let style = kind.presentationStyle
+        guard style == nil || presenter != nil else { throw corrupt("presentation '\(id)' has no presenter") }
+        do {
+            if let style, let presenter {
+                try tree.present(style, from: presenter, id: id, root: root.name, rootID: root.id)
+            } else {
+                try tree.addStack(id, root: root.name, rootID: root.id)
+            }
+        } catch {
+            throw corrupt("stack '\(id)' does not fit the session: \(error.message)")
+        }
+    }
+
+    private func select(_ id: StackID) throws(CorruptSessionError) {
+        do {
+            try tree.select(id)
+        } catch {
+            throw corrupt("the selected stack '\(id)' cannot be selected: \(error.message)")
+        }
     }
 
     /// A session right after its `session.created` event.

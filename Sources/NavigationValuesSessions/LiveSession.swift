@@ -9,14 +9,20 @@ struct Applied {
     var changes: [StateChange]
 }
 
-/// The in-memory state of one session: its record, its schema and a core `ScreenStack` keyed by
-/// the screens' ids, whose elements are the screens' names. Not Sendable: one `SessionActor` owns it.
+/// The in-memory state of one session: its record, its schema and a core `ScreenTree` whose
+/// stacks are keyed by the screens' ids, with the screens' names as elements (the main stack is
+/// the one stack of API.md; docs/Stacks.md has the others). Not Sendable: one `SessionActor` owns it.
 package final class LiveSession {
     typealias Screen = ScreenStack<String>.Screen
 
     var record: SessionRecord
     let schema: SessionSchema
-    let stack = ScreenStack<String>()
+    let tree = ScreenTree<String>()
+    /// The `position` the next tab or presentation is stored with (creation order).
+    var nextStackPosition = 1
+
+    /// The main stack.
+    var stack: ScreenStack<String> { tree.main }
 
     init(record: SessionRecord, schema: SessionSchema) {
         self.record = record
@@ -27,14 +33,41 @@ package final class LiveSession {
     }
 
     var id: SessionID { record.id }
+    /// The main stack's screens, root included.
     var depth: Int { stack.count }
+    /// Every stack's screens: what the screen limit counts.
+    var screenCount: Int { tree.screenCount }
 
-    /// Resolves a `{screen}` path reference: an id, `root` or `top`.
+    /// Resolves a `{screen}` path reference (docs/Stacks.md, Screen and stack references): an id of
+    /// a screen of any stack, `root` (the main stack's root), `top` (the screen a user sees), or
+    /// `STACK:root` and `STACK:top` (the ends of the stack `STACK` names).
     func screen(reference: String) -> Screen? {
         switch reference {
-        case "root": stack.entries.first
-        case "top": stack.entries.last
-        default: stack.screen(id: ScreenID(reference))
+        case "root": return stack.entries.first
+        case "top": return tree.visibleStack.entries.last
+        default:
+            if let colon = reference.firstIndex(of: ":") {
+                guard let stackID = stackID(reference: String(reference[..<colon])), let named = tree.stack(stackID)
+                else { return nil }
+                switch reference[reference.index(after: colon)...] {
+                case "root": return named.entries.first
+                case "top": return named.entries.last
+                default: return nil
+                }
+            }
+            return tree.screen(id: ScreenID(reference))
+        }
+    }
+
+    /// Resolves a `{stack}` reference: a stack's id (`main`, a tab's name, a presentation's id),
+    /// `selected` (the selected stack) or `top` (the stack a user sees).
+    func stackID(reference: String) -> StackID? {
+        switch reference {
+        case "selected": return tree.selectedStackID
+        case "top": return tree.visibleStackID
+        default:
+            let id = StackID(reference)
+            return tree.stack(id) == nil ? nil : id
         }
     }
 
@@ -46,24 +79,22 @@ package final class LiveSession {
     /// hand-edited file): then this throws, and the session must be dropped, since it may be half
     /// changed.
     func apply(_ operation: SessionOperation, seq: Int64, at date: Date) throws(CorruptSessionError) -> Applied {
-        var applied: Applied
+        var applied = try applyStep(operation)
+        finish(&applied, seq: seq, at: date, isPurge: operation.isPurge)
+        return applied
+    }
+
+    /// Applies an operation without moving the version: one step of a batch (or the whole of any
+    /// other change, which `finish` then completes).
+    func applyStep(_ operation: SessionOperation) throws(CorruptSessionError) -> Applied {
+        let applied: Applied
         switch operation {
         case .push(let seed):
-            let entry = try pushScreen(seed)
-            applied = Applied(event: .screenPushed(resource(of: entry)), changes: insertChanges(for: entry, seed: seed))
+            applied = try applyPush(seed, onto: .main)
         case .pop(let ids):
-            try popScreens(ids)
-            applied = Applied(event: .screensPopped(ids), changes: ids.isEmpty ? [] : [.deleteScreens(ids)])
+            applied = try applyPop(ids, from: .main)
         case .replacePath(let popped, let pushed):
-            try popScreens(popped)
-            var changes: [StateChange] = popped.isEmpty ? [] : [.deleteScreens(popped)]
-            var resources: [ScreenResource] = []
-            for seed in pushed {
-                let entry = try pushScreen(seed)
-                resources.append(resource(of: entry))
-                changes += insertChanges(for: entry, seed: seed)
-            }
-            applied = Applied(event: .pathReplaced(popped: popped, pushed: resources), changes: changes)
+            applied = try applyReplacePath(popped: popped, pushed: pushed, of: .main)
         case .updateValues(let screenID, let set, let removed):
             applied = try updateValues(screenID, set: set, removed: removed)
         case .setHandler(let screenID, let key, let passBack):
@@ -80,48 +111,35 @@ package final class LiveSession {
         case .end(let purge):
             record.state = .ended
             applied = Applied(event: .sessionEnded, changes: purge ? [.purgeSession(record.id)] : [])
+        default:
+            applied = try applyStackOperation(operation)
         }
-        record.version = seq
-        record.updatedAt = date
-        if operation.isPurge { return applied }
-        applied.changes.append(.updateSession(record.id, version: seq, state: record.state, updatedAt: date))
         return applied
     }
 
-    /// Pushes a screen with its values; a screen id already on the stack is refused.
+    /// Completes a change at version `seq`: the session's row follows (unless it was purged).
+    func finish(_ applied: inout Applied, seq: Int64, at date: Date, isPurge: Bool) {
+        record.version = seq
+        record.updatedAt = date
+        if isPurge { return }
+        applied.changes.append(.updateSession(record.id, version: seq, state: record.state, updatedAt: date))
+    }
+
+    /// Pushes a screen with its values onto a stack (the main one by default); a screen id already
+    /// in the session is refused.
     @discardableResult
-    func pushScreen(_ seed: ScreenSeed) throws(CorruptSessionError) -> Screen {
-        guard stack.screen(id: seed.id) == nil else { throw corrupt("screen \(seed.id.rawValue) is pushed twice") }
-        let context = stack.push(seed.name, id: seed.id)
+    func pushScreen(_ seed: ScreenSeed, onto stackID: StackID = .main) throws(CorruptSessionError) -> Screen {
+        let context: ScreenContext
+        do {
+            context = try tree.push(seed.name, onto: stackID, id: seed.id)
+        } catch {
+            throw corrupt("screen \(seed.id.rawValue) cannot be pushed onto stack '\(stackID)': \(error.message)")
+        }
         for (name, value) in seed.values {
             context.setValue(value, for: valueKey(name))
         }
-        return stack.entries[stack.count - 1]  // the screen just pushed
-    }
-
-    private func insertChanges(for entry: Screen, seed: ScreenSeed) -> [StateChange] {
-        let index = stack.count - 1
-        let previous = index > 0 ? stack.entries[index - 1].id : nil
-        var changes: [StateChange] = [
-            .insertScreen(
-                ScreenRecord(
-                    id: entry.id, session: record.id, index: index, name: entry.element,
-                    role: entry.context.role.rawValue, previous: previous))
-        ]
-        for name in seed.values.keys.sorted() {
-            if let value = seed.values[name] {
-                changes.append(.setValue(entry.id, key: name, json: value.serialized()))
-            }
-        }
-        return changes
-    }
-
-    /// Pops the given screens, topmost first; they must be the topmost ones, above the root.
-    private func popScreens(_ ids: [ScreenID]) throws(CorruptSessionError) {
-        guard ids.count < stack.count, ids.elementsEqual(stack.ids.reversed().prefix(ids.count)) else {
-            throw corrupt("popped screens \(ids.map(\.rawValue)) are not the topmost ones above the root")
-        }
-        stack.pop(count: ids.count)
+        guard let entry = tree.stack(stackID)?.entries.last else { throw corrupt("stack '\(stackID)' lost its top") }
+        return entry
     }
 
     private func updateValues(
@@ -153,7 +171,7 @@ package final class LiveSession {
             event: .valuesUpdated(screen: screenID, set: set, removed: removed, affected: affected), changes: changes)
     }
 
-    private func publish(_ screenID: ScreenID, key: String, value: JSONValue) throws(CorruptSessionError) -> Applied {
+    func publish(_ screenID: ScreenID, key: String, value: JSONValue) throws(CorruptSessionError) -> Applied {
         let walk = try existing(screenID).context.updatePreference(named: key, value: value)
         var deliveries: [PreferenceDelivery] = []
         var changes: [StateChange] = []
@@ -168,7 +186,7 @@ package final class LiveSession {
             }
             changes.append(.rememberDelivery(id, key: key, valueJSON: receivedJSON, passedJSON: passed))
         }
-        let stoppedAt = walk.stoppedAt.flatMap { stack.id(of: $0) }
+        let stoppedAt = walk.stoppedAt.flatMap { tree.id(of: $0) }
         return Applied(
             event: .preferencePublished(
                 screen: screenID, key: key, value: value, deliveries: deliveries, stoppedAt: stoppedAt),
@@ -178,20 +196,23 @@ package final class LiveSession {
     // MARK: - Pieces
 
     /// The screen with this id, which an operation names.
-    private func existing(_ id: ScreenID) throws(CorruptSessionError) -> Screen {
-        guard let entry = stack.screen(id: id) else { throw corrupt("no screen \(id.rawValue)") }
+    func existing(_ id: ScreenID) throws(CorruptSessionError) -> Screen {
+        guard let entry = tree.screen(id: id) else { throw corrupt("no screen \(id.rawValue)") }
         return entry
     }
 
-    /// The ids of contexts of this stack, in order (nil for a context that is not one of its screens).
-    /// Few contexts are looked up one by one from the top; many through one map of the stack.
-    private func ids(of contexts: [ScreenContext]) -> [ScreenID?] {
-        guard contexts.count > 8 else { return contexts.map { stack.id(of: $0) } }
-        let byContext = Dictionary(uniqueKeysWithValues: stack.entries.map { (ObjectIdentifier($0.context), $0.id) })
+    /// The ids of contexts of the session's screens, in order (nil for a context that is not one).
+    /// Few contexts are looked up one by one from the top; many through one map of every stack.
+    func ids(of contexts: [ScreenContext]) -> [ScreenID?] {
+        guard contexts.count > 8 else { return contexts.map { tree.id(of: $0) } }
+        var byContext: [ObjectIdentifier: ScreenID] = [:]
+        for stackID in tree.stackIDs {
+            for entry in tree.stack(stackID)?.entries ?? [] { byContext[ObjectIdentifier(entry.context)] = entry.id }
+        }
         return contexts.map { byContext[ObjectIdentifier($0)] }
     }
 
-    private func corrupt(_ reason: String) -> CorruptSessionError {
+    func corrupt(_ reason: String) -> CorruptSessionError {
         CorruptSessionError(session: id, reason: reason)
     }
 

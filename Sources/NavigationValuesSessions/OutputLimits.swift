@@ -49,7 +49,8 @@ struct OutputLimits {
         if !problems.isEmpty {
             let sorted = problems.sorted { $0.pointer < $1.pointer }
             throw SessionError(
-                .invalid, sorted.count == 1 ? sorted[0].detail : "\(sorted.count) invalid defaults", fieldErrors: sorted)
+                .invalid, sorted.count == 1 ? sorted[0].detail : "\(sorted.count) invalid defaults", fieldErrors: sorted
+            )
         }
         guard total <= limits.maxDefaultBytes else {
             throw .limitExceeded(
@@ -72,15 +73,21 @@ struct OutputLimits {
                 defaults: session.schema.values.mapValues(\.defaultValue), envelopeBytes: session.envelopeBytes)
             let pushedBytes = footprint.screenBytes.dropFirst().reduce(0, +) + max(0, pushed.count - 1)
             try checkEvent(
-                bytes: pushedBytes, "the \(pushed.count) screen(s) of this path would render as \(pushedBytes) bytes of JSON"
+                bytes: pushedBytes,
+                "the \(pushed.count) screen(s) of this path would render as \(pushedBytes) bytes of JSON"
             )
             try checkSession(bytes: footprint.sessionBytes)
         case .updateValues(let screen, let set, let removed):
             try checkAffected(screen: screen, set: set, removed: removed, in: session)
-        case .publish(let screen, let key, let value):
+        case .publish(let screen, let key, let value), .returnResult(let screen, let key, let value):
             try checkDeliveries(screen: screen, key: key, value: value, in: session)
-        case .push, .pop, .setHandler, .removeHandler, .end:
+        case .push, .pop, .setHandler, .removeHandler, .end, .createStack, .selectStack, .removeStack, .present,
+            .dismiss, .pushOnto, .popFrom:
             return  // a push renders one screen, which the session's own limit bounds; the rest shrink
+        case .replacePathOf, .replaceAbove, .batch:
+            // Screens of another stack inherit what the main stack's count does not see: the
+            // session's limit, checked once they are applied and before anything is encoded, bounds them.
+            return
         }
     }
 
@@ -96,7 +103,8 @@ struct OutputLimits {
         for name in Array(set.keys) + removed {
             let key = session.valueKey(name)
             if key.isObservationIgnored { continue }
-            let value = set[name] ?? (index > 0 ? entries[index - 1].context.untrackedValue(for: key) : key.defaultValue)
+            let value =
+                set[name] ?? (index > 0 ? entries[index - 1].context.untrackedValue(for: key) : key.defaultValue)
             let perEntry = Self.emptyAffectedBytes + JSONValue.stringByteCount(name) - 2 + value.serializedByteCount - 4
             var position = index
             repeat {
@@ -136,9 +144,10 @@ struct OutputLimits {
     /// applied to `session` in memory.
     func checkApplied(_ operation: SessionOperation, to session: LiveSession) throws(SessionError) {
         switch operation {
-        case .push, .replacePath, .updateValues, .setHandler, .publish:
+        case .push, .replacePath, .updateValues, .setHandler, .publish, .createStack, .present, .pushOnto,
+            .replacePathOf, .replaceAbove, .returnResult, .batch:
             try checkSession(bytes: SessionFootprint(session).sessionBytes)
-        case .pop, .removeHandler, .end:
+        case .pop, .removeHandler, .end, .selectStack, .removeStack, .dismiss, .popFrom:
             return
         }
     }

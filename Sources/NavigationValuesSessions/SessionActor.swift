@@ -26,7 +26,7 @@ package struct ReaderHead: Sendable {
 /// version before it is answered.
 actor SessionActor {
     let id: SessionID
-    private let environment: ServiceEnvironment
+    let environment: ServiceEnvironment
     /// Requests holding this actor now, counted by `SessionService` under its shard's lock: an
     /// actor that none holds may be unloaded (least recently used first).
     nonisolated let activeRequests = Atomic<Int>(0)
@@ -34,7 +34,7 @@ actor SessionActor {
     nonisolated let lastUsedTick = Atomic<UInt64>(0)
     /// When a request last took this actor, in milliseconds since 1970 (retention's idle check).
     nonisolated let lastUsedMilliseconds = Atomic<Int64>(0)
-    private var live: LiveSession?
+    var live: LiveSession?
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// How many times a command is run against a reloaded copy before its conflict is answered
@@ -81,6 +81,13 @@ actor SessionActor {
                 throw SessionError(.notFound, "no screen '\(reference)' in session \(id.rawValue)")
             }
             return .screen(session.resource(of: entry), version: session.record.version)
+        case .stacks:
+            return .stacks(session.stackList())
+        case .stack(let reference):
+            guard let stackID = session.stackID(reference: reference) else {
+                throw SessionError(.notFound, "no stack '\(reference)' in session \(id.rawValue)")
+            }
+            return .stack(session.stackResource(stackID), version: session.record.version)
         }
     }
 
@@ -148,6 +155,9 @@ actor SessionActor {
         }
         let validator = CommandValidator(
             session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
+        if case .batch(let body) = command {
+            return .applied(try await commitBatch(body, session: session, validator: validator, context: context))
+        }
         let operation = try validator.operation(for: command)
         try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
         return .applied(try await commit(operation, session: session, context: context))
@@ -175,7 +185,7 @@ actor SessionActor {
         let stored: StoredEvent
         do {
             applied = try session.apply(operation, seq: seq, at: at)
-            result = try Self.result(of: applied.event, session: session)
+            result = try Self.result(of: applied.event, session: session, version: seq)
             let output = OutputLimits(limits: environment.configuration.limits)
             try output.checkApplied(operation, to: session)
             event = RecordedEvent(seq: seq, at: at, event: applied.event)
@@ -187,6 +197,21 @@ actor SessionActor {
             live = nil
             throw error
         }
+        try await store(
+            applied, answer: result, of: session, event: event, stored: stored, isPurge: operation.isPurge,
+            context: context)
+        return result
+    }
+
+    /// Commits what a change applied (its event, its rows, the answer under its idempotency key, a
+    /// snapshot when one is due) and publishes the event. `event` and `stored` are its event,
+    /// recorded and encoded (its size checked against the limits).
+    func store(
+        _ applied: Applied, answer result: MutationResult, of session: LiveSession, event: RecordedEvent,
+        stored: StoredEvent, isPurge: Bool, context: CommandContext
+    ) async throws {
+        let seq = event.seq
+        let at = event.at
         var mutation = StoredMutation(session: id, event: stored, changes: applied.changes)
         if let idempotency = context.idempotency {
             mutation.idempotency = idempotency.record(result).record(
@@ -194,35 +219,27 @@ actor SessionActor {
                 identifiers: environment.identifiers)
         }
         let interval = Int64(environment.configuration.snapshotInterval)
-        if interval > 0, seq % interval == 0, !operation.isPurge {
+        if interval > 0, seq % interval == 0, !isPurge {
             mutation.snapshot = StoredSnapshot(
                 session: id, seq: seq, json: session.resource(includeMemory: true).json.serialized())
         }
         do {
             try await environment.store.commit(mutation)
-        } catch let error as StoreError where error.code == .conflict {
-            // Another writer (`navigation-values prune`, another server) appended this seq first:
-            // the live state is stale. Forget it; the client reads again and retries.
-            live = nil
-            throw SessionError(
-                .conflict, "session \(id.rawValue) was changed by another writer; read it again and retry")
         } catch {
             // The live state ran ahead of the database: forget it; the next command reloads.
             live = nil
             throw error
         }
-        if operation.isPurge { live = nil }
+        if isPurge { live = nil }
         environment.eventCommitted(mutation.event, event)
-        return result
     }
 
-    /// What the mutation answers, from the event it appended.
-    private static func result(of event: SessionEvent, session: LiveSession) throws(CorruptSessionError)
+    /// What the mutation answers, from the event it appended, at `version`.
+    static func result(of event: SessionEvent, session: LiveSession, version: Int64) throws(CorruptSessionError)
         -> MutationResult
     {
-        let version = session.record.version
         func current(_ id: ScreenID) throws(CorruptSessionError) -> ScreenResource {
-            guard let entry = session.stack.screen(id: id) else {
+            guard let entry = session.tree.screen(id: id) else {
                 throw CorruptSessionError(session: session.id, reason: "no screen \(id.rawValue) after the change")
             }
             return session.resource(of: entry)
@@ -246,6 +263,8 @@ actor SessionActor {
             return .ended(version: version)
         case .sessionCreated:
             throw CorruptSessionError(session: session.id, reason: "a mutation cannot create its session")
+        default:
+            return try stackResult(of: event, session: session, version: version)
         }
     }
 

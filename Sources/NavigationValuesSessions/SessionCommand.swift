@@ -21,6 +21,13 @@ public struct SessionLimits: Sendable, Equatable {
     /// Bytes of JSON of one event, and of one mutation's answer (`affected`, `deliveries`,
     /// pushed screens). A mutation whose event or answer would be larger is refused.
     public var maxEventBytes = 4 * 1024 * 1024
+    /// Stacks a session holds at once, the main one, tabs and presentations included (docs/Stacks.md).
+    public var maxStacks = 32
+    /// Presentations that may lead to a stack: a sheet presented from a tab is 1 deep, a cover it
+    /// presents 2 (docs/Stacks.md).
+    public var maxPresentationDepth = 8
+    /// Operations in one batch (`POST …/batch`).
+    public var maxBatchOperations = 100
 
     public init() {}
 }
@@ -31,11 +38,17 @@ package enum SessionQuery: Sendable {
     case session
     /// One screen by reference: an id, `root` or `top` (`GET …/screens/{screen}`).
     case screen(String)
+    /// Every stack (`GET …/stacks`).
+    case stacks
+    /// One stack by reference: an id, `selected` or `top` (`GET …/stacks/{stack}`).
+    case stack(String)
 
     /// What a read answers.
     package enum Result: Sendable {
         case session(SessionResource)
         case screen(ScreenResource, version: Int64)
+        case stacks(StackList)
+        case stack(StackResource, version: Int64)
     }
 }
 
@@ -50,6 +63,31 @@ package enum SessionCommand: Sendable {
     case setHandler(screen: String, key: String, body: JSONValue)
     case removeHandler(screen: String, key: String)
     case publish(screen: String, key: String, body: JSONValue)
+
+    // MARK: Several stacks (docs/Stacks.md)
+
+    /// `POST …/stacks`: `{"id", "root": {"name", "values"}}`.
+    case createStack(JSONValue)
+    /// `POST …/select`: `{"stack"}`.
+    case selectStack(JSONValue)
+    /// `DELETE …/stacks/{stack}`: removes a tab, dismisses a presentation.
+    case removeStack(stack: String)
+    /// `POST …/present`: `{"from", "style", "root"}`.
+    case present(JSONValue)
+    /// `POST …/dismiss`: `{"stack"}` (default: the presentation a user sees).
+    case dismiss(JSONValue)
+    /// `POST …/stacks/{stack}/push`.
+    case pushOnto(stack: String, body: JSONValue)
+    /// `POST …/stacks/{stack}/pop`.
+    case popFrom(stack: String, body: JSONValue)
+    /// `PUT …/stacks/{stack}/path`.
+    case replacePathOf(stack: String, body: JSONValue)
+    /// `PUT …/screens/{screen}/above`: `{"screens": [...]}`.
+    case replaceAbove(screen: String, body: JSONValue)
+    /// `POST …/screens/{screen}/return`: `{"key", "value"}`.
+    case returnResult(screen: String, body: JSONValue)
+    /// `POST …/batch`: `{"operations": [...]}`, applied all-or-nothing as one event.
+    case batch(JSONValue)
 
     var isPurge: Bool {
         if case .end(purge: true) = self { true } else { false }

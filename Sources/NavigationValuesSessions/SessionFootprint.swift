@@ -27,48 +27,74 @@ struct SessionFootprint {
         var handlers: [String: Bool] = [:]
     }
 
-    /// Bytes of each screen's SCREEN JSON, root first.
+    /// What a screen's `resolved` holds, by size: each name's value bytes, and its members'
+    /// bytes together (without commas).
+    struct Resolved {
+        var sizes: [String: Int] = [:]
+        var content = 0
+
+        /// The declared defaults, which every root of the main stack or of a tab starts from.
+        init(defaults: [String: JSONValue]) {
+            for (name, value) in defaults {
+                let size = value.serializedByteCount
+                sizes[name] = size
+                content += JSONValue.stringByteCount(name) + 1 + size
+            }
+        }
+    }
+
+    /// Bytes of each screen's SCREEN JSON of the main stack, root first.
     private(set) var screenBytes: [Int] = []
     /// Bytes of the whole session resource.
     private(set) var sessionBytes = 0
 
-    /// Measures `layers` stacked root first over `defaults` (the declared values' defaults);
-    /// `envelopeBytes` is the session resource without screens (`"screens":[]`).
+    /// Measures `layers` stacked root first over `defaults` (the declared values' defaults), as
+    /// the main stack of a session of one stack; `envelopeBytes` is the session resource without
+    /// screens (`"screens":[]`).
     init(layers: [Layer], defaults: [String: JSONValue], envelopeBytes: Int) {
-        var resolved: [String: Int] = [:]
-        var resolvedContent = 0
-        for (name, value) in defaults {
-            let size = value.serializedByteCount
-            resolved[name] = size
-            resolvedContent += JSONValue.stringByteCount(name) + 1 + size
-        }
-        screenBytes.reserveCapacity(layers.count)
+        var kept: [ScreenID: Resolved] = [:]
+        screenBytes = Self.measure(
+            layers, from: Resolved(defaults: defaults), presenter: nil, presentedRoots: [:], keeping: &kept)
+        sessionBytes = envelopeBytes + screenBytes.reduce(0, +) + Self.commas(layers.count)
+    }
+
+    /// The bytes of each of `layers` (one stack, root first) whose root inherits `start`;
+    /// `presenter` is the root's `previous` (a presentation's), `presentedRoots` each presenting
+    /// screen's `next`. What a presenting screen resolves to is kept in `kept`, for what it presents.
+    private static func measure(
+        _ layers: [Layer], from start: Resolved, presenter: ScreenID?, presentedRoots: [ScreenID: ScreenID],
+        keeping kept: inout [ScreenID: Resolved]
+    ) -> [Int] {
+        var resolved = start
+        var bytes: [Int] = []
+        bytes.reserveCapacity(layers.count)
         for (index, layer) in layers.enumerated() {
             var valuesContent = 0
             for (name, value) in layer.values {
                 let size = value.serializedByteCount
                 let member = JSONValue.stringByteCount(name) + 1
                 valuesContent += member + size
-                if let shadowed = resolved[name] {
-                    resolvedContent += size - shadowed
+                if let shadowed = resolved.sizes[name] {
+                    resolved.content += size - shadowed
                 } else {
-                    resolvedContent += member + size
+                    resolved.content += member + size
                 }
-                resolved[name] = size
+                resolved.sizes[name] = size
             }
-            var bytes = Self.skeletonBytes(
-                of: layer, index: index, previous: index > 0 ? layers[index - 1].id : nil,
-                next: index + 1 < layers.count ? layers[index + 1].id : nil)
-            bytes += valuesContent + Self.commas(layer.values.count)
-            bytes += resolvedContent + Self.commas(resolved.count)
-            bytes += Self.membersBytes(layer.preferences)
+            if presentedRoots[layer.id] != nil { kept[layer.id] = resolved }
+            var screen = Self.skeletonBytes(
+                of: layer, index: index, previous: index > 0 ? layers[index - 1].id : presenter,
+                next: index + 1 < layers.count ? layers[index + 1].id : presentedRoots[layer.id])
+            screen += valuesContent + Self.commas(layer.values.count)
+            screen += resolved.content + Self.commas(resolved.sizes.count)
+            screen += Self.membersBytes(layer.preferences)
             for (name, passBack) in layer.handlers {
-                bytes += JSONValue.stringByteCount(name) + 1 + (passBack ? Self.passBackTrue : Self.passBackFalse)
+                screen += JSONValue.stringByteCount(name) + 1 + (passBack ? Self.passBackTrue : Self.passBackFalse)
             }
-            bytes += Self.commas(layer.handlers.count)
-            screenBytes.append(bytes)
+            screen += Self.commas(layer.handlers.count)
+            bytes.append(screen)
         }
-        sessionBytes = envelopeBytes + screenBytes.reduce(0, +) + Self.commas(layers.count)
+        return bytes
     }
 
     /// The largest screen's bytes (0 without screens).
@@ -106,11 +132,35 @@ struct SessionFootprint {
 }
 
 extension SessionFootprint {
-    /// The footprint of `session` as it is now.
+    /// The footprint of `session` as it is now, every stack of it (docs/Stacks.md): the main
+    /// stack and each tab from the defaults, each presentation from what its presenter resolves to.
     init(_ session: LiveSession) {
-        self.init(
-            layers: session.stack.entries.map(Layer.init), defaults: session.schema.values.mapValues(\.defaultValue),
-            envelopeBytes: session.envelopeBytes)
+        let tree = session.tree
+        var presentedRoots: [ScreenID: ScreenID] = [:]
+        for id in tree.stackIDs.dropFirst() {
+            if let presenter = tree.presenter(of: id), let root = tree.stack(id)?.entries.first?.id {
+                presentedRoots[presenter] = root
+            }
+        }
+        let start = Resolved(defaults: session.schema.values.mapValues(\.defaultValue))
+        var kept: [ScreenID: Resolved] = [:]
+        screenBytes = Self.measure(
+            tree.main.entries.map(Layer.init), from: start, presenter: nil, presentedRoots: presentedRoots,
+            keeping: &kept)
+        var stacksBytes = 0
+        let others = tree.stackIDs.dropFirst()
+        for id in others {
+            let presenter = tree.presenter(of: id)
+            let bytes = Self.measure(
+                (tree.stack(id)?.entries ?? []).map(Layer.init), from: presenter.flatMap { kept[$0] } ?? start,
+                presenter: presenter, presentedRoots: presentedRoots, keeping: &kept)
+            stacksBytes +=
+                StackResource(id: id, kind: tree.kind(of: id) ?? .tab, presenter: presenter, screens: []).json
+                .serializedByteCount + bytes.reduce(0, +) + Self.commas(bytes.count)
+        }
+        sessionBytes =
+            session.envelopeBytes + screenBytes.reduce(0, +) + Self.commas(screenBytes.count) + stacksBytes
+            + Self.commas(others.count)
     }
 }
 
@@ -134,11 +184,12 @@ extension SessionFootprint.Layer {
 }
 
 extension LiveSession {
-    /// The session resource without its screens (`"screens":[]`).
+    /// The session resource without its screens and stacks (`"screens":[]`, `"stacks":[]`).
     var envelopeBytes: Int {
         SessionResource(
             id: record.id, version: record.version, state: record.state, createdAt: record.createdAt,
-            updatedAt: record.updatedAt, schema: schema.json, screens: []
+            updatedAt: record.updatedAt, schema: schema.json, screens: [], selectedStack: tree.selectedStackID,
+            visibleScreen: tree.visibleStack.entries.last?.id, stacks: []
         ).json.serializedByteCount
     }
 }

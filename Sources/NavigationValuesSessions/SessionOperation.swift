@@ -24,9 +24,11 @@ struct ScreenSeed: Equatable {
 /// `CommandValidator`; replay turns stored events back into the same operations, so both paths
 /// share one `LiveSession.apply`.
 enum SessionOperation {
+    /// A push onto the main stack.
     case push(ScreenSeed)
-    /// The screens to pop, topmost first.
+    /// The main stack's screens to pop, topmost first.
     case pop([ScreenID])
+    /// The main stack's screens above its root replaced.
     case replacePath(popped: [ScreenID], pushed: [ScreenSeed])
     case updateValues(screen: ScreenID, set: [String: JSONValue], removed: [String])
     case setHandler(screen: ScreenID, key: String, passBack: Bool)
@@ -34,12 +36,34 @@ enum SessionOperation {
     case publish(screen: ScreenID, key: String, value: JSONValue)
     case end(purge: Bool)
 
+    // MARK: Several stacks (docs/Stacks.md)
+
+    case createStack(StackID, root: ScreenSeed)
+    case selectStack(StackID)
+    case removeStack(StackID)
+    case present(StackID, style: PresentationStyle, presenter: ScreenID, root: ScreenSeed)
+    case dismiss(StackID)
+    /// A push onto any stack (the main one: as `push`).
+    case pushOnto(StackID, ScreenSeed)
+    /// The screens to pop from a stack, topmost first.
+    case popFrom(StackID, [ScreenID])
+    case replacePathOf(StackID, popped: [ScreenID], pushed: [ScreenSeed])
+    /// The screens above `screen` in its stack (`popped`, topmost first) replaced by `pushed`.
+    case replaceAbove(screen: ScreenID, popped: [ScreenID], pushed: [ScreenSeed])
+    /// A publish from `screen`, then `screen` dismissed as SwiftUI's `dismiss` does (popped, or its
+    /// presentation dismissed when it is a presentation's root).
+    case returnResult(screen: ScreenID, key: String, value: JSONValue)
+    /// Several operations applied in order as one change.
+    case batch([SessionOperation])
+
     var isPurge: Bool {
         if case .end(purge: true) = self { true } else { false }
     }
 
     /// The operation a stored event records; nil for `sessionCreated`, which makes a session
     /// rather than changing one.
+    /// A stored event that cannot be an operation (a `stack.created` without its root, say) gives
+    /// nil too, which replay reports as damage.
     init?(replaying event: SessionEvent) {
         switch event {
         case .sessionCreated:
@@ -60,6 +84,37 @@ enum SessionOperation {
             self = .publish(screen: screen, key: key, value: value)
         case .sessionEnded:
             self = .end(purge: false)
+        case .stackCreated(let stack):
+            guard let root = stack.screens.first else { return nil }
+            self = .createStack(stack.id, root: ScreenSeed(root))
+        case .stackSelected(let id):
+            self = .selectStack(id)
+        case .stackRemoved(let id, _, _, _):
+            self = .removeStack(id)
+        case .stackPresented(let stack):
+            guard let style = stack.kind.presentationStyle, let presenter = stack.presenter,
+                let root = stack.screens.first
+            else { return nil }
+            self = .present(stack.id, style: style, presenter: presenter, root: ScreenSeed(root))
+        case .stackDismissed(let id, _, _):
+            self = .dismiss(id)
+        case .stackScreenPushed(let stack, let screen):
+            self = .pushOnto(stack, ScreenSeed(screen))
+        case .stackScreensPopped(let stack, let screens, _):
+            self = .popFrom(stack, screens)
+        case .stackPathReplaced(let stack, let popped, let pushed, _):
+            self = .replacePathOf(stack, popped: popped, pushed: pushed.map(ScreenSeed.init))
+        case .screensReplaced(_, let screen, let popped, let pushed, _):
+            self = .replaceAbove(screen: screen, popped: popped, pushed: pushed.map(ScreenSeed.init))
+        case .screenReturned(let screen, let key, let value, _, _, _, _, _):
+            self = .returnResult(screen: screen, key: key, value: value)
+        case .batchApplied(let events):
+            var operations: [SessionOperation] = []
+            for event in events {
+                guard let operation = SessionOperation(replaying: event) else { return nil }
+                operations.append(operation)
+            }
+            self = .batch(operations)
         }
     }
 }

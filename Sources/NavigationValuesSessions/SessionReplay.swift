@@ -114,9 +114,11 @@ public enum SessionReplay {
             }
             for stored in page where stored.seq <= target {
                 guard stored.seq == position + 1 else { throw corrupt("event \(position + 1) is missing") }
-                if let operation = SessionOperation(replaying: try decode(stored, session: id).event) {
-                    _ = try session.apply(operation, seq: stored.seq, at: stored.at)
+                let event = try decode(stored, session: id).event
+                guard let operation = SessionOperation(replaying: event) else {
+                    throw corrupt("event \(stored.seq) (\(event.kind.rawValue)) is not a change of the session")
                 }
+                _ = try session.apply(operation, seq: stored.seq, at: stored.at)
                 position = stored.seq
             }
         }

@@ -76,7 +76,8 @@ extension SessionService {
             report.expiredRecords = try await store.removeExpiredRecords(tombstonesBefore: before)
         }
         if policy.compaction.isActive {
-            report.compactedEvents = try await store.compactHistory(policy.compaction, now: now, limit: policy.batchSize)
+            report.compactedEvents = try await store.compactHistory(
+                policy.compaction, now: now, limit: policy.batchSize)
         }
         return report
     }

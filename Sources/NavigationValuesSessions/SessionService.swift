@@ -344,7 +344,8 @@ public final class SessionService: Sendable {
         } catch let error as StoreError where error.code == .conflict {
             // A concurrent create with the same idempotency key won: answer what it answered.
             if let idempotency,
-                let answer = try await environment.store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
+                let answer = try await environment.store.idempotentAnswer(
+                    scope: idempotency.scope, key: idempotency.key)
             {
                 return .replayed(answer)
             }

@@ -41,19 +41,21 @@ extension SQLiteSessionStore {
                 SELECT seq, type, json, at, length(CAST(json AS BLOB)) FROM events
                 WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?
                 """,
-                [.text(id.rawValue), .integer(after), .integer(limit + 1),
-            ], { row in
-                let size = row.int(4)
-                if events.count == limit || (!events.isEmpty && bytes + size > maxBytes) {
-                    hasMore = true
-                    return false
-                }
-                events.append(
-                    StoredEvent(
-                        session: id, seq: row.int64(0), type: row.string(1), json: row.string(2), at: row.date(3)))
-                bytes += size
-                return true
-            })
+                [
+                    .text(id.rawValue), .integer(after), .integer(limit + 1),
+                ],
+                { row in
+                    let size = row.int(4)
+                    if events.count == limit || (!events.isEmpty && bytes + size > maxBytes) {
+                        hasMore = true
+                        return false
+                    }
+                    events.append(
+                        StoredEvent(
+                            session: id, seq: row.int64(0), type: row.string(1), json: row.string(2), at: row.date(3)))
+                    bytes += size
+                    return true
+                })
             return EventPage(events: events, hasMore: hasMore)
         }
     }
@@ -85,7 +87,8 @@ extension SQLiteSessionStore {
             try db.fetchAll(
                 """
                 SELECT id, version, state, updated_at,
-                       (SELECT count(*) FROM screen_contexts WHERE screen_contexts.session = sessions.id)
+                       (SELECT count(*) FROM screen_contexts
+                        WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main')
                 FROM sessions WHERE id > ? ORDER BY id LIMIT ?
                 """,
                 [.text(cursor?.rawValue ?? ""), .integer(limit)]
@@ -143,21 +146,43 @@ extension SQLiteSessionStore {
     private static func session(_ id: SessionID, in db: Database) throws -> StoredSession? {
         let arguments: [DatabaseValue] = [.text(id.rawValue)]
         let record = try db.fetchOne(
-            "SELECT version, state, schema, token_hash, created_at, updated_at, compacted_seq FROM sessions WHERE id = ?",
-            arguments
+            """
+            SELECT version, state, schema, token_hash, created_at, updated_at, selected_stack, compacted_seq
+            FROM sessions WHERE id = ?
+            """, arguments
         ) { row in
-            SessionRecord(
-                id: id, version: row.int64(0), state: try state(row.string(1)), schemaJSON: row.string(2),
-                tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5), compactedSeq: row.int64(6))
+            (
+                SessionRecord(
+                    id: id, version: row.int64(0), state: try state(row.string(1)), schemaJSON: row.string(2),
+                    tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5), compactedSeq: row.int64(7)
+                ),
+                StackID(row.string(6))
+            )
         }
-        guard let record else { return nil }
+        guard let (record, selectedStack) = record else { return nil }
+        // The main stack's screens first, then each other stack's; each stack's root first.
         var screens = try db.fetchAll(
-            "SELECT id, idx, name, role, previous FROM screen_contexts WHERE session = ? ORDER BY idx", arguments
+            """
+            SELECT id, idx, name, role, previous, stack FROM screen_contexts WHERE session = ?
+            ORDER BY stack <> 'main', stack, idx
+            """, arguments
         ) { row in
             StoredScreen(
                 record: ScreenRecord(
                     id: ScreenID(row.string(0)), session: id, index: row.int(1), name: row.string(2),
-                    role: row.string(3), previous: row.optionalString(4).map(ScreenID.init(rawValue:))))
+                    role: row.string(3), previous: row.optionalString(4).map(ScreenID.init(rawValue:)),
+                    stack: StackID(row.string(5))))
+        }
+        let stacks = try db.fetchAll(
+            "SELECT id, position, kind, presenter FROM screen_stacks WHERE session = ? ORDER BY position", arguments
+        ) { row in
+            let kindName = row.string(2)
+            guard let kind = StackKind(rawValue: kindName), kind != .main else {
+                throw StoreError(code: .corrupt, message: "unknown stack kind '\(kindName)'")
+            }
+            return StackRecord(
+                id: StackID(row.string(0)), session: id, position: row.int(1), kind: kind,
+                presenter: row.optionalString(3).map(ScreenID.init(rawValue:)))
         }
         var positions: [ScreenID: Int] = [:]
         for (position, screen) in screens.enumerated() { positions[screen.record.id] = position }
@@ -182,7 +207,7 @@ extension SQLiteSessionStore {
                 screens[position].preferences[row.string(1)] = row.string(2)
             }
         }
-        return StoredSession(record: record, screens: screens)
+        return StoredSession(record: record, screens: screens, stacks: stacks, selectedStack: selectedStack)
     }
 
     static func state(_ text: String) throws -> SessionState {

@@ -68,10 +68,13 @@ extension SQLiteSessionStore {
             try expectOneRow(in: db, "session \(id) does not exist")
         case .insertScreen(let screen):
             try db.execute(
-                "INSERT INTO screen_contexts (id, session, idx, name, role, previous) VALUES (?, ?, ?, ?, ?, ?)",
+                """
+                INSERT INTO screen_contexts (id, session, stack, idx, name, role, previous)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
                 [
-                    .text(screen.id.rawValue), .text(screen.session.rawValue), .integer(screen.index),
-                    .text(screen.name), .text(screen.role), .text(screen.previous?.rawValue),
+                    .text(screen.id.rawValue), .text(screen.session.rawValue), .text(screen.stack.rawValue),
+                    .integer(screen.index), .text(screen.name), .text(screen.role), .text(screen.previous?.rawValue),
                 ])
         case .deleteScreens(let ids):
             // One statement, so links between the deleted screens are checked once, at its end.
@@ -119,6 +122,31 @@ extension SQLiteSessionStore {
             try db.execute(
                 "INSERT OR IGNORE INTO purged_sessions (id, purged_at) VALUES (?, ?)",
                 [.text(id.rawValue), .milliseconds(configuration.now())])
+        case .insertStack, .deleteStacks, .selectStack:
+            try applyStackChange(change, in: db)
+        }
+    }
+
+    /// The changes of several stacks (docs/Stacks.md).
+    private func applyStackChange(_ change: StateChange, in db: Database) throws {
+        switch change {
+        case .insertStack(let stack):
+            try db.execute(
+                "INSERT INTO screen_stacks (session, id, position, kind, presenter) VALUES (?, ?, ?, ?, ?)",
+                [
+                    .text(stack.session.rawValue), .text(stack.id.rawValue), .integer(stack.position),
+                    .text(stack.kind.rawValue), .text(stack.presenter?.rawValue),
+                ])
+        case .deleteStacks(let session, let ids):
+            try db.execute(
+                "DELETE FROM screen_stacks WHERE session = ? AND id IN (SELECT value FROM json_each(?))",
+                [.text(session.rawValue), .text(try jsonArray(ids.map(\.rawValue)))])
+        case .selectStack(let session, let stack):
+            try db.execute(
+                "UPDATE sessions SET selected_stack = ? WHERE id = ?", [.text(stack.rawValue), .text(session.rawValue)])
+            try expectOneRow(in: db, "session \(session) does not exist")
+        default:
+            break
         }
     }
 

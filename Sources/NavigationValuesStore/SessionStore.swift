@@ -116,24 +116,51 @@ public struct SessionRecord: Sendable, Equatable {
     }
 }
 
-/// One row of `screen_contexts`: a screen of a session's stack, with its links.
+/// One row of `screen_contexts`: a screen of one of a session's stacks, with its links.
 public struct ScreenRecord: Sendable, Equatable {
     public var id: ScreenID
     public var session: SessionID
-    /// Position in the stack, 0 for the root.
+    /// Position in its stack, 0 for the stack's root.
     public var index: Int
     public var name: String
     /// `screen` or `navigationStack`.
     public var role: String
+    /// The screen below it; for the root of a presentation, its presenter.
     public var previous: ScreenID?
+    /// The stack it is on: `main`, a tab or a presentation (docs/Stacks.md).
+    public var stack: StackID
 
-    public init(id: ScreenID, session: SessionID, index: Int, name: String, role: String, previous: ScreenID?) {
+    public init(
+        id: ScreenID, session: SessionID, index: Int, name: String, role: String, previous: ScreenID?,
+        stack: StackID = .main
+    ) {
         self.id = id
         self.session = session
         self.index = index
         self.name = name
         self.role = role
         self.previous = previous
+        self.stack = stack
+    }
+}
+
+/// One row of `screen_stacks`: a stack of a session besides its main one (a tab or a presentation).
+public struct StackRecord: Sendable, Equatable {
+    public var id: StackID
+    public var session: SessionID
+    /// Creation order within the session, from 1: the tabs' order; a presenter's stack comes first.
+    public var position: Int
+    /// `tab`, `sheet` or `fullScreenCover` (never `main`, which has no row).
+    public var kind: StackKind
+    /// The screen presenting it; nil for a tab.
+    public var presenter: ScreenID?
+
+    public init(id: StackID, session: SessionID, position: Int, kind: StackKind, presenter: ScreenID?) {
+        self.id = id
+        self.session = session
+        self.position = position
+        self.kind = kind
+        self.presenter = presenter
     }
 }
 
@@ -172,14 +199,23 @@ public struct StoredScreen: Sendable, Equatable {
     }
 }
 
-/// A whole session as stored: its row and its screens, root first.
+/// A whole session as stored: its row, its screens (the main stack's first, each stack's root
+/// first), its other stacks by position, and the selected stack.
 public struct StoredSession: Sendable, Equatable {
     public var record: SessionRecord
     public var screens: [StoredScreen]
+    /// Tabs and presentations, by `position`.
+    public var stacks: [StackRecord]
+    /// `main` or a tab.
+    public var selectedStack: StackID
 
-    public init(record: SessionRecord, screens: [StoredScreen]) {
+    public init(
+        record: SessionRecord, screens: [StoredScreen], stacks: [StackRecord] = [], selectedStack: StackID = .main
+    ) {
         self.record = record
         self.screens = screens
+        self.stacks = stacks
+        self.selectedStack = selectedStack
     }
 }
 
@@ -269,6 +305,13 @@ public enum StateChange: Sendable, Equatable {
     /// Deletes every event, snapshot, state row and idempotency record of the session, keeping
     /// nothing (not even the purging mutation's own event) but a tombstone of its id.
     case purgeSession(SessionID)
+    /// Adds a tab or a presentation; a presentation's presenter must be stored already.
+    case insertStack(StackRecord)
+    /// Deletes stack rows (not their screens: delete those with `deleteScreens` after this, since a
+    /// stack row links to its presenter).
+    case deleteStacks(SessionID, [StackID])
+    /// Records the selected stack (`main` or a tab).
+    case selectStack(SessionID, StackID)
 }
 
 /// Everything one API mutation writes, committed in one transaction.

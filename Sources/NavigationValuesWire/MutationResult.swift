@@ -18,12 +18,43 @@ public enum MutationResult: Sendable, Equatable {
     /// The session was ended (or purged); the answer has no body.
     case ended(version: Int64)
 
+    // MARK: Several stacks (docs/Stacks.md)
+
+    /// A tab added, with its root (201).
+    case stackCreated(stack: StackResource, version: Int64)
+    /// The selected stack and the screen a user now sees.
+    case stackSelected(stack: StackID, visibleScreen: ScreenID?, version: Int64)
+    /// A tab removed: its screens, topmost first, what they presented, and the stack selected after.
+    case stackRemoved(stack: StackID, screens: [ScreenID], dismissed: [StackID], selected: StackID, version: Int64)
+    /// A stack presented, with its root (201).
+    case stackPresented(stack: StackResource, version: Int64)
+    /// A presentation dismissed: its screens, topmost first, and the presentations inside it.
+    case stackDismissed(stack: StackID, screens: [ScreenID], dismissed: [StackID], version: Int64)
+    /// Screens popped from a stack, topmost first, and the presentations dismissed with them.
+    case stackPopped(stack: StackID, popped: [ScreenID], dismissed: [StackID], version: Int64)
+    /// Every screen above a stack's root replaced, and the presentations dismissed with them.
+    case stackPathReplaced(
+        stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
+    /// The screens above `screen` replaced; `screen` as it is now.
+    case screensReplaced(
+        screen: ScreenResource, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
+    /// A preference published, then its screen popped (or its presentation dismissed).
+    case returned(
+        deliveries: [PreferenceDelivery], stoppedAt: ScreenID?, stack: StackID, popped: [ScreenID],
+        dismissed: [StackID], version: Int64)
+    /// What each operation of a batch answered, in order (each without a version: the batch has one).
+    case batchApplied(results: [MutationResult], version: Int64)
+
     /// The session's version after the mutation.
     public var version: Int64 {
         switch self {
         case .pushed(_, let version), .popped(_, let version), .pathReplaced(_, _, let version),
             .valuesUpdated(_, _, let version), .handlerSet(_, let version), .handlerRemoved(let version),
-            .published(_, _, let version), .ended(let version):
+            .published(_, _, let version), .ended(let version), .stackCreated(_, let version),
+            .stackSelected(_, _, let version), .stackRemoved(_, _, _, _, let version), .stackPresented(_, let version),
+            .stackDismissed(_, _, _, let version), .stackPopped(_, _, _, let version),
+            .stackPathReplaced(_, _, _, _, let version), .screensReplaced(_, _, _, _, let version),
+            .returned(_, _, _, _, _, let version), .batchApplied(_, let version):
             version
         }
     }
@@ -52,6 +83,57 @@ public enum MutationResult: Sendable, Equatable {
             ]
         case .ended:
             return nil
+        default:
+            return stackJSON(version: version)
+        }
+    }
+
+    private func stackJSON(version: JSONValue) -> JSONValue? {
+        func ids(_ ids: [ScreenID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+        func stacks(_ ids: [StackID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+        func id(_ id: StackID) -> JSONValue { .string(id.rawValue) }
+        switch self {
+        case .stackCreated(let stack, _), .stackPresented(let stack, _):
+            return ["stack": stack.json, "version": version]
+        case .stackSelected(let stack, let visible, _):
+            return [
+                "selectedStack": id(stack), "visibleScreen": visible.map { .string($0.rawValue) } ?? .null,
+                "version": version,
+            ]
+        case .stackRemoved(let stack, let screens, let dismissed, let selected, _):
+            return [
+                "stack": id(stack), "screens": ids(screens), "dismissed": stacks(dismissed),
+                "selectedStack": id(selected), "version": version,
+            ]
+        case .stackDismissed(let stack, let screens, let dismissed, _):
+            return ["stack": id(stack), "screens": ids(screens), "dismissed": stacks(dismissed), "version": version]
+        case .stackPopped(let stack, let popped, let dismissed, _):
+            return ["stack": id(stack), "popped": ids(popped), "dismissed": stacks(dismissed), "version": version]
+        case .stackPathReplaced(let stack, let popped, let pushed, let dismissed, _):
+            return [
+                "stack": id(stack), "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
+                "dismissed": stacks(dismissed), "version": version,
+            ]
+        case .screensReplaced(let screen, let popped, let pushed, let dismissed, _):
+            return [
+                "screen": screen.json, "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
+                "dismissed": stacks(dismissed), "version": version,
+            ]
+        case .returned(let deliveries, let stoppedAt, let stack, let popped, let dismissed, _):
+            return [
+                "deliveries": .array(deliveries.map(\.json)),
+                "stoppedAt": stoppedAt.map { .string($0.rawValue) } ?? .null, "stack": id(stack),
+                "popped": ids(popped), "dismissed": stacks(dismissed), "version": version,
+            ]
+        case .batchApplied(let results, _):
+            let answers: [JSONValue] = results.map { result in
+                guard case .object(var members) = result.json ?? [:] else { return [:] }
+                members["version"] = nil
+                return .object(members)
+            }
+            return ["results": .array(answers), "version": version]
+        default:
+            return nil
         }
     }
 }
@@ -63,6 +145,9 @@ extension MutationResult {
     /// `{"screen", "version"}`, as a handler does), so a client decodes it as the kind it asked for.
     public enum Kind: String, Sendable, CaseIterable {
         case pushed, popped, pathReplaced, valuesUpdated, handlerSet, handlerRemoved, published, ended
+        // Several stacks (docs/Stacks.md).
+        case stackCreated, stackSelected, stackRemoved, stackPresented, stackDismissed, stackPopped
+        case stackPathReplaced, screensReplaced, returned, batchApplied
     }
 
     /// This answer's kind.
@@ -76,7 +161,23 @@ extension MutationResult {
         case .handlerRemoved: .handlerRemoved
         case .published: .published
         case .ended: .ended
+        case .stackCreated: .stackCreated
+        case .stackSelected: .stackSelected
+        case .stackRemoved: .stackRemoved
+        case .stackPresented: .stackPresented
+        case .stackDismissed: .stackDismissed
+        case .stackPopped: .stackPopped
+        case .stackPathReplaced: .stackPathReplaced
+        case .screensReplaced: .screensReplaced
+        case .returned: .returned
+        case .batchApplied: .batchApplied
         }
+    }
+
+    /// The kinds of a batch's results, in order (what a client passes to decode its answer).
+    public var operationKinds: [Kind] {
+        guard case .batchApplied(let results, _) = self else { return [] }
+        return results.map(\.kind)
     }
 
     /// Decodes what `json` writes for a mutation of `kind`. `.ended` has no body: pass nil and the
@@ -86,8 +187,13 @@ extension MutationResult {
     /// let result = try MutationResult(json: body, kind: .pushed)   // .pushed(screen:version:)
     /// ```
     ///
+    /// A batch's answer does not name its operations' kinds either: pass them, in order, as
+    /// `operations` (`.batchApplied` only; each result gets the batch's version).
+    ///
     /// - Throws: `WireDecodingError` naming the first member that is missing or mistyped.
-    public init(json: JSONValue?, kind: Kind, version etagVersion: Int64? = nil) throws(WireDecodingError) {
+    public init(
+        json: JSONValue?, kind: Kind, version etagVersion: Int64? = nil, operations: [Kind] = []
+    ) throws(WireDecodingError) {
         if kind == .ended, json == nil {
             guard let etagVersion else {
                 throw WireDecodingError(pointer: "", reason: "an ended session's answer needs its version")
@@ -132,6 +238,92 @@ extension MutationResult {
                 stoppedAt: try fields.optionalScreenID("stoppedAt"), version: version)
         case .ended:
             self = .ended(version: version)
+        default:
+            self = try Self.stackResult(fields, kind: kind, version: version, operations: operations)
+        }
+    }
+
+    /// The answers of docs/Stacks.md's mutations.
+    private static func stackResult(
+        _ fields: JSONObjectReader, kind: Kind, version: Int64, operations: [Kind]
+    ) throws(WireDecodingError) -> MutationResult {
+        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
+            try fields.list(name) { item, pointer throws(WireDecodingError) in
+                try ScreenResource(json: item, pointer: pointer)
+            }
+        }
+        func stack() throws(WireDecodingError) -> StackResource {
+            try StackResource(json: try fields.value("stack"), pointer: fields.at("stack"))
+        }
+        switch kind {
+        case .stackCreated:
+            return .stackCreated(stack: try stack(), version: version)
+        case .stackPresented:
+            return .stackPresented(stack: try stack(), version: version)
+        case .stackSelected:
+            return .stackSelected(
+                stack: try fields.stackID("selectedStack"), visibleScreen: try fields.optionalScreenID("visibleScreen"),
+                version: version)
+        case .stackRemoved:
+            return .stackRemoved(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"), selected: try fields.stackID("selectedStack"),
+                version: version)
+        case .stackDismissed:
+            return .stackDismissed(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .stackPopped:
+            return .stackPopped(
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .stackPathReplaced:
+            return .stackPathReplaced(
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                pushed: try screens("pushed"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .screensReplaced:
+            return .screensReplaced(
+                screen: try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen")),
+                popped: try fields.screenIDs("popped"), pushed: try screens("pushed"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .returned:
+            return .returned(
+                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
+                    try PreferenceDelivery(json: item, pointer: pointer)
+                },
+                stoppedAt: try fields.optionalScreenID("stoppedAt"), stack: try fields.stackID("stack"),
+                popped: try fields.screenIDs("popped"), dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .batchApplied:
+            guard case .array(let items) = try fields.value("results") else {
+                throw WireDecodingError(pointer: fields.at("results"), reason: "expected an array")
+            }
+            guard items.count == operations.count else {
+                throw WireDecodingError(
+                    pointer: fields.at("results"),
+                    reason: "expected \(operations.count) results (one per operation), found \(items.count)")
+            }
+            var results: [MutationResult] = []
+            for (index, (item, operation)) in zip(items, operations).enumerated() {
+                guard operation != .batchApplied else {
+                    throw WireDecodingError(pointer: fields.at("results") + "/\(index)", reason: "a batch cannot nest")
+                }
+                // Each result is written without a version: the batch has one.
+                var itemJSON = item
+                if case .object(var members) = item {
+                    members["version"] = .integer(version)
+                    itemJSON = .object(members)
+                }
+                do {
+                    results.append(try MutationResult(json: itemJSON, kind: operation, version: version))
+                } catch {
+                    throw WireDecodingError(
+                        pointer: fields.at("results") + "/\(index)" + error.pointer, reason: error.reason)
+                }
+            }
+            return .batchApplied(results: results, version: version)
+        default:
+            throw WireDecodingError(pointer: "", reason: "not a kind of several stacks' answers")
         }
     }
 }

@@ -29,6 +29,39 @@ public enum SessionEvent: Sendable, Equatable {
         screen: ScreenID, key: String, value: JSONValue, deliveries: [PreferenceDelivery], stoppedAt: ScreenID?)
     case sessionEnded
 
+    // MARK: Several stacks (docs/Stacks.md). A change that touches only the main stack keeps the
+    // types above; one that touches another stack has a type of its own.
+
+    /// A tab added, with its root.
+    case stackCreated(StackResource)
+    /// The main stack or a tab selected.
+    case stackSelected(StackID)
+    /// A tab removed: its screens (topmost first), the presentations dismissed with them
+    /// (innermost first), and the stack selected after it.
+    case stackRemoved(stack: StackID, screens: [ScreenID], dismissed: [StackID], selected: StackID)
+    /// A stack presented by a screen (its `presenter`), with its root.
+    case stackPresented(StackResource)
+    /// A presentation dismissed: its screens (topmost first) and the presentations inside it.
+    case stackDismissed(stack: StackID, screens: [ScreenID], dismissed: [StackID])
+    /// A screen pushed onto a stack other than the main one.
+    case stackScreenPushed(stack: StackID, screen: ScreenResource)
+    /// Screens popped from a stack, topmost first, with the presentations dismissed because a popped
+    /// screen presented them (on the main stack only when there were such presentations).
+    case stackScreensPopped(stack: StackID, screens: [ScreenID], dismissed: [StackID])
+    /// Every screen above a stack's root replaced in one step (`path.replaced` for another stack, or
+    /// for the main one when presentations were dismissed).
+    case stackPathReplaced(stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID])
+    /// Every screen above `screen` in its stack replaced; `screen` keeps its id, values and handlers.
+    case screensReplaced(
+        stack: StackID, screen: ScreenID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID])
+    /// A preference published on `screen`, which was then popped (or, the root of a presentation,
+    /// dismissed it): the walk as `preferencePublished` has it, and what left `stack`.
+    case screenReturned(
+        screen: ScreenID, key: String, value: JSONValue, deliveries: [PreferenceDelivery], stoppedAt: ScreenID?,
+        stack: StackID, popped: [ScreenID], dismissed: [StackID])
+    /// Several changes applied all-or-nothing as one event (one version step), in order.
+    case batchApplied([SessionEvent])
+
     /// The event types, as API.md names them.
     public enum Kind: String, Sendable, CaseIterable {
         case sessionCreated = "session.created"
@@ -40,6 +73,17 @@ public enum SessionEvent: Sendable, Equatable {
         case handlerRemoved = "handler.removed"
         case preferencePublished = "preference.published"
         case sessionEnded = "session.ended"
+        case stackCreated = "stack.created"
+        case stackSelected = "stack.selected"
+        case stackRemoved = "stack.removed"
+        case stackPresented = "stack.presented"
+        case stackDismissed = "stack.dismissed"
+        case stackScreenPushed = "stack.screen.pushed"
+        case stackScreensPopped = "stack.screens.popped"
+        case stackPathReplaced = "stack.path.replaced"
+        case screensReplaced = "screens.replaced"
+        case screenReturned = "screen.returned"
+        case batchApplied = "batch.applied"
     }
 
     /// This event's type.
@@ -54,6 +98,17 @@ public enum SessionEvent: Sendable, Equatable {
         case .handlerRemoved: .handlerRemoved
         case .preferencePublished: .preferencePublished
         case .sessionEnded: .sessionEnded
+        case .stackCreated: .stackCreated
+        case .stackSelected: .stackSelected
+        case .stackRemoved: .stackRemoved
+        case .stackPresented: .stackPresented
+        case .stackDismissed: .stackDismissed
+        case .stackScreenPushed: .stackScreenPushed
+        case .stackScreensPopped: .stackScreensPopped
+        case .stackPathReplaced: .stackPathReplaced
+        case .screensReplaced: .screensReplaced
+        case .screenReturned: .screenReturned
+        case .batchApplied: .batchApplied
         }
     }
 
@@ -132,8 +187,10 @@ public struct RecordedEvent: Sendable, Equatable {
 
     // MARK: - Encoding
 
-    private static func fields(of event: SessionEvent) -> [String: JSONValue] {
+    static func fields(of event: SessionEvent) -> [String: JSONValue] {
         func ids(_ ids: [ScreenID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+        func stacks(_ ids: [StackID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+        func id(_ id: StackID) -> JSONValue { .string(id.rawValue) }
         switch event {
         case .sessionCreated(let root, let schema):
             return ["root": root.json, "schema": schema]
@@ -160,6 +217,39 @@ public struct RecordedEvent: Sendable, Equatable {
             ]
         case .sessionEnded:
             return [:]
+        case .stackCreated(let stack), .stackPresented(let stack):
+            return ["stack": stack.json]
+        case .stackSelected(let stack):
+            return ["stack": id(stack)]
+        case .stackRemoved(let stack, let screens, let dismissed, let selected):
+            return [
+                "stack": id(stack), "screens": ids(screens), "dismissed": stacks(dismissed), "selected": id(selected),
+            ]
+        case .stackDismissed(let stack, let screens, let dismissed),
+            .stackScreensPopped(let stack, let screens, let dismissed):
+            return ["stack": id(stack), "screens": ids(screens), "dismissed": stacks(dismissed)]
+        case .stackScreenPushed(let stack, let screen):
+            return ["stack": id(stack), "screen": screen.json]
+        case .stackPathReplaced(let stack, let popped, let pushed, let dismissed):
+            return [
+                "stack": id(stack), "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
+                "dismissed": stacks(dismissed),
+            ]
+        case .screensReplaced(let stack, let screen, let popped, let pushed, let dismissed):
+            return [
+                "stack": id(stack), "screen": .string(screen.rawValue), "popped": ids(popped),
+                "pushed": .array(pushed.map(\.json)), "dismissed": stacks(dismissed),
+            ]
+        case .screenReturned(
+            let screen, let key, let value, let deliveries, let stoppedAt, let stack, let popped, let dismissed):
+            return [
+                "screen": .string(screen.rawValue), "key": .string(key), "value": value,
+                "deliveries": .array(deliveries.map(\.json)),
+                "stoppedAt": stoppedAt.map { .string($0.rawValue) } ?? .null, "stack": id(stack),
+                "popped": ids(popped), "dismissed": stacks(dismissed),
+            ]
+        case .batchApplied(let events):
+            return ["events": .array(events.map(\.json))]
         }
     }
 
@@ -229,6 +319,92 @@ public struct RecordedEvent: Sendable, Equatable {
                 stoppedAt: try fields.optionalScreenID("stoppedAt"))
         case .sessionEnded:
             return .sessionEnded
+        default:
+            return try stackEvent(kind, fields)
         }
+    }
+
+    /// Decodes the events of several stacks (docs/Stacks.md).
+    private static func stackEvent(_ kind: SessionEvent.Kind, _ fields: JSONObjectReader) throws(WireDecodingError)
+        -> SessionEvent
+    {
+        func stack(_ name: String) throws(WireDecodingError) -> StackResource {
+            try StackResource(json: try fields.value(name), pointer: fields.at(name))
+        }
+        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
+            try fields.list(name) { item, pointer throws(WireDecodingError) in
+                try ScreenResource(json: item, pointer: pointer)
+            }
+        }
+        switch kind {
+        case .stackCreated:
+            return .stackCreated(try stack("stack"))
+        case .stackSelected:
+            return .stackSelected(try fields.stackID("stack"))
+        case .stackRemoved:
+            return .stackRemoved(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"), selected: try fields.stackID("selected"))
+        case .stackPresented:
+            return .stackPresented(try stack("stack"))
+        case .stackDismissed:
+            return .stackDismissed(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"))
+        case .stackScreenPushed:
+            return .stackScreenPushed(
+                stack: try fields.stackID("stack"),
+                screen: try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen")))
+        case .stackScreensPopped:
+            return .stackScreensPopped(
+                stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
+                dismissed: try fields.stackIDs("dismissed"))
+        case .stackPathReplaced:
+            return .stackPathReplaced(
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                pushed: try screens("pushed"), dismissed: try fields.stackIDs("dismissed"))
+        case .screensReplaced:
+            return .screensReplaced(
+                stack: try fields.stackID("stack"), screen: try fields.screenID("screen"),
+                popped: try fields.screenIDs("popped"), pushed: try screens("pushed"),
+                dismissed: try fields.stackIDs("dismissed"))
+        case .screenReturned:
+            return .screenReturned(
+                screen: try fields.screenID("screen"), key: try fields.string("key"), value: try fields.value("value"),
+                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
+                    try PreferenceDelivery(json: item, pointer: pointer)
+                },
+                stoppedAt: try fields.optionalScreenID("stoppedAt"), stack: try fields.stackID("stack"),
+                popped: try fields.screenIDs("popped"), dismissed: try fields.stackIDs("dismissed"))
+        case .batchApplied:
+            return .batchApplied(
+                try fields.list("events") { item, pointer throws(WireDecodingError) in
+                    try batchedEvent(item, pointer: pointer)
+                })
+        default:
+            throw WireDecodingError(pointer: fields.at("type"), reason: "unknown event type '\(kind.rawValue)'")
+        }
+    }
+
+    /// One event of a batch: `{"type", …its fields}`, never a batch, a creation or an end.
+    private static func batchedEvent(_ json: JSONValue, pointer: String) throws(WireDecodingError) -> SessionEvent {
+        let fields = try JSONObjectReader(json, at: pointer)
+        let typeName = try fields.string("type")
+        guard let kind = SessionEvent.Kind(rawValue: typeName) else {
+            throw WireDecodingError(pointer: fields.at("type"), reason: "unknown event type '\(typeName)'")
+        }
+        guard kind != .batchApplied, kind != .sessionCreated, kind != .sessionEnded else {
+            throw WireDecodingError(pointer: fields.at("type"), reason: "a batch cannot hold a '\(typeName)' event")
+        }
+        return try event(kind, fields)
+    }
+}
+
+extension SessionEvent {
+    /// The event as a batch holds it: its type and its fields, without `seq` and `at`.
+    public var json: JSONValue {
+        var members = RecordedEvent.fields(of: self)
+        members["type"] = .string(kind.rawValue)
+        return .object(members)
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import NavigationValues
 
-/// A session as the API shows it (API.md, Resources): its header and its screens, root first.
+/// A session as the API shows it (API.md, Resources): its header and its main stack's screens,
+/// root first; with several stacks (docs/Stacks.md), also the others, which one is selected and the
+/// screen a user sees.
 ///
 /// ```swift
 /// let session = try SessionResource(json: answer)
@@ -16,11 +18,20 @@ public struct SessionResource: Sendable, Equatable {
     public var updatedAt: Date
     /// The session's schema as API.md writes it (`values`, `preferences`, `strict`).
     public var schema: JSONValue
+    /// The main stack's screens, root first.
     public var screens: [ScreenResource]
+    /// The selected stack: `main` or a tab.
+    public var selectedStack: StackID
+    /// The screen a user sees: the topmost screen of the selected stack or of what it presents.
+    public var visibleScreen: ScreenID?
+    /// Every stack but the main one: the tabs in order, then the presentations in the order they
+    /// were presented (a presenter's stack always comes before the stack it presents).
+    public var stacks: [StackResource]
 
     public init(
         id: SessionID, version: Int64, state: SessionState, createdAt: Date, updatedAt: Date, schema: JSONValue,
-        screens: [ScreenResource]
+        screens: [ScreenResource], selectedStack: StackID = .main, visibleScreen: ScreenID? = nil,
+        stacks: [StackResource] = []
     ) {
         self.id = id
         self.version = version
@@ -29,6 +40,9 @@ public struct SessionResource: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.schema = schema
         self.screens = screens
+        self.selectedStack = selectedStack
+        self.visibleScreen = visibleScreen ?? screens.last?.id
+        self.stacks = stacks
     }
 
     /// The session as JSON.
@@ -41,11 +55,15 @@ public struct SessionResource: Sendable, Equatable {
             "updatedAt": .string(Timestamp.string(from: updatedAt)),
             "schema": schema,
             "screens": .array(screens.map(\.json)),
+            "selectedStack": .string(selectedStack.rawValue),
+            "visibleScreen": visibleScreen.map { .string($0.rawValue) } ?? .null,
+            "stacks": .array(stacks.map(\.json)),
         ]
     }
 
     /// Decodes what `json` writes (members it does not know, such as a create answer's `token`,
-    /// are ignored).
+    /// are ignored; `selectedStack`, `visibleScreen` and `stacks`, which JSON written before
+    /// several stacks lacks, default to one main stack).
     ///
     /// - Throws: `WireDecodingError` naming the first member that is missing or mistyped.
     public init(json: JSONValue) throws(WireDecodingError) {
@@ -60,7 +78,14 @@ public struct SessionResource: Sendable, Equatable {
             schema: try fields.value("schema"),
             screens: try fields.list("screens") { item, pointer throws(WireDecodingError) in
                 try ScreenResource(json: item, pointer: pointer)
-            })
+            },
+            selectedStack: fields.members["selectedStack"] == nil ? .main : try fields.stackID("selectedStack"),
+            visibleScreen: fields.members["visibleScreen"] == nil ? nil : try fields.optionalScreenID("visibleScreen"),
+            stacks: fields.members["stacks"] == nil
+                ? []
+                : try fields.list("stacks") { item, pointer throws(WireDecodingError) in
+                    try StackResource(json: item, pointer: pointer)
+                })
     }
 }
 

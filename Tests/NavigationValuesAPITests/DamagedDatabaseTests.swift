@@ -37,7 +37,7 @@ import Testing
             try database.execute("PRAGMA ignore_check_constraints = ON")
             let statement = sql.replacingOccurrences(of: "$SESSION", with: "'\(damaged.id)'")
                 .replacingOccurrences(of: "$SCREEN", with: "'\(screen)'")
-            try database.execute(statement)
+            try database.executeScript(statement)
             #expect(database.changes > 0, "\(statement) changed nothing")
         }
         try await withRunningServer(databasePath: path) { client, _ in
@@ -60,6 +60,19 @@ import Testing
             "a handler's memory",
             "UPDATE preference_handlers SET last_value = 'nope' WHERE screen IN \(screensOfSession)"
         ),
+        ("a screen on a stack the session lacks", "UPDATE screen_contexts SET stack = 'ghost' WHERE id = $SCREEN"),
+        ("a selected stack that is not there", "UPDATE sessions SET selected_stack = 'ghost' WHERE id = $SESSION"),
+        (
+            "a presentation without screens",
+            "INSERT INTO screen_stacks VALUES ($SESSION, 'p_x', 1, 'sheet', $SCREEN)"
+        ),
+        (
+            "a presentation whose presenter is not on top",
+            "INSERT INTO screen_contexts VALUES ('c_ghost', $SESSION, 'p_x', 0, 'Ghost', 'screen', NULL); "
+                + "INSERT INTO screen_stacks SELECT session, 'p_x', 1, 'sheet', id FROM screen_contexts "
+                + "WHERE session = $SESSION AND idx = 0 AND stack = 'main'"
+        ),
+        ("a stack of an unknown kind", "INSERT INTO screen_stacks VALUES ($SESSION, 't', 1, 'pager', NULL)"),
     ])
     func aDamagedStateRowIsAnInternalErrorForThatSessionOnly(what: String, sql: String) async throws {
         try await afterDamage(sql) { _, damaged, _, _ in

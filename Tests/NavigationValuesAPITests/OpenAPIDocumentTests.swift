@@ -34,6 +34,17 @@ import Testing
         ("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics"), ("get", "/openapi.json"),
     ]
 
+    /// Every endpoint of several stacks per session (docs/Stacks.md, Endpoints).
+    static let stackEndpoints: [(String, String)] = [
+        ("get", "/v1/sessions/{id}/stacks"), ("post", "/v1/sessions/{id}/stacks"),
+        ("get", "/v1/sessions/{id}/stacks/{stack}"), ("delete", "/v1/sessions/{id}/stacks/{stack}"),
+        ("post", "/v1/sessions/{id}/stacks/{stack}/push"), ("post", "/v1/sessions/{id}/stacks/{stack}/pop"),
+        ("put", "/v1/sessions/{id}/stacks/{stack}/path"), ("post", "/v1/sessions/{id}/select"),
+        ("post", "/v1/sessions/{id}/present"), ("post", "/v1/sessions/{id}/dismiss"),
+        ("put", "/v1/sessions/{id}/screens/{screen}/above"), ("post", "/v1/sessions/{id}/screens/{screen}/return"),
+        ("post", "/v1/sessions/{id}/batch"),
+    ]
+
     @Test func everyEndpointOfTheContractIsDescribedWithProblemAnswers() throws {
         let document = try JSONValue(parsing: Array(OpenAPIDocument.json.utf8))
         let paths = try #require(document["paths"]?.objectValue)
@@ -43,8 +54,9 @@ import Testing
                 described.insert("\(method) \(path)")
             }
         }
-        #expect(described == Set(Self.endpoints.map { "\($0.0) \($0.1)" }))
-        for (method, path) in Self.endpoints {
+        let endpoints = Self.endpoints + Self.stackEndpoints
+        #expect(described == Set(endpoints.map { "\($0.0) \($0.1)" }))
+        for (method, path) in endpoints {
             let responses = try #require(paths[path]?[method]?["responses"]?.objectValue, "\(method) \(path)")
             #expect(responses.keys.contains { $0.hasPrefix("2") }, "\(method) \(path) has no 2xx")
             for (status, response) in responses where status.hasPrefix("4") || status.hasPrefix("5") {

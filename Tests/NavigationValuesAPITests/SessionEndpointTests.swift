@@ -62,6 +62,8 @@ import Testing
                         "preferences": [:], "handlers": [:],
                     ]
                 ],
+                // The members of several stacks (docs/Stacks.md): one main stack, selected, its root seen.
+                "selectedStack": "main", "visibleScreen": .string(rootID), "stacks": [],
             ]
             #expect(Self.withoutTimes(json) == expected)
         }

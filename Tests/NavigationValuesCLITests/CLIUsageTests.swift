@@ -74,6 +74,15 @@ import Testing
         (["serve", "--log-level", "loud"], "--log-level must be debug or info or warning or error, not 'loud'"),
         (["serve", "--port", "1", "--port", "2"], "--port is given more than once"),
         (["serve", "extra"], "unexpected argument 'extra'"),
+        (["serve", "--max-stacks", "0"], "--max-stacks must be an integer from 1 to 10000, not '0'"),
+        (
+            ["serve", "--max-presentation-depth", "deep"],
+            "--max-presentation-depth must be an integer from 0 to 1000, not 'deep'"
+        ),
+        (
+            ["serve", "--max-batch-operations", "10001"],
+            "--max-batch-operations must be an integer from 1 to 10000, not '10001'"
+        ),
         (["migrate"], "migrate needs --db PATH"),
         (["replay", "s_1"], "replay needs --db PATH"),
         (["replay", "--db", "x.sqlite"], "replay needs a SESSION id"),

@@ -12,7 +12,10 @@ import Testing
             let first = try await run(["migrate", "--db", url])
             #expect(first.status == 0, "\(first)")
             #expect(first.stdout.contains("applied postgres/0001_create_schema.sql"))
-            #expect(first.stdout.contains("is at schema version 1"))
+            // As many versions as files applied (a migration added later must not break this).
+            let applied = first.stdout.split(separator: "\n").filter { $0.hasPrefix("applied postgres/") }.count
+            #expect(applied >= 1)
+            #expect(first.stdout.contains("is at schema version \(applied)"))
             let second = try await run(["migrate"], environment: ["NAVIGATION_VALUES_DB": url])
             #expect(second.stdout.contains("applied") == false)
 

@@ -64,6 +64,33 @@ import Testing
         #expect(outcome.stderr.contains(#""message":"request","method":"GET","route":"/v1/sessions","status":200"#))
     }
 
+    @Test func stackLimitsComeFromTheirFlagsAndVariables() async throws {
+        let server = try await ServeProcess(
+            ["--max-batch-operations", "1", "--max-presentation-depth", "0"],
+            environment: ["NAVIGATION_VALUES_MAX_STACKS": "2"])
+        let created = try await server.send("POST", "/v1/sessions", body: "{}")
+        let session = try #require(try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])
+        let id = try #require(session["id"] as? String)
+        let auth = ["Authorization": "Bearer \(try #require(session["token"] as? String))"]
+        func detail(_ answer: HTTPResponse) -> String {
+            let json = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            return json?["detail"] as? String ?? ""
+        }
+        let batch = try await server.send(
+            "POST", "/v1/sessions/\(id)/batch", body: #"{"operations": [{"op": "push"}, {"op": "push"}]}"#,
+            headers: auth)
+        #expect(batch.status == 422)
+        #expect(detail(batch) == "a batch holds at most 1 operations")
+        let present = try await server.send("POST", "/v1/sessions/\(id)/present", body: "{}", headers: auth)
+        #expect(detail(present) == "presentations nest at most 0 deep")
+        let tab = try await server.send("POST", "/v1/sessions/\(id)/stacks", body: #"{"id": "one"}"#, headers: auth)
+        #expect(tab.status == 201)
+        let second = try await server.send("POST", "/v1/sessions/\(id)/stacks", body: #"{"id": "two"}"#, headers: auth)
+        #expect(second.status == 422)
+        #expect(detail(second).hasPrefix("a session holds at most 2 stacks"))
+        #expect(try await server.stop().status == 0)
+    }
+
     @Test func eachRequestIsLoggedOnStderrWithItsRequestID() async throws {
         let server = try await ServeProcess(["--admin-token", "admin", "--log-level", "debug"])
         let answer = try await server.send("GET", "/healthz", headers: ["X-Request-Id": "req-42"])

@@ -59,6 +59,41 @@ import Testing
         #expect(footprint.screenBytes == rendered.screens.map { $0.json.serialized().utf8.count })
     }
 
+    /// With a tab and presentations (docs/Stacks.md): each tab starts from the defaults, each
+    /// presentation from what its presenter resolves to; links cross presentations.
+    @Test(arguments: 1...10)
+    func theFootprintOfSeveralStacksIsExactlyWhatTheSessionRendersAs(seed: Int) throws {
+        var random = SplitMix64(state: UInt64(seed) &* 7_919)
+        let session = try Self.randomSession(seed: UInt64(seed), operations: 10)
+        let at = Date(millisecondsSince1970: 2_000)
+        var seq: Int64 = 100
+        func apply(_ operation: SessionOperation) throws {
+            seq += 1
+            _ = try session.apply(operation, seq: seq, at: at)
+        }
+        func value() -> JSONValue { JSONValueSizeTests.randomValue(depth: 0, using: &random) }
+        func screen(_ name: String) -> ScreenSeed {
+            ScreenSeed(id: ScreenID("c_\(name)"), name: name, values: ["title": value(), "k.\(name)": value()])
+        }
+        try apply(.createStack(StackID("tab"), root: screen("tab0")))
+        try apply(.pushOnto(StackID("tab"), screen("tab1")))
+        let presenter = try #require(session.stack.entries.last?.id)
+        try apply(.present(StackID("p_sheet"), style: .sheet, presenter: presenter, root: screen("sheet0")))
+        try apply(.pushOnto(StackID("p_sheet"), screen("sheet1")))
+        try apply(.updateValues(screen: presenter, set: ["title": value(), "draft": value()], removed: []))
+        try apply(
+            .present(StackID("p_cover"), style: .fullScreenCover, presenter: ScreenID("c_tab1"), root: screen("cover0"))
+        )
+        try apply(.setHandler(screen: ScreenID("c_sheet0"), key: "draft", passBack: true))
+        try apply(.publish(screen: ScreenID("c_sheet1"), key: "draft", value: value()))
+        try apply(.selectStack(StackID("tab")))
+        let footprint = SessionFootprint(session)
+        let rendered = session.resource()
+        #expect(rendered.stacks.count == 3)
+        #expect(footprint.sessionBytes == rendered.json.serialized().utf8.count)
+        #expect(footprint.screenBytes == rendered.screens.map { $0.json.serialized().utf8.count })
+    }
+
     @Test func aPathIsCountedBeforeItIsAppliedNeverUnderWhatItRenders() throws {
         let session = try Self.randomSession(seed: 99, operations: 10)
         var limits = SessionLimits()
@@ -125,7 +160,9 @@ import Testing
         let large = try #require(throws: SessionError.self) { try limits.check(schema(["a": "0123456789ab"])) }
         #expect(large.code == .invalid)
         #expect(large.fieldErrors.map(\.pointer) == ["/values/a/default"])
-        let total = try #require(throws: SessionError.self) { try limits.check(schema(["a": "01234567", "b": "0123"])) }
+        let total = try #require(throws: SessionError.self) {
+            try limits.check(schema(["a": "01234567", "b": "0123"]))
+        }
         #expect(total.code == .limitExceeded)
         #expect(total.limit == "max-default-bytes")
         let many = try #require(throws: SessionError.self) {

@@ -6,7 +6,8 @@ import Testing
 @Suite struct MigratorTests {
     static let tables: Set<String> = [
         "schema_migrations", "sessions", "screen_contexts", "context_values", "preference_handlers",
-        "received_preferences", "events", "snapshots", "idempotency_keys", "purged_sessions", "readiness_probe",
+        "received_preferences", "events", "snapshots", "idempotency_keys", "purged_sessions", "screen_stacks",
+        "readiness_probe",
     ]
 
     func tableNames(_ db: Database) throws -> Set<String> {

@@ -23,6 +23,35 @@ import Testing
             version: 9),
         .published(deliveries: [], stoppedAt: nil, version: 10),
         .ended(version: 11),
+        // Several stacks (docs/Stacks.md).
+        .stackCreated(
+            stack: StackResource(
+                id: StackID("search"), kind: .tab, screens: [SessionEventTests.screen("c_s", index: 0)]),
+            version: 12),
+        .stackSelected(stack: StackID("search"), visibleScreen: ScreenID("c_s"), version: 13),
+        .stackRemoved(
+            stack: StackID("search"), screens: [ScreenID("c_s")], dismissed: [StackID("p_1")], selected: .main,
+            version: 14),
+        .stackPresented(
+            stack: StackResource(
+                id: StackID("p_2"), kind: .sheet, presenter: ScreenID("c_1"),
+                screens: [SessionEventTests.screen("c_p", index: 0)]),
+            version: 15),
+        .stackDismissed(stack: StackID("p_2"), screens: [ScreenID("c_p")], dismissed: [], version: 16),
+        .stackPopped(stack: StackID("t"), popped: [ScreenID("c_9")], dismissed: [StackID("p_3")], version: 17),
+        .stackPathReplaced(
+            stack: StackID("t"), popped: [ScreenID("c_9")], pushed: [screen], dismissed: [], version: 18),
+        .screensReplaced(screen: screen, popped: [ScreenID("c_4")], pushed: [], dismissed: [], version: 19),
+        .returned(
+            deliveries: [PreferenceDelivery(screen: ScreenID("c_1"), value: 3)], stoppedAt: nil, stack: StackID("p_2"),
+            popped: [ScreenID("c_p")], dismissed: [StackID("p_2")], version: 20),
+        .batchApplied(
+            results: [
+                .pushed(screen: screen, version: 21), .popped([ScreenID("c_1")], version: 21),
+                .handlerRemoved(version: 21),
+                .stackSelected(stack: .main, visibleScreen: ScreenID("c_0"), version: 21),
+            ],
+            version: 21),
     ]
 
     @Test func everyKindIsCovered() {
@@ -32,10 +61,25 @@ import Testing
     @Test(arguments: everyResult)
     func everyAnswerRoundTripsAsItsKind(_ result: MutationResult) throws {
         // `.ended` answers 204 without a body: its version comes from the ETag.
-        let decoded = try MutationResult(json: result.json, kind: result.kind, version: result.version)
+        // A batch's answer decodes with its operations' kinds, in order.
+        let decoded = try MutationResult(
+            json: result.json, kind: result.kind, version: result.version, operations: result.operationKinds)
         #expect(decoded == result)
         if let json = result.json {
-            #expect(try MutationResult(json: json.serialized().parsed, kind: result.kind) == result)
+            #expect(
+                try MutationResult(
+                    json: json.serialized().parsed, kind: result.kind, operations: result.operationKinds) == result)
+        }
+    }
+
+    @Test func aBatchAnswerNeedsOneKindPerResultAndNamesTheFailingOne() {
+        let batch = MutationResult.batchApplied(
+            results: [.popped([ScreenID("c_1")], version: 3), .handlerRemoved(version: 3)], version: 3)
+        #expect(throws: WireDecodingError.self) {
+            try MutationResult(json: batch.json, kind: .batchApplied, operations: [.popped])
+        }
+        #expect(throws: WireDecodingError(pointer: "/results/1/screen", reason: "missing")) {
+            try MutationResult(json: batch.json, kind: .batchApplied, operations: [.popped, .pushed])
         }
     }
 
@@ -62,12 +106,12 @@ import Testing
 
     static let known = RecordedEvent(seq: 3, at: SessionEventTests.at, event: .screenPushed(screen))
     static let newer: JSONValue = [
-        "seq": 4, "type": "stack.presented", "at": "2026-11-30T10:00:00.125Z", "stack": "sheet",
+        "seq": 4, "type": "screen.highlighted", "at": "2026-11-30T10:00:00.125Z", "screen": "c_1",
     ]
 
     @Test func pagesKeepEventsOfTypesAddedLaterInOrder() throws {
         let events = [ReceivedEvent.event(Self.known), try ReceivedEvent(json: Self.newer)]
-        #expect(events[1] == .unrecognized(UnrecognizedEvent(seq: 4, type: "stack.presented", json: Self.newer)))
+        #expect(events[1] == .unrecognized(UnrecognizedEvent(seq: 4, type: "screen.highlighted", json: Self.newer)))
         #expect(events.map(\.seq) == [3, 4])
         let page = EventPage(events: events, last: 4)
         #expect(try EventPage(json: page.json) == page)
@@ -78,6 +122,15 @@ import Testing
         }
     }
 
+    /// The types of several stacks (docs/Stacks.md) decode as events, not as unrecognized ones.
+    @Test func eventsOfSeveralStacksDecodeAsKnownEvents() throws {
+        for (index, event) in SessionEventTests.everyEvent.enumerated() {
+            let recorded = RecordedEvent(seq: Int64(index + 1), at: SessionEventTests.at, event: event)
+            let received = try ReceivedEvent(json: recorded.json.serialized().parsed)
+            #expect(received == .event(recorded), "\(event.kind)")
+        }
+    }
+
     @Test func aMalformedKnownEventInAPageIsAnErrorNamingIt() {
         var bad = Self.known.json.objectValue ?? [:]
         bad["screen"] = "c_1"
@@ -85,7 +138,7 @@ import Testing
             try HistoryPage(json: ["events": [.object(bad)], "next": .null])
         }
         #expect(throws: WireDecodingError(pointer: "/events/0/seq", reason: "missing")) {
-            try EventPage(json: ["events": [["type": "stack.presented"]], "last": 1])
+            try EventPage(json: ["events": [["type": "screen.highlighted"]], "last": 1])
         }
     }
 

@@ -47,6 +47,41 @@ import Testing
             stoppedAt: ScreenID("c_1")),
         .preferencePublished(screen: ScreenID("c_2"), key: "k", value: 1, deliveries: [], stoppedAt: nil),
         .sessionEnded,
+        .stackCreated(StackResource(id: StackID("search"), kind: .tab, screens: [screen("c_s", index: 0)])),
+        .stackSelected(StackID("search")),
+        .stackRemoved(
+            stack: StackID("search"), screens: [ScreenID("c_s2"), ScreenID("c_s")], dismissed: [StackID("p_1")],
+            selected: .main),
+        .stackPresented(
+            StackResource(
+                id: StackID("p_1"), kind: .fullScreenCover, presenter: ScreenID("c_1"),
+                screens: [screen("c_p", index: 0, memory: true), screen("c_q", index: 1)])),
+        .stackDismissed(
+            stack: StackID("p_1"), screens: [ScreenID("c_q"), ScreenID("c_p")], dismissed: [StackID("p_2")]),
+        .stackScreenPushed(stack: StackID("search"), screen: screen("c_s2", index: 1)),
+        .stackScreensPopped(stack: .main, screens: [ScreenID("c_1")], dismissed: [StackID("p_2"), StackID("p_1")]),
+        .stackScreensPopped(stack: StackID("search"), screens: [], dismissed: []),
+        .stackPathReplaced(
+            stack: StackID("p_1"), popped: [ScreenID("c_q")], pushed: [screen("c_r", index: 1)], dismissed: []),
+        .screensReplaced(
+            stack: .main, screen: ScreenID("c_1"), popped: [ScreenID("c_3"), ScreenID("c_2")],
+            pushed: [screen("c_4", index: 2)], dismissed: [StackID("p_1")]),
+        .screenReturned(
+            screen: ScreenID("c_p"), key: "pick", value: ["id": 1],
+            deliveries: [PreferenceDelivery(screen: ScreenID("c_1"), value: ["id": 1])], stoppedAt: ScreenID("c_1"),
+            stack: StackID("p_1"), popped: [ScreenID("c_p")], dismissed: [StackID("p_1")]),
+        .screenReturned(
+            screen: ScreenID("c_2"), key: "pick", value: .null, deliveries: [], stoppedAt: nil, stack: .main,
+            popped: [ScreenID("c_2")], dismissed: []),
+        .batchApplied([
+            .screenPushed(screen("c_9", index: 3)),
+            .valuesUpdated(
+                screen: ScreenID("c_9"), set: ["title": "z"], removed: [],
+                affected: [AffectedValue(screen: ScreenID("c_9"), key: "title", value: "z")]),
+            .stackSelected(.main),
+            .stackDismissed(stack: StackID("p_1"), screens: [ScreenID("c_p")], dismissed: []),
+        ]),
+        .batchApplied([]),
     ]
 
     @Test func everyEventTypeIsCovered() {
@@ -83,6 +118,14 @@ import Testing
             .pathReplaced: ["popped", "pushed"], .valuesUpdated: ["screen", "set", "removed", "affected"],
             .handlerSet: ["screen", "key", "passBack"], .handlerRemoved: ["screen", "key"],
             .preferencePublished: ["screen", "key", "value", "deliveries", "stoppedAt"], .sessionEnded: [],
+            .stackCreated: ["stack"], .stackSelected: ["stack"],
+            .stackRemoved: ["stack", "screens", "dismissed", "selected"],
+            .stackPresented: ["stack"], .stackDismissed: ["stack", "screens", "dismissed"],
+            .stackScreenPushed: ["stack", "screen"], .stackScreensPopped: ["stack", "screens", "dismissed"],
+            .stackPathReplaced: ["stack", "popped", "pushed", "dismissed"],
+            .screensReplaced: ["stack", "screen", "popped", "pushed", "dismissed"],
+            .screenReturned: ["screen", "key", "value", "deliveries", "stoppedAt", "stack", "popped", "dismissed"],
+            .batchApplied: ["events"],
         ]
         for event in Self.everyEvent {
             let keys = Set(RecordedEvent(seq: 1, at: Self.at, event: event).json.objectValue?.keys.map { $0 } ?? [])
@@ -123,6 +166,52 @@ import Testing
         #expect(try SessionResource(json: session.json) == session)
         let created = CreatedSession(session: session, token: "t_x")
         #expect(try CreatedSession(json: created.json) == created)
+    }
+
+    @Test func aBatchHoldsEachEventWithItsTypeAndNeverAnotherBatch() throws {
+        let batch = RecordedEvent(
+            seq: 5, at: Self.at,
+            event: .batchApplied([.stackSelected(StackID("t")), .screensPopped([ScreenID("c_2")])]))
+        #expect(
+            batch.json["events"]
+                == [["type": "stack.selected", "stack": "t"], ["type": "screens.popped", "screens": ["c_2"]]])
+        func failure(_ inner: JSONValue) -> WireDecodingError? {
+            do {
+                _ = try RecordedEvent(
+                    json: replacing(batch.json, "events", with: [["type": "stack.selected", "stack": "t"], inner]))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(failure(["type": "batch.applied", "events": []])?.pointer == "/events/1/type")
+        #expect(failure(["type": "session.ended"])?.pointer == "/events/1/type")
+        #expect(failure(["type": "stack.selected"])?.pointer == "/events/1/stack")
+        #expect(
+            failure([
+                "type": "stack.presented", "stack": ["id": "p", "kind": "pager", "presenter": .null, "screens": []],
+            ])?.pointer == "/events/1/stack/kind")
+    }
+
+    @Test func sessionsWithSeveralStacksRoundTripAndOldJSONReadsAsOneMainStack() throws {
+        let sheet = StackResource(
+            id: StackID("p_1"), kind: .sheet, presenter: ScreenID("c_root"), screens: [Self.screen("c_p", index: 0)])
+        let session = SessionResource(
+            id: SessionID("s_1"), version: 3, state: .active, createdAt: Self.at, updatedAt: Self.at,
+            schema: [:], screens: [Self.screen("c_root", index: 0)], selectedStack: StackID("t"),
+            visibleScreen: ScreenID("c_t"),
+            stacks: [StackResource(id: StackID("t"), kind: .tab, screens: [Self.screen("c_t", index: 0)]), sheet])
+        #expect(try SessionResource(json: session.json) == session)
+        #expect(session.json["selectedStack"] == "t" && session.json["visibleScreen"] == "c_t")
+        // A session written before several stacks (a stored snapshot) has none of the new members.
+        guard case .object(var old) = session.json else { return }
+        old["selectedStack"] = nil
+        old["visibleScreen"] = nil
+        old["stacks"] = nil
+        let read = try SessionResource(json: .object(old))
+        #expect(read.selectedStack == .main && read.stacks.isEmpty && read.visibleScreen == ScreenID("c_root"))
+        let list = StackList(stacks: [sheet], selectedStack: .main, visibleScreen: ScreenID("c_p"), version: 3)
+        #expect(try StackList(json: list.json) == list)
     }
 
     private func replacing(_ json: JSONValue, _ name: String, with value: JSONValue) -> JSONValue {

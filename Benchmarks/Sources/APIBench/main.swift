@@ -1,5 +1,5 @@
 // api-bench [--seconds S] [--connections C] [--sessions N] [--memory-sessions M] [--skip-memory]
-//           [--skip-throughput] [--core-memory]
+//           [--skip-throughput] [--skip-batch] [--batch-operations K] [--core-memory]
 //
 //     swift run --package-path Benchmarks -c release api-bench
 //
@@ -9,7 +9,10 @@
 //      `:memory:`; prints pairs/s, p50/p99 latencies and the durable/in-memory ratio;
 //   2. resident memory (VmRSS) after creating M sessions of 5 screens with 3 values on each
 //      screen, through HTTP (a create with the root's values, then one `PUT …/path` with four
-//      more screens), on a temp SQLite file.
+//      more screens), on a temp SQLite file;
+//   3. (issue 16) operations per second when K push/pop operations go as one `POST …/batch`
+//      (one event, one commit) against the same K as single requests, durable, for S/2 s each,
+//      on one connection (the figure checked) and on C.
 // Each figure is compared with Benchmarks/Thresholds/api.json (exit 1 when one is not met).
 import BenchmarkSupport
 import Foundation
@@ -27,6 +30,8 @@ struct Options {
     var memorySessions = 100_000
     var skipMemory = false
     var skipThroughput = false
+    var skipBatch = false
+    var batchOperations = 20
     var coreMemory = false
 
     init(_ arguments: [String]) {
@@ -39,6 +44,8 @@ struct Options {
             case "--memory-sessions": memorySessions = Int(rest.popFirst() ?? "") ?? memorySessions
             case "--skip-memory": skipMemory = true
             case "--skip-throughput": skipThroughput = true
+            case "--skip-batch": skipBatch = true
+            case "--batch-operations": batchOperations = max(2, (Int(rest.popFirst() ?? "") ?? batchOperations) / 2 * 2)
             case "--core-memory": coreMemory = true
             default:
                 FileHandle.standardError.write(Data("api-bench: unknown flag \(flag)\n".utf8))
@@ -271,6 +278,7 @@ do {
             "minInMemoryPairsPerSecond", inMemory.pairsPerSecond, "in memory", unit: "pairs/s", decimals: 0)
         thresholds.check("minDurableToInMemoryRatio", ratio, "durable / in-memory", unit: "", decimals: 2)
     }
+    if !options.skipBatch { try await batches(options, thresholds) }
     if !options.skipMemory { try await memory(options, thresholds) }
     thresholds.exitWithVerdict()
 } catch {

@@ -14,17 +14,23 @@ extension PostgresSessionStore {
             .init(
                 """
                 SELECT version, state, schema, token_hash, \(Self.milliseconds(column: "created_at")),
-                       \(Self.milliseconds(column: "updated_at")), compacted_seq
+                       \(Self.milliseconds(column: "updated_at")), selected_stack, compacted_seq
                 FROM sessions WHERE id = $1
                 """, [id.rawValue]),
+            // The main stack's screens first, then each other stack's; each stack's root first.
             .init(
-                "SELECT id, idx, name, role, previous FROM screen_contexts WHERE session = $1 ORDER BY idx",
-                [id.rawValue]),
+                """
+                SELECT id, idx, name, role, previous, stack FROM screen_contexts WHERE session = $1
+                ORDER BY stack <> 'main', stack, idx
+                """, [id.rawValue]),
             .init("SELECT t.screen, t.key, t.json FROM context_values t \(ofSession)", [id.rawValue]),
             .init(
                 "SELECT t.screen, t.key, t.pass_back, t.last_value, t.last_passed FROM preference_handlers t \(ofSession)",
                 [id.rawValue]),
             .init("SELECT t.screen, t.key, t.json FROM received_preferences t \(ofSession)", [id.rawValue]),
+            .init(
+                "SELECT id, position, kind, presenter FROM screen_stacks WHERE session = $1 ORDER BY position",
+                [id.rawValue]),
             .init("COMMIT"),
         ]
         let results = try await read { connection in
@@ -40,13 +46,22 @@ extension PostgresSessionStore {
         let record = SessionRecord(
             id: id, version: try Self.int64(row, 0), state: try Self.state(try Self.text(row, 1)),
             schemaJSON: try Self.text(row, 2), tokenHash: try Self.text(row, 3), createdAt: try Self.date(row, 4),
-            updatedAt: try Self.date(row, 5), compactedSeq: try Self.int64(row, 6))
+            updatedAt: try Self.date(row, 5), compactedSeq: try Self.int64(row, 7))
         var screens = try results[2].map { row in
             StoredScreen(
                 record: ScreenRecord(
                     id: ScreenID(try Self.text(row, 0)), session: id, index: Int(try Self.int64(row, 1)),
                     name: try Self.text(row, 2), role: try Self.text(row, 3),
-                    previous: row[4].map(ScreenID.init(rawValue:))))
+                    previous: row[4].map(ScreenID.init(rawValue:)), stack: StackID(try Self.text(row, 5))))
+        }
+        let stacks = try results[6].map { row in
+            let kindName = try Self.text(row, 2)
+            guard let kind = StackKind(rawValue: kindName), kind != .main else {
+                throw StoreError(code: .corrupt, message: "unknown stack kind '\(kindName)'")
+            }
+            return StackRecord(
+                id: StackID(try Self.text(row, 0)), session: id, position: Int(try Self.int64(row, 1)), kind: kind,
+                presenter: row[3].map(ScreenID.init(rawValue:)))
         }
         var positions: [ScreenID: Int] = [:]
         for (position, screen) in screens.enumerated() { positions[screen.record.id] = position }
@@ -66,7 +81,8 @@ extension PostgresSessionStore {
                 screens[position].preferences[try Self.text(row, 1)] = try Self.text(row, 2)
             }
         }
-        return StoredSession(record: record, screens: screens)
+        return StoredSession(
+            record: record, screens: screens, stacks: stacks, selectedStack: StackID(try Self.text(row, 6)))
     }
 
     public func version(of id: SessionID) async throws -> Int64? {
@@ -111,7 +127,8 @@ extension PostgresSessionStore {
             try connection.query(
                 """
                 SELECT id, version, state, \(Self.milliseconds(column: "updated_at")),
-                       (SELECT count(*) FROM screen_contexts WHERE screen_contexts.session = sessions.id)
+                       (SELECT count(*) FROM screen_contexts
+                        WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main')
                 FROM sessions WHERE id > $1 ORDER BY id LIMIT $2
                 """, [cursor?.rawValue ?? "", "\(limit)"]
             ).rows

@@ -117,10 +117,13 @@ extension PostgresSessionStore {
         case .insertScreen(let screen):
             return [
                 Statement(
-                    "INSERT INTO screen_contexts (id, session, idx, name, role, previous) VALUES ($1, $2, $3, $4, $5, $6)",
+                    """
+                    INSERT INTO screen_contexts (id, session, stack, idx, name, role, previous)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    """,
                     [
-                        screen.id.rawValue, screen.session.rawValue, "\(screen.index)", screen.name, screen.role,
-                        screen.previous?.rawValue,
+                        screen.id.rawValue, screen.session.rawValue, screen.stack.rawValue, "\(screen.index)",
+                        screen.name, screen.role, screen.previous?.rawValue,
                     ])
             ]
         case .deleteScreens(let ids):
@@ -178,6 +181,26 @@ extension PostgresSessionStore {
                 Statement(
                     "INSERT INTO purged_sessions (id, purged_at) VALUES ($1, \(Self.time(2))) ON CONFLICT (id) DO NOTHING",
                     [id.rawValue, Self.milliseconds(configuration.now())]),
+            ]
+        case .insertStack(let stack):
+            return [
+                Statement(
+                    "INSERT INTO screen_stacks (session, id, position, kind, presenter) VALUES ($1, $2, $3, $4, $5)",
+                    [
+                        stack.session.rawValue, stack.id.rawValue, "\(stack.position)", stack.kind.rawValue,
+                        stack.presenter?.rawValue,
+                    ])
+            ]
+        case .deleteStacks(let session, let ids):
+            return [
+                Statement(
+                    "DELETE FROM screen_stacks WHERE session = $1 AND id = ANY($2::text[])",
+                    [session.rawValue, Self.textArray(ids.map(\.rawValue))])
+            ]
+        case .selectStack(let session, let stack):
+            return [
+                Statement(
+                    "SELECT navigation_values_select_stack($1, $2)", [session.rawValue, stack.rawValue])
             ]
         }
     }

@@ -1,0 +1,103 @@
+import Foundation
+import NavigationValues
+import NavigationValuesStore
+import NavigationValuesWire
+
+// Batches (docs/Stacks.md, Batches) and the answers of the changes of several stacks.
+
+extension SessionActor {
+    /// Applies a batch's operations in order, each checked against the session as the ones before
+    /// it left it, and commits them as one event (one version step). The first operation that is
+    /// refused is answered, pointing into the batch, and nothing of the batch stays.
+    func commitBatch(
+        _ body: JSONValue, session: LiveSession, validator: CommandValidator, context: CommandContext
+    ) async throws -> MutationResult {
+        let seq = session.record.version + 1
+        let at = Timestamp.truncated(environment.now())
+        let items = try validator.batchOperations(body)
+        var events: [SessionEvent] = []
+        var changes: [StateChange] = []
+        var results: [MutationResult] = []
+        for (index, item) in items.enumerated() {
+            do {
+                let step = try validator.batchStep(item, at: index)
+                let operation: SessionOperation
+                do {
+                    operation = try validator.operation(for: step.command)
+                    try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
+                } catch {
+                    throw step.located(error)
+                }
+                let applied = try session.applyStep(operation)
+                results.append(try Self.result(of: applied.event, session: session, version: seq))
+                events.append(applied.event)
+                changes += applied.changes
+            } catch {
+                // The steps applied so far changed only the live state: forget it, and the next
+                // command reloads the session as the store has it, untouched by this batch.
+                if !events.isEmpty || !(error is SessionError) { live = nil }
+                throw error
+            }
+        }
+        var applied = Applied(event: .batchApplied(events), changes: changes)
+        session.finish(&applied, seq: seq, at: at, isPurge: false)
+        let result = MutationResult.batchApplied(results: results, version: seq)
+        // The batch as a whole obeys the limits one change does (issue 13): the session it leaves,
+        // its one event and its answer, checked before anything is committed.
+        let event = RecordedEvent(seq: seq, at: at, event: applied.event)
+        let stored: StoredEvent
+        do {
+            let output = OutputLimits(limits: environment.configuration.limits)
+            try output.checkSession(bytes: SessionFootprint(session).sessionBytes)
+            stored = StoredEvent(event, session: id)
+            try output.check(eventBytes: stored.json.utf8.count, answer: result)
+        } catch {
+            live = nil
+            throw error
+        }
+        try await store(
+            applied, answer: result, of: session, event: event, stored: stored, isPurge: false, context: context)
+        return result
+    }
+
+    /// What a change of several stacks answers, from its event, at `version`.
+    static func stackResult(of event: SessionEvent, session: LiveSession, version: Int64) throws(CorruptSessionError)
+        -> MutationResult
+    {
+        switch event {
+        case .stackCreated(let stack):
+            return .stackCreated(stack: stack, version: version)
+        case .stackSelected(let stack):
+            return .stackSelected(
+                stack: stack, visibleScreen: session.tree.visibleStack.entries.last?.id, version: version)
+        case .stackRemoved(let stack, let screens, let dismissed, let selected):
+            return .stackRemoved(
+                stack: stack, screens: screens, dismissed: dismissed, selected: selected, version: version)
+        case .stackPresented(let stack):
+            return .stackPresented(stack: stack, version: version)
+        case .stackDismissed(let stack, let screens, let dismissed):
+            return .stackDismissed(stack: stack, screens: screens, dismissed: dismissed, version: version)
+        case .stackScreenPushed(_, let screen):
+            return .pushed(screen: screen, version: version)
+        case .stackScreensPopped(let stack, let screens, let dismissed):
+            return .stackPopped(stack: stack, popped: screens, dismissed: dismissed, version: version)
+        case .stackPathReplaced(let stack, let popped, let pushed, let dismissed):
+            return .stackPathReplaced(
+                stack: stack, popped: popped, pushed: pushed, dismissed: dismissed, version: version)
+        case .screensReplaced(_, let screen, let popped, let pushed, let dismissed):
+            guard let entry = session.tree.screen(id: screen) else {
+                throw CorruptSessionError(session: session.id, reason: "no screen \(screen.rawValue) after the change")
+            }
+            return .screensReplaced(
+                screen: session.resource(of: entry), popped: popped, pushed: pushed, dismissed: dismissed,
+                version: version)
+        case .screenReturned(_, _, _, let deliveries, let stoppedAt, let stack, let popped, let dismissed):
+            return .returned(
+                deliveries: deliveries, stoppedAt: stoppedAt, stack: stack, popped: popped, dismissed: dismissed,
+                version: version)
+        default:
+            throw CorruptSessionError(
+                session: session.id, reason: "no answer for a \(event.kind.rawValue) event outside a batch's steps")
+        }
+    }
+}
