@@ -46,11 +46,12 @@ echo "schemathesis against $url (at most $examples examples per operation)"
 # Every check runs (--checks all) but use_after_free: DELETE /v1/sessions/{id} ends a session, and
 # an ended session and its history stay readable until it is purged (API.md), so a read after it
 # is 200 by design, not a resource that outlived its deletion (a purged one is 404/410, tested in
-# RetentionTests). Two answers depend on the session's state, not on the request,
-# so a schema-valid request may meet them and a schema-violating one may meet them first: 410
-# (the session has ended, as the stateful phase's DELETE leaves it) and 412 (If-Match names a
-# version the session is no longer at, or none at all, RFC 9110 13.1.1). The checks of positive
-# and negative data count them as answers they expect, beside their defaults.
+# RetentionTests). Three answers depend on the session's state, not on the request, so a
+# schema-valid request may meet them and a schema-violating one may meet them first: 409 (the
+# stack or screen is not where the operation needs it, docs/Stacks.md), 410 (the session has
+# ended, as the stateful phase's DELETE leaves it) and 412 (If-Match names a version the session
+# is no longer at, or none at all, RFC 9110 13.1.1). The checks of positive and negative data
+# count them as answers they expect, beside their defaults.
 cat >"$work/schemathesis.toml" <<'TOML'
 [parameters]
 "query.wait" = 0
@@ -62,15 +63,17 @@ bearer = "${NAVIGATION_VALUES_SCHEMATHESIS_TOKEN}"
 expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "410", "412", "429"]
 
 [checks.negative_data_rejection]
-expected-statuses = ["400", "401", "403", "404", "405", "406", "410", "412", "413", "415", "422", "428"]
+expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "410", "412", "413", "415", "422", "428"]
 
-# The session's own schema decides these operations' bodies and keys (a strict schema refuses
-# undeclared value, handler and preference keys; a declared entry takes only its type): a request
-# the document allows may be 422 for one session and 200 for another. Creation too: a strict
-# schema and the root's values in one body.
+# The session's own schema and stacks decide these operations' bodies and keys (a strict schema
+# refuses undeclared value, handler and preference keys; a declared entry takes only its type;
+# --max-stacks and --max-presentation-depth count what the session already holds): a request the
+# document allows may be 422 for one session and 200 for another. Creation too: a strict schema
+# and the root's values in one body.
 [[operations]]
 include-operation-id = [
     "createSession", "pushScreen", "replacePath", "updateValues", "setHandler", "removeHandler", "publishPreference",
+    "createStack", "pushOntoStack", "replaceStackPath", "presentStack", "replaceAbove", "returnResult", "applyBatch",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "410", "412", "422", "429"]
 

@@ -1291,7 +1291,7 @@ let embeddedJSON = ##"""
       "delete": {
         "operationId": "removeStack",
         "summary": "Remove a tab or dismiss a presentation",
-        "description": "A tab goes with its screens and what they present (the main stack is selected if it was); a presentation is dismissed as `POST \u2026/dismiss` does; `main`: 409.",
+        "description": "A tab goes with its screens and what they present (the main stack is selected if it was); a presentation is dismissed as `POST …/dismiss` does; `main`: 409.",
         "responses": {
           "200": {
             "description": "What left.",
@@ -1370,7 +1370,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "pushOntoStack",
         "summary": "Push a screen onto a stack",
-        "description": "As `POST \u2026/push`, onto this stack; 409 when its topmost screen presents a stack.",
+        "description": "As `POST …/push`, onto this stack; 409 when its topmost screen presents a stack.",
         "responses": {
           "201": {
             "description": "The new screen.",
@@ -1489,7 +1489,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "popFromStack",
         "summary": "Pop screens from a stack",
-        "description": "As `POST \u2026/pop`, on this stack (`to`: `root` and `top` are its ends); what a popped screen presents is dismissed.",
+        "description": "As `POST …/pop`, on this stack (`to`: `root` and `top` are its ends); what a popped screen presents is dismissed.",
         "responses": {
           "200": {
             "description": "The popped screens and the dismissed presentations.",
@@ -1578,7 +1578,7 @@ let embeddedJSON = ##"""
       "put": {
         "operationId": "replaceStackPath",
         "summary": "Replace a stack's path",
-        "description": "As `PUT \u2026/path`, on this stack.",
+        "description": "As `PUT …/path`, on this stack.",
         "responses": {
           "200": {
             "description": "The popped and pushed screens.",
@@ -2151,7 +2151,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "applyBatch",
         "summary": "Apply several changes as one",
-        "description": "All or nothing, as one event and one version step; the first refused operation answers with `errors` pointing at `/operations/N/\u2026`, and nothing changes.",
+        "description": "All or nothing, as one event and one version step; the first refused operation answers with `errors` pointing at `/operations/N/…`, and nothing changes.",
         "responses": {
           "200": {
             "description": "Each operation's answer.",
@@ -2864,7 +2864,7 @@ let embeddedJSON = ##"""
       },
       "Screen": {
         "type": "object",
-        "description": "One screen of a stack; `index` is its position in its own stack, `previous`/`next` follow the chain across presentations (docs/Stacks.md \u00a71).",
+        "description": "One screen of a stack; `index` is its position in its own stack, `previous`/`next` follow the chain across presentations (docs/Stacks.md §1).",
         "required": [
           "id",
           "index",
@@ -3480,42 +3480,333 @@ let embeddedJSON = ##"""
         }
       },
       "BatchOperation": {
-        "type": "object",
-        "required": [
-          "op"
-        ],
-        "additionalProperties": true,
         "description": "`op` and the members of that operation's own endpoint body, plus what its path names (`stack`, `screen`, `key`): docs/Stacks.md, Batches.",
-        "properties": {
-          "op": {
-            "type": "string",
-            "enum": [
-              "push",
-              "pop",
-              "replacePath",
-              "replaceAbove",
-              "setValues",
-              "setHandler",
-              "removeHandler",
-              "publish",
-              "return",
-              "createStack",
-              "selectStack",
-              "removeStack",
-              "present",
-              "dismiss"
-            ]
+        "oneOf": [
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "push"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "name": {
+                "type": "string"
+              },
+              "values": {
+                "type": "object",
+                "additionalProperties": true,
+                "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+                "propertyNames": {
+                  "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+                }
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op"
+            ],
+            "title": "push"
           },
-          "stack": {
-            "type": "string"
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "pop"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "count": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 9223372036854775807
+              },
+              "to": {
+                "type": "string",
+                "description": "A screen id, `root` or `top`: pop everything above it."
+              }
+            },
+            "additionalProperties": false,
+            "not": {
+              "required": [
+                "count",
+                "to"
+              ]
+            },
+            "required": [
+              "op"
+            ],
+            "title": "pop"
           },
-          "screen": {
-            "type": "string"
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "replacePath"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "screens": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/NewScreen"
+                }
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screens"
+            ],
+            "title": "replacePath"
           },
-          "key": {
-            "type": "string"
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "replaceAbove"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "screens": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/NewScreen"
+                }
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "screens"
+            ],
+            "title": "replaceAbove"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "setValues"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "values": {
+                "$ref": "#/components/schemas/ValuesPatch"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "values"
+            ],
+            "title": "setValues"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "setHandler"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              },
+              "passBack": {
+                "type": "boolean"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key",
+              "passBack"
+            ],
+            "title": "setHandler"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "removeHandler"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key"
+            ],
+            "title": "removeHandler"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "publish"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              },
+              "value": {}
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key",
+              "value"
+            ],
+            "title": "publish"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "return"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              },
+              "value": {}
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key",
+              "value"
+            ],
+            "title": "return"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "createStack"
+              },
+              "id": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+                "description": "The tab's name: not main, selected or top, not starting with p_."
+              },
+              "root": {
+                "$ref": "#/components/schemas/NewScreen"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "id"
+            ],
+            "title": "createStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "selectStack"
+              },
+              "stack": {
+                "type": "string",
+                "description": "`main`, a tab's name, `selected` or `top`."
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "stack"
+            ],
+            "title": "selectStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "removeStack"
+              },
+              "stack": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "stack"
+            ],
+            "title": "removeStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "present"
+              },
+              "from": {
+                "type": "string",
+                "description": "The presenting screen (default `top`): the topmost screen of its stack."
+              },
+              "style": {
+                "type": "string",
+                "enum": [
+                  "sheet",
+                  "fullScreenCover"
+                ],
+                "description": "Default `sheet`."
+              },
+              "root": {
+                "$ref": "#/components/schemas/NewScreen"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op"
+            ],
+            "title": "present"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "dismiss"
+              },
+              "stack": {
+                "type": "string",
+                "description": "A presentation (default: the one a user sees)."
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op"
+            ],
+            "title": "dismiss"
           }
-        }
+        ]
       },
       "StackAnswer": {
         "type": "object",
@@ -3593,7 +3884,7 @@ let embeddedJSON = ##"""
           "popped",
           "version"
         ],
-        "description": "As `POST \u2026/pop` answers; with `stack` and `dismissed` unless the pop touched only the main stack.",
+        "description": "As `POST …/pop` answers; with `stack` and `dismissed` unless the pop touched only the main stack.",
         "properties": {
           "stack": {
             "type": "string"
@@ -3622,7 +3913,7 @@ let embeddedJSON = ##"""
           "pushed",
           "version"
         ],
-        "description": "As `PUT \u2026/path` answers; with `stack` and `dismissed` unless the change touched only the main stack.",
+        "description": "As `PUT …/path` answers; with `stack` and `dismissed` unless the change touched only the main stack.",
         "properties": {
           "stack": {
             "type": "string"
@@ -4053,7 +4344,7 @@ let embeddedJSON = ##"""
         "name": "stack",
         "in": "path",
         "required": true,
-        "description": "A stack: `main`, a tab's name, a presentation's id (`p_\u2026`), `selected` (the selected stack) or `top` (the stack of the screen a user sees).",
+        "description": "A stack: `main`, a tab's name, a presentation's id (`p_…`), `selected` (the selected stack) or `top` (the stack of the screen a user sees).",
         "schema": {
           "type": "string"
         }
