@@ -111,7 +111,7 @@ let package = Package(
 
         // MARK: - The JSON shapes server and clients share: ids, resources, events (core only)
         .target(name: "NavigationValuesWire", dependencies: ["NavigationValues"]),
-        .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire"]),
+        .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire", "TestSupport"]),
 
         // MARK: - The Swift client: typed calls, retries, event streams, a live mirror (core and wire only)
         .target(name: "NavigationValuesClient", dependencies: ["NavigationValues", "NavigationValuesWire"]),

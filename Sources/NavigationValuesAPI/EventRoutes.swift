@@ -21,14 +21,14 @@ struct EventRoutes: Sendable {
         router.get("/v1/sessions/{id}/events") { request in try await events(request) }
         router.get("/v1/sessions/{id}/history") { request in try await history(request) }
         router.get("/v1/sessions/{id}/replay") { request in try await replay(request) }
-        router.get("/v1/events") { request in try allEvents(request) }
+        router.get("/v1/events") { request in try await allEvents(request) }
     }
 
     // MARK: - One session's events
 
     private func events(_ request: Request) async throws -> Response {
         let id = routes.sessionID(request)
-        let credential = try routes.requireCredential(request)
+        let credential = try await routes.streamCredential(request)
         let wantsStream = request.headers["accept"]?.lowercased().contains("text/event-stream") ?? false
         let isSnapshot = try routes.booleanQuery(request, "snapshot")
         var cursor: Int64?
@@ -123,7 +123,7 @@ struct EventRoutes: Sendable {
     /// 410 when the events after `cursor` are no longer all stored: compaction removed those up
     /// to the session's compacted seq, which the answer names as the oldest a reader may ask
     /// for (as etcd answers a watch from a compacted revision).
-    private func checkAvailable(_ id: SessionID, after cursor: Int64) async throws {
+    func checkAvailable(_ id: SessionID, after cursor: Int64) async throws {
         guard let access = try await store.access(to: id), cursor < access.compactedSeq else { return }
         throw SessionError.compacted(
             "events 1 to \(access.compactedSeq) of session \(id.rawValue) were compacted; "
@@ -162,7 +162,7 @@ struct EventRoutes: Sendable {
 
     private func history(_ request: Request) async throws -> Response {
         let id = routes.sessionID(request)
-        let credential = try routes.requireCredential(request)
+        let credential = try await routes.requireCredential(request)
         let after = try routes.integerQuery(request, "after", default: 0, range: 0...Int64.max)
         let limit = try routes.integerQuery(request, "limit", default: 100, range: 1...1_000)
         _ = try await readerHead(of: id, credential: credential, snapshot: false)
@@ -174,7 +174,7 @@ struct EventRoutes: Sendable {
 
     private func replay(_ request: Request) async throws -> Response {
         let id = routes.sessionID(request)
-        let credential = try routes.requireCredential(request)
+        let credential = try await routes.requireCredential(request)
         let head = try await readerHead(of: id, credential: credential, snapshot: false)
         var at = head.version
         if let text = request.query["at"] {
@@ -188,19 +188,21 @@ struct EventRoutes: Sendable {
         }
         // The state right after the compacted seq is still a snapshot: it replays, earlier ones do not.
         try await checkAvailable(id, after: at)
-        let session = try await SessionReplay.resource(of: id, at: at, in: store)
+        var session = try await SessionReplay.resource(of: id, at: at, in: store)
+        session.origin = head.origin
         return .json(session.json, headers: ["ETag": "\"\(at)\""])
     }
 
     // MARK: - Every session (admin)
 
-    private func allEvents(_ request: Request) throws -> Response {
-        switch routes.credential(request) {
-        case .admin: break
-        case .none:
+    private func allEvents(_ request: Request) async throws -> Response {
+        if request.query["ticket"] == nil, case .none = routes.credential(request) {
             throw APIError(
                 .unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
-        case .token: throw APIError(.forbidden, "the stream of every session needs the admin token")
+        }
+        guard try await routes.streamCredential(request).canReadEverySession else {
+            throw APIError(
+                .forbidden, "the stream of every session needs the admin token (or a ticket or observer token for it)")
         }
         let subscription = try hub.subscribe(to: nil)
         return Response(
@@ -226,7 +228,7 @@ struct EventRoutes: Sendable {
 
     /// The session's reader head; 410 instead of 404 when the session's history was purged
     /// (API.md, Events: "If the events it asks for were purged, the answer is 410").
-    private func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
+    func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
         do {
             return try await service.readerHead(of: id, credential: credential, snapshot: snapshot)
         } catch let error as SessionError where error.code == .notFound {

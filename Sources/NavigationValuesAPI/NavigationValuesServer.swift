@@ -41,8 +41,6 @@ public final class NavigationValuesServer: Sendable {
         /// The kernel's send buffer of each connection (`SO_SNDBUF`), which a client that stops
         /// reading fills; nil keeps the kernel's default, which grows up to 4 MiB per connection.
         public var sendBufferSize: Int?
-        /// The clock: session times, idempotency expiry, retention's idle and age rules.
-        public var now: @Sendable () -> Date = { Date() }
         /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
@@ -68,6 +66,11 @@ public final class NavigationValuesServer: Sendable {
         public var retentionInterval: Duration? = .seconds(60)
         /// Where request lines and server messages go; nil writes none.
         public var logger: Logger?
+        /// The web origins browsers may call the API from (`--cors-origins`); none by default.
+        public var crossOriginPolicy = CrossOriginPolicy()
+        /// The clock: event times, ticket and observer-token expiry, idempotency expiry,
+        /// retention's idle and age rules.
+        public var now: @Sendable () -> Date = { Date() }
 
         public init() {}
     }
@@ -148,12 +151,19 @@ public final class NavigationValuesServer: Sendable {
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
         let hub = EventHub(limits: configuration.subscribers)
+        var serviceConfiguration = configuration.service
+        // Every server sharing the admin token accepts the stream tickets of the others.
+        serviceConfiguration.ticketSecret = serviceConfiguration.ticketSecret ?? adminToken
         let service = SessionService(
-            store: store, configuration: configuration.service, now: configuration.now,
+            store: store, configuration: serviceConfiguration, now: configuration.now,
             eventCommitted: { hub.publish($0, $1) })
         let metrics = Metrics()
         let router = Router()
+        // CORS headers outermost, so that they mark every answer, errors included; preflights are
+        // answered inside the logging, so that they are logged and counted like any request.
+        router.add(middleware: configuration.crossOriginPolicy.responseHeaders)
         router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
+        router.add(middleware: configuration.crossOriginPolicy.preflight)
         router.add(
             middleware: CreationRateLimit(
                 adminToken: adminToken, rate: configuration.createRate, burst: configuration.createBurst))
@@ -162,6 +172,7 @@ public final class NavigationValuesServer: Sendable {
             maxPageBytes: configuration.maxPageBytes
         ).register(on: router)
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
+        InspectorRoutes().register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout

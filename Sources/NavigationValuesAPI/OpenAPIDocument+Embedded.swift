@@ -29,6 +29,9 @@ let embeddedJSON = ##"""
       "name": "operations"
     },
     {
+      "name": "access"
+    },
+    {
       "name": "stacks",
       "description": "Several stacks per session: tabs, presentations, batches (docs/Stacks.md)."
     }
@@ -2313,10 +2316,21 @@ let embeddedJSON = ##"""
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "$ref": "#/components/parameters/Ticket"
           }
         ],
         "tags": [
           "events"
+        ],
+        "security": [
+          {
+            "bearer": []
+          },
+          {
+            "ticket": []
+          }
         ]
       }
     },
@@ -2494,10 +2508,21 @@ let embeddedJSON = ##"""
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "$ref": "#/components/parameters/Ticket"
           }
         ],
         "tags": [
           "events"
+        ],
+        "security": [
+          {
+            "bearer": []
+          },
+          {
+            "ticket": []
+          }
         ]
       }
     },
@@ -2601,6 +2626,584 @@ let embeddedJSON = ##"""
         "security": [],
         "tags": [
           "operations"
+        ]
+      }
+    },
+    "/v1/sessions/{id}/diff": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "get": {
+        "operationId": "diffSession",
+        "summary": "The change between two revisions (RFC 6902 JSON Patch)",
+        "description": "The patch from the session as replayed at `from` to the session as replayed at `to` (either way round). Defaults: `to` the latest, `from` the revision before `to`.",
+        "parameters": [
+          {
+            "name": "from",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The patch.",
+            "content": {
+              "application/json-patch+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/JSONPatch"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "events"
+        ]
+      }
+    },
+    "/v1/sessions/{id}/export": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "get": {
+        "operationId": "exportSession",
+        "summary": "The session's history as a file (NDJSON)",
+        "description": "Every event up to the version when asked, one per line, as history shows them: what `POST /v1/sessions/import` takes.",
+        "responses": {
+          "200": {
+            "description": "One event JSON per line.",
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "Content-Disposition": {
+                "description": "`attachment; filename=\"s_….ndjson\"`",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/x-ndjson": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "events"
+        ]
+      }
+    },
+    "/v1/sessions/import": {
+      "post": {
+        "operationId": "importSession",
+        "summary": "Import an exported history as a new session",
+        "description": "The lines of an export, from `session.created` on. Each event is applied as the request that made it, under new ids and the recorded times; the new session replays exactly as the recorded one. Needs no token, as creation. A line that does not decode, fit the limits or replay as recorded is a 422 whose pointer is `/<line index>…`.",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/x-ndjson": {
+              "schema": {
+                "type": "string"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The new session with its token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedSession"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "Location": {
+                "description": "The new session's URL.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "sessions"
+        ]
+      }
+    },
+    "/v1/sessions/fork": {
+      "post": {
+        "operationId": "forkSession",
+        "summary": "Fork a session at a revision",
+        "description": "A new session whose history is a copy of the first `at` events of `session` (new ids), so it starts as that session was at `at`, with `origin` pointing back; then the two go their own ways. Any credential that reads `session` may fork it.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Fork"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The fork with its token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedSession"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "Location": {
+                "description": "The new session's URL.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "sessions"
+        ]
+      }
+    },
+    "/v1/tickets": {
+      "post": {
+        "operationId": "createStreamTicket",
+        "summary": "A stream ticket for an EventSource URL",
+        "description": "A short-lived, read-only credential (`--ticket-lifetime`, default 60 s) to pass as `?ticket=` to `GET /v1/sessions/{id}/events` or `GET /v1/events`, which browsers' `EventSource` cannot authorize with a header. One session's: with the admin token, its token or an observer token for it; every session's: with the admin token or an observer token for every session. It has no effect to repeat: a retry gets a new one.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TicketRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The ticket.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StreamTicket"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
+        ]
+      }
+    },
+    "/v1/observers": {
+      "post": {
+        "operationId": "createObserver",
+        "summary": "Issue a read-only observer token",
+        "description": "A token that reads one session (issued with the admin token or that session's token) or every session (admin only), and can never change one. Kept only as its SHA-256; at most `--max-observers` per session (and for every session).",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewObserver"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The observer with its token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedObserver"
+                }
+              }
+            },
+            "headers": {
+              "Location": {
+                "description": "The observer's URL.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
+        ]
+      },
+      "get": {
+        "operationId": "listObservers",
+        "summary": "List observer tokens",
+        "description": "With `session`: that session's (admin or its token); without: every one (admin).",
+        "parameters": [
+          {
+            "name": "session",
+            "in": "query",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000,
+              "default": 100
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "`nextCursor` of the previous page.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "A page of observer tokens (never the tokens themselves).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ObserverList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
+        ]
+      }
+    },
+    "/v1/observers/{observer}": {
+      "parameters": [
+        {
+          "name": "observer",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getObserver",
+        "summary": "An observer token",
+        "responses": {
+          "200": {
+            "description": "The observer (never its token).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Observer"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
+        ]
+      },
+      "delete": {
+        "operationId": "revokeObserver",
+        "summary": "Revoke an observer token",
+        "description": "It stops working at once, and so do the stream tickets issued to it.",
+        "responses": {
+          "204": {
+            "description": "Revoked."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
         ]
       }
     }
@@ -3000,6 +3603,9 @@ let embeddedJSON = ##"""
               "$ref": "#/components/schemas/Stack"
             },
             "description": "Every stack but the main one: the tabs in the order they were added, then the presentations in the order they were presented."
+          },
+          "origin": {
+            "$ref": "#/components/schemas/Origin"
           }
         }
       },
@@ -4136,6 +4742,220 @@ let embeddedJSON = ##"""
             "type": "string"
           }
         }
+      },
+      "Origin": {
+        "type": "object",
+        "required": [
+          "session",
+          "version"
+        ],
+        "description": "For a fork (`POST /v1/sessions/fork`): the session it was forked from and the revision it started as.",
+        "properties": {
+          "session": {
+            "type": "string"
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 1
+          }
+        }
+      },
+      "StreamTicket": {
+        "type": "object",
+        "required": [
+          "ticket",
+          "session",
+          "expiresAt"
+        ],
+        "properties": {
+          "ticket": {
+            "type": "string",
+            "description": "Pass it as `?ticket=` to the event streams."
+          },
+          "session": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The session whose streams it opens; null for the stream of every session."
+          },
+          "expiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "After this, no stream opens with it (an open stream stays open)."
+          }
+        }
+      },
+      "TicketRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "`{\"session\": \"s_…\"}` for one session's streams, or `{\"all\": true}` for the stream of every session.",
+        "properties": {
+          "session": {
+            "type": "string",
+            "minLength": 1
+          },
+          "all": {
+            "type": "boolean",
+            "enum": [
+              true
+            ]
+          }
+        }
+      },
+      "Observer": {
+        "type": "object",
+        "required": [
+          "id",
+          "session",
+          "label",
+          "createdAt",
+          "expiresAt"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "session": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The one session it reads; null for every session."
+          },
+          "label": {
+            "type": "string"
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expiresAt": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "CreatedObserver": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Observer"
+          },
+          {
+            "type": "object",
+            "required": [
+              "token"
+            ],
+            "properties": {
+              "token": {
+                "type": "string",
+                "description": "The read-only bearer token (`ro_…`); shown only here."
+              }
+            }
+          }
+        ]
+      },
+      "ObserverList": {
+        "type": "object",
+        "required": [
+          "observers",
+          "nextCursor"
+        ],
+        "properties": {
+          "observers": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Observer"
+            }
+          },
+          "nextCursor": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
+      },
+      "NewObserver": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "session": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The session it may read (admin or that session's token); absent or null: every session (admin only)."
+          },
+          "label": {
+            "type": "string",
+            "maxLength": 128
+          },
+          "expiresIn": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 31622400,
+            "description": "Seconds until it stops working; absent: until revoked."
+          }
+        }
+      },
+      "JSONPatch": {
+        "type": "array",
+        "description": "RFC 6902 JSON Patch. The first operation tests `/version`.",
+        "items": {
+          "type": "object",
+          "required": [
+            "op",
+            "path"
+          ],
+          "properties": {
+            "op": {
+              "type": "string",
+              "enum": [
+                "add",
+                "remove",
+                "replace",
+                "move",
+                "copy",
+                "test"
+              ]
+            },
+            "path": {
+              "type": "string"
+            },
+            "from": {
+              "type": "string"
+            },
+            "value": {}
+          }
+        }
+      },
+      "Fork": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "session"
+        ],
+        "properties": {
+          "session": {
+            "type": "string",
+            "minLength": 1
+          },
+          "at": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "description": "The revision to start as; default: the latest."
+          }
+        }
       }
     },
     "responses": {
@@ -4340,6 +5160,15 @@ let embeddedJSON = ##"""
           "maximum": 9223372036854775807
         }
       },
+      "Ticket": {
+        "name": "ticket",
+        "in": "query",
+        "required": false,
+        "description": "A stream ticket (`POST /v1/tickets`) instead of the `Authorization` header, for `EventSource`, which cannot send headers. Never logged. Not with an `Authorization` header (400).",
+        "schema": {
+          "type": "string"
+        }
+      },
       "StackRef": {
         "name": "stack",
         "in": "path",
@@ -4369,7 +5198,13 @@ let embeddedJSON = ##"""
       "bearer": {
         "type": "http",
         "scheme": "bearer",
-        "description": "A session's token (from `POST /v1/sessions`) or the admin token."
+        "description": "A session's token (from `POST /v1/sessions`) or the admin token, or an observer token (`ro_…`, read-only, from `POST /v1/observers`)."
+      },
+      "ticket": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "ticket",
+        "description": "A stream ticket from `POST /v1/tickets`: short-lived, read-only, for the event streams only."
       }
     }
   }

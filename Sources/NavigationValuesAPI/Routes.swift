@@ -77,6 +77,8 @@ public struct SessionRoutes: Sendable {
         }
         registerStacks(on: router)
         EventRoutes(routes: self, hub: hub).register(on: router)
+        AccessRoutes(routes: self).register(on: router)
+        RevisionRoutes(routes: self).register(on: router)
     }
 
     // MARK: - Sessions
@@ -109,14 +111,17 @@ public struct SessionRoutes: Sendable {
             guard constantTimeEquals(token, createToken) else {
                 throw APIError(.forbidden, "this token may not create sessions")
             }
+        case .reader:
+            throw APIError(.forbidden, "a read-only credential may not create sessions")
         }
     }
 
     private func list(_ request: Request) async throws -> Response {
-        let credential = credential(request)
-        guard case .admin = credential else {
-            throw credential.isWellFormedToken
-                ? APIError(.forbidden, "listing sessions needs the admin token")
+        let credential = try await service.resolve(credential(request))
+        guard credential.canReadEverySession else {
+            throw credential.isWellFormedToken || credential.isReader
+                ? APIError(
+                    .forbidden, "listing sessions needs the admin token (or an observer token for every session)")
                 : APIError(
                     .unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
         }
@@ -131,7 +136,7 @@ public struct SessionRoutes: Sendable {
     ) {
         router.get(path) { request in
             _ = try idempotencyKey(request)  // checked on every method, as for commands
-            let credential = try requireCredential(request)
+            let credential = try await requireCredential(request)
             return try await service.read(try query(request), of: sessionID(request), credential: credential).response
         }
     }
@@ -142,8 +147,8 @@ public struct SessionRoutes: Sendable {
         _ command: @escaping @Sendable (Request) throws -> SessionCommand
     ) {
         router.on(method, path) { request in
-            let context = try commandContext(request)
-            _ = try requireCredential(request)
+            var context = try commandContext(request)
+            context.credential = try await requireCredential(request)
             return try await service.perform(try command(request), on: sessionID(request), context: context).response
         }
     }
@@ -160,11 +165,29 @@ public struct SessionRoutes: Sendable {
         return constantTimeEquals(token, adminToken) ? .admin : .token(token)
     }
 
-    /// The caller's credential; 401 when there is none.
-    func requireCredential(_ request: Request) throws -> Credential {
+    /// The caller's credential, an observer token resolved to its read-only grant; 401 when
+    /// there is none. A stream ticket is not a credential here: only event streams take one.
+    func requireCredential(_ request: Request) async throws -> Credential {
         let credential = credential(request)
-        if case .none = credential { throw SessionError(.unauthorized, "send Authorization: Bearer <token>") }
-        return credential
+        if case .none = credential {
+            if request.query["ticket"] != nil {
+                throw SessionError(
+                    .unauthorized,
+                    "a stream ticket opens only the event streams (GET …/events); send Authorization: Bearer <token>")
+            }
+            throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
+        }
+        return try await service.resolve(credential)
+    }
+
+    /// The credential of an event stream: a stream ticket in `?ticket=` (for `EventSource`,
+    /// which cannot send headers), or the `Authorization` header; not both.
+    func streamCredential(_ request: Request) async throws -> Credential {
+        guard let ticket = request.query["ticket"] else { return try await requireCredential(request) }
+        guard request.headers["authorization"] == nil else {
+            throw APIError(.badRequest, "send either a ticket or an Authorization header, not both")
+        }
+        return try await service.credential(forTicket: ticket)
     }
 
     private func commandContext(_ request: Request) throws -> CommandContext {
@@ -184,7 +207,7 @@ public struct SessionRoutes: Sendable {
     /// The `Idempotency-Key` of a mutation, checked on every method. API.md promises it on any POST;
     /// it is honoured on PUT, PATCH and DELETE too, so that a client can retry every mutation after a
     /// lost answer without applying it twice.
-    private func idempotencyKey(_ request: Request) throws -> String? {
+    func idempotencyKey(_ request: Request) throws -> String? {
         guard let key = request.headers["idempotency-key"] else { return nil }
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw APIError(.badRequest, "Idempotency-Key must be 1-255 characters")
@@ -202,6 +225,21 @@ public struct SessionRoutes: Sendable {
         let scope = "\(request.method.rawValue) \(request.path)"
         guard request.method != .post else { return scope }
         return "\(scope) \(SHA256.hexDigest(of: Array(request.target.utf8) + [0] + request.body))"
+    }
+
+    /// The body as a JSON object with only `allowed` members (an empty body is `{}`).
+    func objectBody(_ request: Request, allowed: Set<String>) throws -> [String: JSONValue] {
+        guard let body = try jsonBody(request) else { return [:] }
+        guard case .object(let fields) = body else {
+            throw APIError(.unprocessable, "expected a JSON object", pointer: "")
+        }
+        let unknown = fields.keys.filter { !allowed.contains($0) }.sorted()
+        guard unknown.isEmpty else {
+            throw APIError(
+                .unprocessable, "unknown member(s): \(unknown.joined(separator: ", "))",
+                fieldErrors: unknown.map { .init(pointer: "/\(JSONPointer.escaped($0))", detail: "unknown member") })
+        }
+        return fields
     }
 
     func jsonBody(_ request: Request) throws -> JSONValue? {

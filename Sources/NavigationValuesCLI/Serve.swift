@@ -15,7 +15,8 @@ struct Serve: Command {
     static let abstract = "Run the server."
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
-        + "[--log-format text|json] [--log-level debug|info|warning|error] "
+        + "[--log-format text|json] [--log-level debug|info|warning|error] [--cors-origins O,O] "
+        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
@@ -40,12 +41,25 @@ struct Serve: Command {
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
             Flag(
+                name: "cors-origins", valueName: "O,O",
+                help:
+                    "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."
+            ),
+            Flag(
+                name: "ticket-lifetime", valueName: "S",
+                help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
+            Flag(
+                name: "max-observers", valueName: "N",
+                help: "Observer tokens per session, and for every session (default 100)."),
+            Flag(
+                name: "max-copied-events", valueName: "N",
+                help: "Events an import or a fork may copy into its new session (default 100000)."),
+            Flag(
                 name: "max-stacks", valueName: "N",
                 help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
             Flag(
                 name: "max-presentation-depth", valueName: "N",
-                help: "How deep presentations nest (default 8; 0: none)."
-            ),
+                help: "How deep presentations nest (default 8; 0: none)."),
             Flag(name: "max-batch-operations", valueName: "N", help: "Operations in one batch request (default 100)."),
         ] + LimitFlags.flags + RetentionFlags.flags + [
             Flag(
@@ -71,6 +85,23 @@ struct Serve: Command {
         }
         if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
             logLevel = Logger.Level(rawValue: level) ?? .info
+        }
+        if let origins = arguments["cors-origins"] {
+            do {
+                configuration.crossOriginPolicy = try CrossOriginPolicy(
+                    origins: origins.split(separator: ",").map(String.init))
+            } catch {
+                throw UsageError("\(arguments.sources["cors-origins"] ?? "--cors-origins"): \(error)")
+            }
+        }
+        if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
+            configuration.service.ticketLifetime = .seconds(seconds)
+        }
+        if let count = try arguments.integer("max-observers", in: 1...100_000) {
+            configuration.service.maxObserversPerScope = count
+        }
+        if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
+            configuration.service.maxCopiedEvents = count
         }
         try Self.readStackLimits(arguments, into: &configuration.service.limits)
         try LimitFlags.apply(arguments, to: &configuration)

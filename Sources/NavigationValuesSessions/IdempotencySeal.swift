@@ -92,7 +92,7 @@ extension StoredAnswer {
     /// The record to keep for this answer under the client's `key`: the key hashed, and the
     /// body sealed when `isSecret` (a create's answer, which carries a token).
     func record(
-        scope: String, key: String, session: SessionID, at date: Date, isSecret: Bool, identifiers: IdentifierGenerator
+        scope: String, key: String, session: SessionID?, at date: Date, isSecret: Bool, identifiers: IdentifierGenerator
     ) -> IdempotencyRecord {
         let stored =
             isSecret

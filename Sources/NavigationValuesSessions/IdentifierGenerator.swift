@@ -66,3 +66,53 @@ package enum Base64URL {
 enum TokenHasher {
     static func hash(_ token: String) -> String { SHA256.hexDigest(of: Array(token.utf8)) }
 }
+
+extension IdentifierGenerator {
+    /// An observer token's id: `o_` and 72 random bits, like session ids (unique, not secret).
+    package func observerID() -> ObserverID { ObserverID("o_" + Base64URL.encode(randomBytes(9))) }
+    /// A read-only observer token: `ro_` and 256 random bits.
+    package func observerToken() -> String { "ro_" + Base64URL.encode(randomBytes(32)) }
+
+    /// Whether `token` has the shape `observerToken()` gives: `ro_` and 43 base64url characters.
+    package static func isWellFormedObserverToken(_ token: String) -> Bool {
+        token.utf8.count == 46 && token.hasPrefix("ro_") && Base64URL.isEncoded(token.utf8.dropFirst(3))
+    }
+}
+
+extension Base64URL {
+    /// Whether every byte is of the URL-safe alphabet.
+    package static func isEncoded(_ text: some Collection<UInt8>) -> Bool {
+        text.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F
+        }
+    }
+
+    /// The bytes of unpadded base64url text (RFC 4648 §5); nil when it is not such text.
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in text.utf8 {
+            let value: UInt8
+            switch byte {
+            case 0x41...0x5A: value = byte - 0x41
+            case 0x61...0x7A: value = byte - 0x61 + 26
+            case 0x30...0x39: value = byte - 0x30 + 52
+            case 0x2D: value = 62
+            case 0x5F: value = 63
+            default: return nil
+            }
+            buffer = buffer << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        // Leftover bits must be zero padding of the last character, and never a whole sextet.
+        guard bits < 6, buffer & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return output
+    }
+}

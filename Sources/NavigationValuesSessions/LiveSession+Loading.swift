@@ -106,7 +106,7 @@ extension LiveSession {
         let id = snapshot.id
         let record = SessionRecord(
             id: id, version: snapshot.version, state: snapshot.state, schemaJSON: "", tokenHash: "",
-            createdAt: snapshot.createdAt, updatedAt: snapshot.updatedAt)
+            createdAt: snapshot.createdAt, updatedAt: snapshot.updatedAt, origin: snapshot.origin)
         let session = LiveSession(record: record, schema: try schema(snapshot.schema, session: id))
         for screen in snapshot.screens {
             session.restore(try session.pushScreen(ScreenSeed(screen)), from: screen)

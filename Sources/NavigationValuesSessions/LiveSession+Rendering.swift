@@ -82,7 +82,8 @@ extension LiveSession {
         return SessionResource(
             id: record.id, version: record.version, state: record.state, createdAt: record.createdAt,
             updatedAt: record.updatedAt, schema: schema.json, screens: screens, selectedStack: tree.selectedStackID,
-            visibleScreen: tree.visibleStack.entries.last?.id, stacks: stacks)
+            visibleScreen: tree.visibleStack.entries.last?.id, stacks: stacks,
+            origin: record.origin)
     }
 
     /// One stack as docs/Stacks.md's STACK.

@@ -9,6 +9,8 @@ package struct ReaderHead: Sendable {
     package var version: Int64
     package var isEnded: Bool
     package var snapshot: SessionResource?
+    /// For a fork, where it came from (replays show it too).
+    package var origin: SessionOrigin?
 }
 
 /// Owns one session's live state and applies its commands one at a time, in arrival order.
@@ -101,7 +103,7 @@ actor SessionActor {
         try authorize(credential, for: session)
         return ReaderHead(
             version: session.record.version, isEnded: session.record.state == .ended,
-            snapshot: snapshot ? session.resource() : nil)
+            snapshot: snapshot ? session.resource() : nil, origin: session.record.origin)
     }
 
     // MARK: - Commands
@@ -137,7 +139,7 @@ actor SessionActor {
     private func run(_ command: SessionCommand, context: CommandContext, on session: LiveSession) async throws
         -> CommandOutcome
     {
-        try authorize(context.credential, for: session)
+        try authorize(context.credential, for: session, toChange: true)
         // A retry gets its first answer even if the session has moved on or ended since.
         if let idempotency = context.idempotency,
             let answer = try await environment.store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
@@ -288,10 +290,22 @@ actor SessionActor {
         return session
     }
 
-    private func authorize(_ credential: Credential, for session: LiveSession) throws(SessionError) {
+    /// Checks that `credential` may read the session (or, `toChange`, change it). A read-only
+    /// credential that covers the session may read it; changing it is 403.
+    private func authorize(
+        _ credential: Credential, for session: LiveSession, toChange: Bool = false
+    ) throws(SessionError) {
         switch credential {
         case .admin:
             return
+        case .reader(let grant):
+            guard grant.covers(id) else {
+                throw SessionError(.forbidden, "this \(grant.name) does not cover session \(id.rawValue)")
+            }
+            if toChange {
+                throw SessionError(
+                    .forbidden, "this \(grant.name) is read-only: it cannot change session \(id.rawValue)")
+            }
         case .token(let token):
             // A token that could not have been issued is invalid (401); a well-formed token that
             // is not this session's belongs to another session, or to none (403, API.md Auth).

@@ -95,14 +95,78 @@ package enum SessionCommand: Sendable {
 }
 
 /// Who is calling.
-package enum Credential: Sendable {
+package enum Credential: Sendable, Equatable {
     case admin
+    /// A bearer token as sent; checked against the session's token hash when a session is named.
     case token(String)
+    /// A read-only credential, already verified: an observer token or a stream ticket. It may
+    /// read what its scope covers and never change anything.
+    case reader(ReadGrant)
     case none
 
     /// A token that could have been issued (an admin token matched earlier and is `.admin`).
     package var isWellFormedToken: Bool {
         if case .token(let token) = self { IdentifierGenerator.isWellFormedToken(token) } else { false }
+    }
+
+    /// Whether it is a read-only credential.
+    package var isReader: Bool {
+        if case .reader = self { true } else { false }
+    }
+
+    /// Whether the credential may read every session (the admin token, or a read-only
+    /// credential issued for every session).
+    package var canReadEverySession: Bool {
+        switch self {
+        case .admin: true
+        case .reader(let grant): grant.scope == .everySession
+        case .token, .none: false
+        }
+    }
+}
+
+/// What a read-only credential may read, and where it came from.
+package struct ReadGrant: Sendable, Equatable {
+    /// The sessions it covers.
+    package enum Scope: Sendable, Equatable {
+        case session(SessionID)
+        case everySession
+    }
+
+    /// What kind of read-only credential it is.
+    package enum Source: Sendable, Equatable {
+        /// An observer token (`ro_…`), by id.
+        case observer(ObserverID)
+        /// A stream ticket (`st_…`), itself issued to the holder of a token (an observer's, when
+        /// `observer` is set).
+        case ticket(observer: ObserverID?)
+    }
+
+    package var scope: Scope
+    package var source: Source
+    /// When it stops working; nil for never (until revoked).
+    package var expiresAt: Date?
+
+    package init(scope: Scope, source: Source, expiresAt: Date? = nil) {
+        self.scope = scope
+        self.source = source
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether it covers session `id`.
+    package func covers(_ id: SessionID) -> Bool {
+        switch scope {
+        case .everySession: true
+        case .session(let session): session == id
+        }
+    }
+
+    /// What it is, for error messages.
+    var name: String {
+        switch source {
+        case .observer: "observer token"
+        case .ticket: "stream ticket"
+        }
     }
 }
 

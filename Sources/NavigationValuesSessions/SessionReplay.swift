@@ -25,14 +25,19 @@ public enum SessionReplay {
     public static func session(_ id: SessionID, at: Int64? = nil, in store: any SessionStore) async throws
         -> SessionResource
     {
-        let latest = try await latestSeq(of: id, in: store)
+        guard let record = try await store.loadSession(id)?.record else {
+            throw Failure(reason: .unknownSession, description: "no session \(id.rawValue)")
+        }
+        let latest = record.version
         let target = at ?? latest
         guard target >= 1, target <= latest else {
             throw Failure(
                 reason: .eventOutOfRange, description: "session \(id.rawValue) has events 1 to \(latest), not \(target)"
             )
         }
-        return try await rebuild(id, at: target, in: store).resource()
+        var session = try await rebuild(id, at: target, in: store).resource()
+        session.origin = record.origin  // a fork's link, whether the replay started from a snapshot or not
+        return session
     }
 
     /// The same, read straight from a database file (read-only, so it works while a server writes
@@ -61,14 +66,6 @@ public enum SessionReplay {
             await store.close()
             throw error
         }
-    }
-
-    /// The newest event's seq, from the session's row (which also covers ended sessions).
-    static func latestSeq(of id: SessionID, in store: any SessionStore) async throws -> Int64 {
-        guard let stored = try await store.loadSession(id) else {
-            throw Failure(reason: .unknownSession, description: "no session \(id.rawValue)")
-        }
-        return stored.record.version
     }
 
     /// The session right after event `target`: the newest snapshot at or before it, then the

@@ -16,6 +16,15 @@ public struct ServiceConfiguration: Sendable {
     /// request holds are unloaded; they load again from the store on their next request, exactly
     /// as after a restart.
     public var maxLoadedSessions = 10_000
+    /// How long a stream ticket (`POST /v1/tickets`) can open a stream after it is issued.
+    public var ticketLifetime: Duration = .seconds(60)
+    /// The secret stream tickets are signed with (the admin token, so that every server sharing
+    /// it accepts the others' tickets); nil for a random one, good for this process only.
+    public var ticketSecret: String?
+    /// Observer tokens one session may have, and tokens for every session there may be.
+    public var maxObserversPerScope = 100
+    /// The most events an import or a fork copies into its new session.
+    public var maxCopiedEvents = 100_000
 
     public init() {}
 }
@@ -30,6 +39,7 @@ final class ServiceEnvironment: Sendable {
     let identifiers: IdentifierGenerator
     /// Called once each event is committed, with its stored row and its typed form.
     let eventCommitted: @Sendable (StoredEvent, RecordedEvent) -> Void
+    let tickets: StreamTicketSigner
 
     init(
         store: any SessionStore, configuration: ServiceConfiguration, now: @escaping @Sendable () -> Date,
@@ -40,9 +50,51 @@ final class ServiceEnvironment: Sendable {
         self.now = now
         self.identifiers = identifiers
         self.eventCommitted = eventCommitted
+        tickets = StreamTicketSigner(
+            secret: configuration.ticketSecret ?? Base64URL.encode(identifiers.randomBytes(32)))
     }
 
     var newScreenID: () -> ScreenID { { [identifiers] in identifiers.screenID() } }
+
+    /// A session about to be created: its first event and the rows it writes.
+    struct NewSession {
+        var session: LiveSession
+        var event: RecordedEvent
+        var mutation: StoredMutation
+        var created: CreatedSession
+    }
+
+    /// A new session with a fresh id and token, `schema`, and a root validated exactly as a push
+    /// body is (`{"name", "values"}`), created at `at`.
+    func newSession(
+        schema: SessionSchema, root body: JSONValue, at: Date, origin: SessionOrigin? = nil
+    ) throws -> sending NewSession {
+        let id = identifiers.sessionID()
+        let token = identifiers.token()
+        let record = SessionRecord(
+            id: id, version: 1, state: .active, schemaJSON: schema.json.serialized(),
+            tokenHash: TokenHasher.hash(token), createdAt: at, updatedAt: at, origin: origin)
+        let session = LiveSession(record: record, schema: schema)
+        let validator = CommandValidator(session: session, limits: configuration.limits, newScreenID: newScreenID)
+        let seed = try validator.root(body)
+        let root = try session.pushScreen(seed)
+        var changes: [StateChange] = [
+            .insertSession(record),
+            .insertScreen(
+                ScreenRecord(
+                    id: root.id, session: id, index: 0, name: root.element, role: root.context.role.rawValue,
+                    previous: nil)),
+        ]
+        for name in seed.values.keys.sorted() {
+            if let value = seed.values[name] { changes.append(.setValue(root.id, key: name, json: value.serialized())) }
+        }
+        let event = RecordedEvent(
+            seq: 1, at: at, event: .sessionCreated(root: session.resource(of: root), schema: schema.json))
+        return NewSession(
+            session: session, event: event,
+            mutation: StoredMutation(session: id, event: StoredEvent(event, session: id), changes: changes),
+            created: CreatedSession(session: session.resource(), token: token))
+    }
 }
 
 /// What creating a session answers: the session and its token, or the first answer again for a
@@ -167,6 +219,12 @@ public final class SessionService: Sendable {
             throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
         case .admin:
             return
+        case .reader(let grant):
+            // Already verified (an observer token or a stream ticket): one for another session
+            // loads nothing.
+            guard grant.covers(id) else {
+                throw SessionError(.forbidden, "this credential does not cover session \(id.rawValue)")
+            }
         case .token(let token):
             guard IdentifierGenerator.isWellFormedToken(token) else {
                 throw SessionError(.unauthorized, "invalid token")
@@ -304,39 +362,16 @@ public final class SessionService: Sendable {
             ?? environment.configuration.defaultSchema
         let output = OutputLimits(limits: environment.configuration.limits)
         try output.check(schema)
-        let id = environment.identifiers.sessionID()
-        let token = environment.identifiers.token()
-        let at = Timestamp.truncated(environment.now())
-        let record = SessionRecord(
-            id: id, version: 1, state: .active, schemaJSON: schema.json.serialized(),
-            tokenHash: TokenHasher.hash(token), createdAt: at, updatedAt: at)
-        let session = LiveSession(record: record, schema: schema)
-        let validator = CommandValidator(
-            session: session, limits: environment.configuration.limits, newScreenID: environment.newScreenID)
-        // The root is validated exactly as a push is.
-        let seed = try validator.root(fields["root"] ?? [:])
-        let root = try session.pushScreen(seed)
-        var changes: [StateChange] = [
-            .insertSession(record),
-            .insertScreen(
-                ScreenRecord(
-                    id: root.id, session: id, index: 0, name: root.element, role: root.context.role.rawValue,
-                    previous: nil)),
-        ]
-        for name in seed.values.keys.sorted() {
-            if let value = seed.values[name] { changes.append(.setValue(root.id, key: name, json: value.serialized())) }
-        }
-        let created = CreatedSession(session: session.resource(), token: token)
+        let new = try environment.newSession(
+            schema: schema, root: fields["root"] ?? [:], at: Timestamp.truncated(environment.now()))
+        let (session, event, created) = (new.session, new.event, new.created)
+        var mutation = new.mutation
         try output.checkSession(bytes: SessionFootprint(session).sessionBytes)
-        let event = RecordedEvent(
-            seq: 1, at: at, event: .sessionCreated(root: session.resource(of: root), schema: schema.json))
-        let stored = StoredEvent(event, session: id)
-        try output.check(eventBytes: stored.json.utf8.count)
-        var mutation = StoredMutation(session: id, event: stored, changes: changes)
+        try output.check(eventBytes: mutation.event.json.utf8.count)
         if let idempotency {
             // The answer carries the token: it is kept sealed under the client's key.
             mutation.idempotency = idempotency.record(created).record(
-                scope: idempotency.scope, key: idempotency.key, session: id, at: at, isSecret: true,
+                scope: idempotency.scope, key: idempotency.key, session: session.id, at: event.at, isSecret: true,
                 identifiers: environment.identifiers)
         }
         do {
@@ -351,11 +386,17 @@ public final class SessionService: Sendable {
             }
             throw error
         }
-        let actor = take(id)
-        await actor.install(session)
-        release(actor)
+        await install(session)
         environment.eventCommitted(mutation.event, event)
         return .created(created)
+    }
+
+    /// Installs a session just committed (created, imported or forked) in its actor, which
+    /// counts as a use of it (least-recently-used unloading).
+    func install(_ session: sending LiveSession) async {
+        let actor = take(session.id)
+        await actor.install(session)
+        release(actor)
     }
 
     // MARK: - Listing

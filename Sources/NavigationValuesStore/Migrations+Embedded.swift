@@ -212,6 +212,40 @@ ALTER TABLE sessions ADD COLUMN selected_stack TEXT NOT NULL DEFAULT 'main';
         ),
         Migration(
             version: 4,
+            name: "add_observer_tokens",
+            sql: #"""
+-- Read-only tokens for observers (support tools that watch sessions but never change them).
+-- Like session tokens, only their SHA-256 is kept. A token of one session goes with it (ON DELETE
+-- CASCADE, so a purge revokes it); session NULL means every session (issued with the admin
+-- token). Revoking one deletes its row.
+CREATE TABLE observer_tokens (
+    id         TEXT    PRIMARY KEY NOT NULL,
+    session    TEXT    REFERENCES sessions (id) ON DELETE CASCADE,
+    token_hash TEXT    NOT NULL UNIQUE,  -- SHA-256 of the token, hex; never the token
+    label      TEXT    NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL,         -- milliseconds since 1970
+    expires_at INTEGER                   -- milliseconds since 1970; NULL: until revoked
+) STRICT;
+
+CREATE INDEX observer_tokens_by_session ON observer_tokens (session, id);
+
+"""#
+        ),
+        Migration(
+            version: 5,
+            name: "add_session_origins",
+            sql: #"""
+-- Where a forked session came from: the session it was forked from and the version it started
+-- as (its history up to that version is a copy of the origin's). NULL for every other session.
+-- Not a foreign key: a fork outlives the purge of its origin.
+ALTER TABLE sessions ADD COLUMN origin_session TEXT;
+ALTER TABLE sessions ADD COLUMN origin_version INTEGER
+    CHECK ((origin_session IS NULL) = (origin_version IS NULL) AND (origin_version IS NULL OR origin_version >= 1));
+
+"""#
+        ),
+        Migration(
+            version: 6,
             name: "add_retention",
             sql: #"""
 -- Retention, compaction, readiness and idempotency records that hold no usable token (issue 13).

@@ -212,6 +212,42 @@ $$;
         ),
         Migration(
             version: 3,
+            name: "add_observer_tokens",
+            sql: #"""
+-- Read-only tokens for observers (support tools that watch sessions but never change them), as
+-- SQLite's 0004_add_observer_tokens. Only their SHA-256 is kept. A token of one session goes with
+-- it (ON DELETE CASCADE, so a purge revokes it); session NULL means every session (issued with the
+-- admin token). Revoking one deletes its row.
+CREATE TABLE observer_tokens (
+    id         text COLLATE "C" PRIMARY KEY,
+    session    text COLLATE "C" REFERENCES sessions (id) ON DELETE CASCADE,
+    token_hash text        NOT NULL UNIQUE,  -- SHA-256 of the token, hex; never the token
+    label      text        NOT NULL DEFAULT '',
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz                   -- NULL: until revoked
+);
+
+CREATE INDEX observer_tokens_by_session ON observer_tokens (session, id);
+
+"""#
+        ),
+        Migration(
+            version: 4,
+            name: "add_session_origins",
+            sql: #"""
+-- Where a forked session came from, as SQLite's 0005_add_session_origins: the session it was
+-- forked from and the version it started as (its history up to that version is a copy of the
+-- origin's). NULL for every other session. Not a foreign key: a fork outlives the purge of its
+-- origin.
+ALTER TABLE sessions ADD COLUMN origin_session text COLLATE "C";
+ALTER TABLE sessions ADD COLUMN origin_version bigint;
+ALTER TABLE sessions ADD CONSTRAINT sessions_origin_check
+    CHECK ((origin_session IS NULL) = (origin_version IS NULL) AND (origin_version IS NULL OR origin_version >= 1));
+
+"""#
+        ),
+        Migration(
+            version: 5,
             name: "add_retention",
             sql: #"""
 -- Retention, compaction, readiness and idempotency records that hold no usable token (issue 13):

@@ -147,15 +147,17 @@ extension SQLiteSessionStore {
         let arguments: [DatabaseValue] = [.text(id.rawValue)]
         let record = try db.fetchOne(
             """
-            SELECT version, state, schema, token_hash, created_at, updated_at, selected_stack, compacted_seq
+            SELECT version, state, schema, token_hash, created_at, updated_at, selected_stack, origin_session,
+                   origin_version, compacted_seq
             FROM sessions WHERE id = ?
             """, arguments
         ) { row in
             (
                 SessionRecord(
                     id: id, version: row.int64(0), state: try state(row.string(1)), schemaJSON: row.string(2),
-                    tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5), compactedSeq: row.int64(7)
-                ),
+                    tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5),
+                    origin: row.optionalString(7).map { SessionOrigin(session: SessionID($0), version: row.int64(8)) },
+                    compactedSeq: row.int64(9)),
                 StackID(row.string(6))
             )
         }

@@ -53,13 +53,15 @@ extension SQLiteSessionStore {
         case .insertSession(let session):
             try db.execute(
                 """
-                INSERT INTO sessions (id, version, state, schema, token_hash, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO sessions
+                    (id, version, state, schema, token_hash, created_at, updated_at, origin_session, origin_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(session.id.rawValue), .integer(session.version), .text(session.state.rawValue),
                     .text(session.schemaJSON), .text(session.tokenHash), .milliseconds(session.createdAt),
-                    .milliseconds(session.updatedAt),
+                    .milliseconds(session.updatedAt), .text(session.origin?.session.rawValue),
+                    session.origin.map { .integer($0.version) } ?? .null,
                 ])
         case .updateSession(let id, let version, let state, let updatedAt):
             try db.execute(
@@ -152,7 +154,7 @@ extension SQLiteSessionStore {
 
     /// Keeps the first answer under a key: an unexpired record makes this mutation a conflict,
     /// an expired one is replaced.
-    private func insert(_ record: IdempotencyRecord, in db: Database) throws {
+    func insert(_ record: IdempotencyRecord, in db: Database) throws {
         try db.execute(
             "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND created_at < ?",
             [.text(record.scope), .text(record.key), .milliseconds(idempotencyCutoff)])

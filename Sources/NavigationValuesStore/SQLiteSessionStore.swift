@@ -146,10 +146,21 @@ public final class SQLiteSessionStore: SessionStore {
     // MARK: - SessionStore
 
     public func commit(_ mutation: StoredMutation) async throws {
+        try await enqueue([mutation])
+    }
+
+    public func commitAll(_ mutations: [StoredMutation]) async throws {
+        guard !mutations.isEmpty else { return }
+        try await enqueue(mutations)
+    }
+
+    /// Queues mutations that commit together (in one savepoint of a group-commit transaction)
+    /// and waits until that transaction is committed.
+    private func enqueue(_ mutations: [StoredMutation]) async throws {
         let start = ContinuousClock.now
         // Not cancellable once queued: a half-acknowledged write would be worse than a late one.
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let request = WriteQueue.Request(mutation: mutation, continuation: continuation, start: start)
+            let request = WriteQueue.Request(mutations: mutations, continuation: continuation, start: start)
             switch writeQueue.withLock({ $0.enqueue(request) }) {
             case .refused:
                 continuation.resume(throwing: StoreError(code: .closed, message: "the store is closed"))
@@ -173,7 +184,7 @@ public final class SQLiteSessionStore: SessionStore {
         let started = ContinuousClock.now
         let results: [Result<Void, any Error>]
         do {
-            results = try writer.onQueue { db in runBatch(batch.map(\.mutation), in: db) }
+            results = try writer.onQueue { db in runBatch(batch.map(\.mutations), in: db) }
         } catch {
             results = Array(repeating: .failure(error), count: batch.count)
         }
@@ -192,26 +203,29 @@ public final class SQLiteSessionStore: SessionStore {
         writer.queue.async { self.drainWriteQueue() }
     }
 
-    /// One transaction over `mutations`, each in its own savepoint so that one failing mutation
-    /// fails only its own caller. Every result is final: successes are committed.
-    private func runBatch(_ mutations: [StoredMutation], in db: Database) -> [Result<Void, any Error>] {
+    /// One transaction over the requests' mutations, each request in its own savepoint so that
+    /// one failing request fails only its own caller. Every result is final: successes are
+    /// committed.
+    private func runBatch(_ requests: [[StoredMutation]], in db: Database) -> [Result<Void, any Error>] {
         do {
             try db.execute("BEGIN IMMEDIATE")
         } catch {
-            return Array(repeating: .failure(error), count: mutations.count)
+            return Array(repeating: .failure(error), count: requests.count)
         }
         var results: [Result<Void, any Error>] = []
-        results.reserveCapacity(mutations.count)
-        for mutation in mutations {
+        results.reserveCapacity(requests.count)
+        for mutations in requests {
             do {
-                try db.inSavepoint { try apply(mutation, in: db) }
+                try db.inSavepoint {
+                    for mutation in mutations { try apply(mutation, in: db) }
+                }
                 results.append(.success(()))
             } catch {
                 results.append(.failure(error))
                 // Some errors (disk full, I/O) make SQLite roll back the whole transaction
                 // (https://sqlite.org/lang_transaction.html): nothing of this batch was kept.
                 if !db.isInTransaction {
-                    return Array(repeating: .failure(error), count: mutations.count)
+                    return Array(repeating: .failure(error), count: requests.count)
                 }
             }
         }
@@ -231,7 +245,8 @@ public final class SQLiteSessionStore: SessionStore {
 /// The commits waiting for the writer; guarded by the store's mutex.
 struct WriteQueue {
     struct Request: Sendable {
-        var mutation: StoredMutation
+        /// Committed together, in one savepoint.
+        var mutations: [StoredMutation]
         var continuation: CheckedContinuation<Void, any Error>
         var start: ContinuousClock.Instant
     }

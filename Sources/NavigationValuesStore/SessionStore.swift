@@ -34,6 +34,12 @@ public protocol SessionStore: Sendable {
     ///   cannot write now; `.closed` after the store was closed.
     func commit(_ mutation: StoredMutation) async throws
 
+    /// Commits several mutations in one transaction: all of them or none (an imported or forked
+    /// session and its whole copied history). They apply in order, as `commit(_:)` applies one.
+    ///
+    /// - Throws: `StoreError`, as `commit(_:)`; nothing is kept when any of them fails.
+    func commitAll(_ mutations: [StoredMutation]) async throws
+
     /// The whole current state of a session, or nil when it does not exist (or was purged).
     func loadSession(_ id: SessionID) async throws -> StoredSession?
 
@@ -73,6 +79,33 @@ public protocol SessionStore: Sendable {
 
     /// Finishes every queued commit, then closes the connections. Later calls fail with `.closed`.
     func close() async
+
+    // MARK: Observer tokens
+
+    /// Keeps a new observer token (and the idempotency record of the request that issued it, in
+    /// the same transaction), unless its scope (its session, or every session when it has none)
+    /// already holds `limit` tokens unexpired at `now`: then it returns false and keeps nothing.
+    /// The scope's expired tokens are deleted on the way.
+    ///
+    /// - Throws: `StoreError`: `.conflict` when the id or token hash is taken, or an unexpired
+    ///   idempotency record exists under the same scope and key; `.invalidData` when its session
+    ///   does not exist.
+    func insertObserver(
+        _ observer: ObserverRecord, limit: Int, now: Date, idempotency: IdempotencyRecord?
+    ) async throws -> Bool
+
+    /// The observer token with this hash, if any (expired or not: the caller decides).
+    func observer(tokenHash: String) async throws -> ObserverRecord?
+
+    /// The observer token with this id, if any (expired or not).
+    func observer(id: ObserverID) async throws -> ObserverRecord?
+
+    /// Observer tokens ordered by id, after `cursor`, at most `limit` (expired ones included):
+    /// those of one session, or with `session` nil every one.
+    func observers(of session: SessionID?, after cursor: ObserverID?, limit: Int) async throws -> [ObserverRecord]
+
+    /// Deletes (revokes) an observer token; false when there was none.
+    func deleteObserver(_ id: ObserverID) async throws -> Bool
 }
 
 /// A commit made by another process on a shared database.
@@ -82,6 +115,30 @@ public enum CommitNotice: Sendable, Equatable {
     case committed(session: SessionID, seq: Int64, purge: StoredEvent?)
     /// Notices may have been lost (the listening connection was down): re-read what you follow.
     case mayHaveMissed
+}
+
+/// One row of `observer_tokens`: a read-only token of one session or of every session.
+public struct ObserverRecord: Sendable, Equatable {
+    public var id: ObserverID
+    /// The session it may read; nil for every session.
+    public var session: SessionID?
+    /// SHA-256 of the token, hex; the token itself is never stored.
+    public var tokenHash: String
+    public var label: String
+    public var createdAt: Date
+    /// When it stops working; nil for never.
+    public var expiresAt: Date?
+
+    public init(
+        id: ObserverID, session: SessionID?, tokenHash: String, label: String, createdAt: Date, expiresAt: Date?
+    ) {
+        self.id = id
+        self.session = session
+        self.tokenHash = tokenHash
+        self.label = label
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
 }
 
 // MARK: - Rows
@@ -97,13 +154,15 @@ public struct SessionRecord: Sendable, Equatable {
     public var tokenHash: String
     public var createdAt: Date
     public var updatedAt: Date
+    /// For a fork, the session and version it was forked from.
+    public var origin: SessionOrigin?
     /// Events up to and including this seq were compacted away (0: none); written by history
     /// compaction only, never by a mutation.
     public var compactedSeq: Int64
 
     public init(
         id: SessionID, version: Int64, state: SessionState, schemaJSON: String, tokenHash: String,
-        createdAt: Date, updatedAt: Date, compactedSeq: Int64 = 0
+        createdAt: Date, updatedAt: Date, origin: SessionOrigin? = nil, compactedSeq: Int64 = 0
     ) {
         self.id = id
         self.version = version
@@ -112,6 +171,7 @@ public struct SessionRecord: Sendable, Equatable {
         self.tokenHash = tokenHash
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.origin = origin
         self.compactedSeq = compactedSeq
     }
 }

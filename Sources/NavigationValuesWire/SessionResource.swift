@@ -27,11 +27,14 @@ public struct SessionResource: Sendable, Equatable {
     /// Every stack but the main one: the tabs in order, then the presentations in the order they
     /// were presented (a presenter's stack always comes before the stack it presents).
     public var stacks: [StackResource]
+    /// For a fork, the session and revision it started from; nil otherwise (the `origin` member
+    /// is then absent).
+    public var origin: SessionOrigin?
 
     public init(
         id: SessionID, version: Int64, state: SessionState, createdAt: Date, updatedAt: Date, schema: JSONValue,
         screens: [ScreenResource], selectedStack: StackID = .main, visibleScreen: ScreenID? = nil,
-        stacks: [StackResource] = []
+        stacks: [StackResource] = [], origin: SessionOrigin? = nil
     ) {
         self.id = id
         self.version = version
@@ -43,11 +46,12 @@ public struct SessionResource: Sendable, Equatable {
         self.selectedStack = selectedStack
         self.visibleScreen = visibleScreen ?? screens.last?.id
         self.stacks = stacks
+        self.origin = origin
     }
 
     /// The session as JSON.
     public var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "id": .string(id.rawValue),
             "version": .integer(version),
             "state": .string(state.rawValue),
@@ -59,6 +63,8 @@ public struct SessionResource: Sendable, Equatable {
             "visibleScreen": visibleScreen.map { .string($0.rawValue) } ?? .null,
             "stacks": .array(stacks.map(\.json)),
         ]
+        if let origin { members["origin"] = origin.json }
+        return .object(members)
     }
 
     /// Decodes what `json` writes (members it does not know, such as a create answer's `token`,
@@ -85,7 +91,33 @@ public struct SessionResource: Sendable, Equatable {
                 ? []
                 : try fields.list("stacks") { item, pointer throws(WireDecodingError) in
                     try StackResource(json: item, pointer: pointer)
-                })
+                },
+            origin: try fields.members["origin"].map { json throws(WireDecodingError) in
+                try SessionOrigin(json: json, pointer: "/origin")
+            })
+    }
+}
+
+/// Where a forked session came from: the session it was forked from and the revision it started
+/// as (`"origin": {"session": "s_…", "version": 12}`).
+public struct SessionOrigin: Sendable, Equatable {
+    public var session: SessionID
+    /// The origin's version the fork started as; the fork's own history up to it is a copy of the
+    /// origin's.
+    public var version: Int64
+
+    public init(session: SessionID, version: Int64) {
+        self.session = session
+        self.version = version
+    }
+
+    /// `{"session", "version"}`.
+    public var json: JSONValue { ["session": .string(session.rawValue), "version": .integer(version)] }
+
+    /// Decodes what `json` writes.
+    public init(json: JSONValue, pointer: String = "") throws(WireDecodingError) {
+        let fields = try JSONObjectReader(json, at: pointer)
+        self.init(session: SessionID(try fields.string("session")), version: try fields.integer("version"))
     }
 }
 

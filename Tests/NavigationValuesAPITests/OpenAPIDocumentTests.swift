@@ -32,6 +32,11 @@ import Testing
         ("post", "/v1/sessions/{id}/screens/{screen}/preferences/{key}"), ("get", "/v1/sessions/{id}/events"),
         ("get", "/v1/sessions/{id}/history"), ("get", "/v1/sessions/{id}/replay"), ("get", "/v1/events"),
         ("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics"), ("get", "/openapi.json"),
+        // Additions (issue 15): tickets, observer tokens, diff, export, import, fork.
+        ("post", "/v1/tickets"), ("post", "/v1/observers"), ("get", "/v1/observers"),
+        ("get", "/v1/observers/{observer}"), ("delete", "/v1/observers/{observer}"),
+        ("get", "/v1/sessions/{id}/diff"), ("get", "/v1/sessions/{id}/export"), ("post", "/v1/sessions/import"),
+        ("post", "/v1/sessions/fork"),
     ]
 
     /// Every endpoint of several stacks per session (docs/Stacks.md, Endpoints).

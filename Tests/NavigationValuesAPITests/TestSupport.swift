@@ -176,3 +176,30 @@ extension JSONValue {
     /// The ids of a session's screens, root first.
     var screenIDs: [String] { (self["screens"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue } }
 }
+
+/// The stores a server under test can run on: a SQLite file always, a fresh PostgreSQL database
+/// when a server can be had (the PostgreSQL cases are left out otherwise, and
+/// `PostgresAvailabilityTests` says why).
+enum Backend: String, Sendable, CaseIterable {
+    case sqlite
+    case postgres
+
+    /// Every backend available here.
+    static let available: [Backend] = [.sqlite] + (PostgresTestServer.isAvailable ? [.postgres] : [])
+}
+
+/// `withRunningServer` on `backend`: a temporary SQLite file, or a new PostgreSQL database.
+func withRunningServer<T>(
+    on backend: Backend,
+    configure: (inout NavigationValuesServer.Configuration) -> Void = { _ in },
+    _ body: (TestClient, NavigationValuesServer) async throws -> T
+) async throws -> T {
+    switch backend {
+    case .sqlite:
+        return try await withRunningServer(configure: configure, body)
+    case .postgres:
+        return try await PostgresTestServer.withDatabase { url in
+            try await withRunningServer(databasePath: url, configure: configure, body)
+        }
+    }
+}

@@ -32,7 +32,10 @@ import Testing
 
     @Test func serveHelpNamesEveryFlagOfAPIMarkdown() async throws {
         let outcome = try await run(["serve", "--help"])
-        for flag in ["host", "port", "db", "admin-token", "schema", "sync", "log-format", "log-level"] {
+        for flag in [
+            "host", "port", "db", "admin-token", "schema", "sync", "log-format", "log-level", "cors-origins",
+            "ticket-lifetime", "max-observers", "max-copied-events",
+        ] {
             #expect(outcome.stdout.contains("\n  --\(flag) "), "--\(flag)")
         }
     }
@@ -74,6 +77,16 @@ import Testing
         (["serve", "--log-level", "loud"], "--log-level must be debug or info or warning or error, not 'loud'"),
         (["serve", "--port", "1", "--port", "2"], "--port is given more than once"),
         (["serve", "extra"], "unexpected argument 'extra'"),
+        (
+            ["serve", "--cors-origins", "https://a.example,a.example"],
+            "--cors-origins: 'a.example' is not an origin: write scheme://host[:port] (no path, no trailing slash), or *"
+        ),
+        (["serve", "--ticket-lifetime", "0"], "--ticket-lifetime must be an integer from 1 to 3600, not '0'"),
+        (["serve", "--max-observers", "none"], "--max-observers must be an integer from 1 to 100000, not 'none'"),
+        (
+            ["serve", "--max-copied-events", "-1"],
+            "--max-copied-events must be an integer from 1 to 10000000, not '-1'"
+        ),
         (["serve", "--max-stacks", "0"], "--max-stacks must be an integer from 1 to 10000, not '0'"),
         (
             ["serve", "--max-presentation-depth", "deep"],

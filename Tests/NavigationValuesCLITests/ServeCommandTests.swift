@@ -38,6 +38,19 @@ import Testing
         #expect(try await again.stop().stderr.contains("admin token (generated") == false)
     }
 
+    /// The browser-facing flags take effect: CORS origins from the variable, the inspector served.
+    @Test func corsOriginsFromTheVariableAndTheInspectorAreServed() async throws {
+        let server = try await ServeProcess(
+            ["--admin-token", "admin", "--ticket-lifetime", "5"],
+            environment: ["NAVIGATION_VALUES_CORS_ORIGINS": "https://support.example, http://localhost:3000"])
+        let answer = try await server.send("GET", "/healthz", headers: ["Origin": "http://localhost:3000"])
+        #expect(answer.header("Access-Control-Allow-Origin") == "http://localhost:3000")
+        let page = try await server.send("GET", "/inspector/")
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(try await server.stop().status == 0)
+    }
+
     @Test func theFlagWinsOverItsEnvironmentVariable() async throws {
         let server = try await ServeProcess(
             ["--admin-token", "from-flag"], environment: ["NAVIGATION_VALUES_ADMIN_TOKEN": "from-variable"])

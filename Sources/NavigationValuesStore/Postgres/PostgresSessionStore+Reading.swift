@@ -14,7 +14,8 @@ extension PostgresSessionStore {
             .init(
                 """
                 SELECT version, state, schema, token_hash, \(Self.milliseconds(column: "created_at")),
-                       \(Self.milliseconds(column: "updated_at")), selected_stack, compacted_seq
+                       \(Self.milliseconds(column: "updated_at")), selected_stack, origin_session, origin_version,
+                       compacted_seq
                 FROM sessions WHERE id = $1
                 """, [id.rawValue]),
             // The main stack's screens first, then each other stack's; each stack's root first.
@@ -43,10 +44,14 @@ extension PostgresSessionStore {
             }
         }
         guard let row = results[1].first else { return nil }
+        var origin: SessionOrigin?
+        if row.count > 8, let originSession = row[7] {
+            origin = SessionOrigin(session: SessionID(originSession), version: try Self.int64(row, 8))
+        }
         let record = SessionRecord(
             id: id, version: try Self.int64(row, 0), state: try Self.state(try Self.text(row, 1)),
             schemaJSON: try Self.text(row, 2), tokenHash: try Self.text(row, 3), createdAt: try Self.date(row, 4),
-            updatedAt: try Self.date(row, 5), compactedSeq: try Self.int64(row, 7))
+            updatedAt: try Self.date(row, 5), origin: origin, compactedSeq: try Self.int64(row, 9))
         var screens = try results[2].map { row in
             StoredScreen(
                 record: ScreenRecord(

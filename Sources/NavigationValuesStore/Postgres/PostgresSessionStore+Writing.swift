@@ -9,7 +9,10 @@ extension PostgresSessionStore {
     /// The statements that write one mutation, in order: the version check (unless it creates
     /// its session), its state changes, its event and snapshot (unless it purged its own
     /// session), its idempotency record, and the notification to other instances.
-    func statements(for mutation: StoredMutation) throws -> [PostgresConnection.Statement] {
+    ///
+    /// `checksVersion` false leaves the version check out: for the later mutations of a copy,
+    /// whose session the same transaction creates, so no other writer can see it yet.
+    func statements(for mutation: StoredMutation, checksVersion: Bool = true) throws -> [PostgresConnection.Statement] {
         guard mutation.event.session == mutation.session,
             mutation.snapshot.map({ $0.session == mutation.session }) ?? true
         else {
@@ -22,7 +25,7 @@ extension PostgresSessionStore {
         let createsSession = mutation.changes.contains {
             if case .insertSession(let record) = $0, record.id == mutation.session { true } else { false }
         }
-        if !createsSession {
+        if !createsSession, checksVersion {
             // Conditional on the version this mutation was made from: another instance's write
             // since then makes it a conflict (NV409), and the caller reloads.
             statements.append(
@@ -49,24 +52,28 @@ extension PostgresSessionStore {
         if var record = mutation.idempotency {
             // A purge's own record outlives its session, attached to none, until it expires.
             if isPurged, record.session == mutation.session { record.session = nil }
-            // Keeps the first answer under a key: an unexpired record makes this mutation a
-            // conflict, an expired one is replaced.
-            statements.append(
-                Statement(
-                    "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at < \(Self.time(3))",
-                    [record.scope, record.key, Self.milliseconds(idempotencyCutoff)]))
-            statements.append(
-                Statement(
-                    """
-                    INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at, session)
-                    VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), $7)
-                    """,
-                    [
-                        record.scope, record.key, "\(record.status)", try Self.jsonText(record.headers),
-                        Self.bytea(record.body), Self.milliseconds(record.createdAt), record.session?.rawValue,
-                    ]))
+            statements += try idempotencyStatements(for: record)
         }
         return statements
+    }
+
+    /// Keeps the first answer under a key: an unexpired record makes the write a conflict, an
+    /// expired one is replaced.
+    func idempotencyStatements(for record: IdempotencyRecord) throws -> [PostgresConnection.Statement] {
+        [
+            PostgresConnection.Statement(
+                "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at < \(Self.time(3))",
+                [record.scope, record.key, Self.milliseconds(idempotencyCutoff)]),
+            PostgresConnection.Statement(
+                """
+                INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at, session)
+                VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), $7)
+                """,
+                [
+                    record.scope, record.key, "\(record.status)", try Self.jsonText(record.headers),
+                    Self.bytea(record.body), Self.milliseconds(record.createdAt), record.session?.rawValue,
+                ]),
+        ]
     }
 
     /// The notifications of a batch's mutations: one line `INSTANCE SESSION SEQ` per mutation
@@ -100,12 +107,14 @@ extension PostgresSessionStore {
             return [
                 Statement(
                     """
-                    INSERT INTO sessions (id, version, state, schema, token_hash, created_at, updated_at)
-                    VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), \(Self.time(7)))
+                    INSERT INTO sessions
+                        (id, version, state, schema, token_hash, created_at, updated_at, origin_session, origin_version)
+                    VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), \(Self.time(7)), $8, $9)
                     """,
                     [
                         session.id.rawValue, "\(session.version)", session.state.rawValue, session.schemaJSON,
                         session.tokenHash, Self.milliseconds(session.createdAt), Self.milliseconds(session.updatedAt),
+                        session.origin?.session.rawValue, session.origin.map { "\($0.version)" },
                     ])
             ]
         case .updateSession(let id, let version, let state, let updatedAt):

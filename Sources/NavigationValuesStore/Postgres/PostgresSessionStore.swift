@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NavigationValues
 import NavigationValuesWire
 import Synchronization
 
@@ -181,9 +182,19 @@ public final class PostgresSessionStore: SessionStore {
     // MARK: - SessionStore
 
     public func commit(_ mutation: StoredMutation) async throws {
+        try await enqueue([mutation])
+    }
+
+    public func commitAll(_ mutations: [StoredMutation]) async throws {
+        guard !mutations.isEmpty else { return }
+        try await enqueue(mutations)
+    }
+
+    /// Queues mutations that commit together and waits until their transaction is committed.
+    private func enqueue(_ mutations: [StoredMutation]) async throws {
         let start = ContinuousClock.now
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let request = WriteQueue.Request(mutation: mutation, continuation: continuation, start: start)
+            let request = WriteQueue.Request(mutations: mutations, continuation: continuation, start: start)
             switch writeQueue.withLock({ $0.enqueue(request) }) {
             case .refused:
                 continuation.resume(throwing: StoreError(code: .closed, message: "the store is closed"))
@@ -238,7 +249,7 @@ public final class PostgresSessionStore: SessionStore {
         let started = ContinuousClock.now
         let results: [Result<Void, any Error>]
         do {
-            results = try writer.onQueue { connection in runBatch(batch.map(\.mutation), on: connection) }
+            results = try writer.onQueue { connection in runRequests(batch.map(\.mutations), on: connection) }
         } catch {
             results = Array(repeating: .failure(error), count: batch.count)
         }
@@ -257,10 +268,113 @@ public final class PostgresSessionStore: SessionStore {
         writer.queue.async { self.drainWriteQueue() }
     }
 
+    /// Each request's result: single mutations share one group-commit transaction, a request of
+    /// several (a copied history) runs in a transaction of its own.
+    private func runRequests(_ requests: [[StoredMutation]], on connection: PostgresConnection)
+        -> [Result<Void, any Error>]
+    {
+        var results = [Result<Void, any Error>?](repeating: nil, count: requests.count)
+        let singles = requests.indices.filter { requests[$0].count == 1 }
+        for (index, result) in zip(singles, runBatch(singles.map { requests[$0][0] }, on: connection)) {
+            results[index] = result
+        }
+        for index in requests.indices where requests[index].count != 1 {
+            results[index] = runCopy(requests[index], on: connection)
+        }
+        return results.map { $0 ?? .failure(StoreError(code: .failed, message: "the mutation was not run")) }
+    }
+
+    /// Statements a copy sends per round trip: bounded, so that each round trip ends well within
+    /// the connection's timeout however long the copy.
+    static let copyChunkSize = 2_000
+
+    /// Commits every mutation of a copy in one transaction, all or none, sent in chunks of
+    /// pipelined statements.
+    private func runCopy(_ mutations: [StoredMutation], on connection: PostgresConnection) -> Result<Void, any Error> {
+        typealias Statement = PostgresConnection.Statement
+        var statements: [Statement] = []
+        // A copy makes a new session: its row is written by the first mutation and, with the final
+        // version, by the last. Updating one row once per copied event in one transaction would
+        // grow a chain of row versions that each later update walks (quadratic: 34 s for 20,000
+        // events on the CI machine), and no other writer can see the row before the commit.
+        let session = mutations.first?.session
+        let isNewSession =
+            mutations.first?.changes.contains {
+                if case .insertSession(let record) = $0, record.id == session { true } else { false }
+            } ?? false
+        let mutations = isNewSession ? Self.coalescedCopy(mutations) : mutations
+        do {
+            for (index, mutation) in mutations.enumerated() {
+                let isInner = isNewSession && index > 0 && mutation.session == session
+                statements += try self.statements(for: mutation, checksVersion: !isInner)
+            }
+        } catch {
+            return .failure(error)
+        }
+        // Other instances hear of the copy as of one commit, its last event, as this instance's
+        // own readers do (a new session announced once, not once per copied event).
+        statements += notifications(for: Array(mutations.suffix(1)))
+        do {
+            try connection.query("BEGIN")
+            var start = 0
+            while start < statements.count {
+                let end = min(start + Self.copyChunkSize, statements.count)
+                _ = try Self.rows(of: try connection.pipeline(Array(statements[start..<end])))
+                start = end
+            }
+            try connection.query("COMMIT")
+            return .success(())
+        } catch {
+            _ = try? connection.query("ROLLBACK")
+            return .failure(error)
+        }
+    }
+
+    /// A new session's copied history with the row writes that a later one overwrites left out:
+    /// the session row's version and selected stack (only the last of each stays), and a value, a handler's
+    /// memory or a received preference written again later for the same screen and key (an
+    /// upsert, or an update of a row the later one needs too). Each would otherwise update one
+    /// row many times in one transaction. Events and snapshots stay as they are.
+    static func coalescedCopy(_ mutations: [StoredMutation]) -> [StoredMutation] {
+        guard let session = mutations.first?.session else { return mutations }
+        var later: Set<CopiedRow> = []
+        var isSessionWritten = false
+        var isStackSelected = false
+        var result = mutations
+        for index in result.indices.reversed() {
+            var kept: [StateChange] = []
+            for change in result[index].changes.reversed() {
+                let written: CopiedRow?
+                switch change {
+                case .updateSession(let id, _, _, _) where id == session:
+                    if isSessionWritten { continue }
+                    isSessionWritten = true
+                    written = nil
+                case .selectStack(let id, _) where id == session:
+                    if isStackSelected { continue }
+                    isStackSelected = true
+                    written = nil
+                case .setValue(let screen, let key, _): written = CopiedRow.value(screen, key)
+                case .rememberDelivery(let screen, let key, _, _): written = CopiedRow.memory(screen, key)
+                case .setReceivedPreference(let screen, let key, _): written = CopiedRow.received(screen, key)
+                default: written = nil
+                }
+                if let written {
+                    if later.contains(written) { continue }
+                    later.insert(written)
+                }
+                kept.append(change)
+            }
+            result[index].changes = kept.reversed()
+        }
+        return result
+    }
+
     /// One transaction over `mutations`, sent as one pipeline. When a mutation fails, the
     /// transaction is rolled back and sent again without it; every result is final.
     private func runBatch(_ mutations: [StoredMutation], on connection: PostgresConnection) -> [Result<Void, any Error>]
     {
+        guard !mutations.isEmpty else { return [] }
         var results = [Result<Void, any Error>?](repeating: nil, count: mutations.count)
         var remaining = Array(mutations.indices)
         var prepared: [Int: [PostgresConnection.Statement]] = [:]
@@ -321,4 +435,11 @@ public final class PostgresSessionStore: SessionStore {
         }
         return results.map { $0 ?? .failure(StoreError(code: .failed, message: "the mutation was not run")) }
     }
+}
+
+/// A row a copied mutation writes, by screen and key (``PostgresSessionStore/coalescedCopy(_:)``).
+private enum CopiedRow: Hashable {
+    case value(ScreenID, String)
+    case memory(ScreenID, String)
+    case received(ScreenID, String)
 }
