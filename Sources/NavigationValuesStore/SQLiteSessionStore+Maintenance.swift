@@ -9,8 +9,14 @@ struct WriteOutcome: Sendable {
     var at: ContinuousClock.Instant
     var error: StoreError?
 
-    /// How long the outcome of a write stands for the database's state before a probe asks again.
+    /// How long a write that worked stands for the database's state before a probe asks again.
     static let lifetime: Duration = .seconds(1)
+    /// How long a write that failed does: longer, since a probe's one small row may still fit
+    /// (in the write-ahead log's space, say) where the commits that failed did not.
+    static let failureLifetime: Duration = .seconds(10)
+
+    /// How long this outcome stands.
+    var lifetime: Duration { error == nil ? Self.lifetime : Self.failureLifetime }
 
     /// What a batch's results say of the database: a success says it writes; a failure of the
     /// database itself (`.unavailable`) says it does not; a refused mutation (a conflict,
@@ -33,14 +39,15 @@ struct WriteOutcome: Sendable {
 
 extension SQLiteSessionStore {
     /// Fails while writes fail (a full disk, a read-only file, an I/O error), and succeeds again
-    /// once one works. It answers from the latest write when that was less than a second ago,
-    /// so a server whose commits fail is not ready even when a tiny probe would slip through;
-    /// otherwise it writes the one row of `readiness_probe` in a transaction of its own.
+    /// once one works. It answers from the latest write when that worked less than a second ago
+    /// or failed less than ten seconds ago, so a server whose commits fail is not ready even when
+    /// a tiny probe would slip through; otherwise it writes the one row of `readiness_probe` in a
+    /// transaction of its own.
     ///
     /// - Throws: `StoreError` `.unavailable` (or `.closed`).
     public func checkWritable() async throws {
         let now = ContinuousClock.now
-        if let last = lastWrite.withLock({ $0 }), now - last.at < WriteOutcome.lifetime {
+        if let last = lastWrite.withLock({ $0 }), now - last.at < last.lifetime {
             if let error = last.error { throw error }
             return
         }

@@ -207,13 +207,14 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     /// Fails while writes fail (a full disk on the server, a standby, read-only mode, a lost
-    /// connection), and succeeds again once one works. It answers from the latest batch when
-    /// that was less than a second ago; otherwise it writes the one row of `readiness_probe`.
+    /// connection), and succeeds again once one works. It answers from the latest batch when that
+    /// worked less than a second ago or failed less than ten seconds ago; otherwise it writes the
+    /// one row of `readiness_probe`.
     ///
     /// - Throws: `StoreError` `.unavailable` (or `.closed`).
     public func checkWritable() async throws {
         let now = ContinuousClock.now
-        if let last = lastWrite.withLock({ $0 }), now - last.at < WriteOutcome.lifetime {
+        if let last = lastWrite.withLock({ $0 }), now - last.at < last.lifetime {
             if let error = last.error { throw error }
             return
         }
