@@ -7,7 +7,8 @@ import Synchronization
     import Glibc
 #endif
 
-/// Rate limits `POST /v1/sessions` per client address, so that an anonymous client cannot fill
+/// Rate limits what makes a session (`POST /v1/sessions`, `…/import`, `…/fork`) per client
+/// address, so that an anonymous client cannot fill
 /// the server's memory and disk with sessions (issue 13). A token bucket per address: `burst`
 /// creations at once, refilled at `rate` per second; past it, 429 with `Retry-After`. Requests
 /// with the admin token are exempt (bulk tools and benchmarks create with it).
@@ -31,8 +32,11 @@ public struct CreationRateLimit: Middleware {
         self.buckets = TokenBuckets(rate: rate, burst: burst, maxClients: maxClients)
     }
 
+    /// The routes that make a session: creation, an import and a fork.
+    static let creatingRoutes: Set<String> = ["/v1/sessions", "/v1/sessions/import", "/v1/sessions/fork"]
+
     public func respond(to request: Request, next: Next) -> ResponseFuture {
-        guard request.method == .post, request.route == "/v1/sessions", !isAdmin(request) else {
+        guard request.method == .post, Self.creatingRoutes.contains(request.route ?? ""), !isAdmin(request) else {
             return next(request)
         }
         let client = Self.clientKey(request.remoteAddress)

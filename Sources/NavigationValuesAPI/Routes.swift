@@ -99,7 +99,7 @@ public struct SessionRoutes: Sendable {
 
     /// With `--create-token`, creation needs that token or the admin token (401 without one,
     /// 403 with another).
-    private func authorizeCreation(_ request: Request) throws {
+    func authorizeCreation(_ request: Request) throws {
         guard let createToken else { return }
         switch credential(request) {
         case .admin: return

@@ -29,7 +29,7 @@ struct OutputLimits {
         guard entries <= limits.maxSchemaEntries else {
             throw .limitExceeded(
                 "max-schema-entries",
-                "a schema declares at most \(limits.maxSchemaEntries) entries, values and preferences together; this one declares \(entries)"
+                "a schema declares at most \(limits.maxSchemaEntries) entries, values and preferences together; this one declares \(entries) (max-schema-entries)"
             )
         }
         var problems: [SessionError.FieldError] = []
@@ -55,7 +55,7 @@ struct OutputLimits {
         guard total <= limits.maxDefaultBytes else {
             throw .limitExceeded(
                 "max-default-bytes",
-                "a schema's defaults are at most \(limits.maxDefaultBytes) bytes of JSON together (every screen lists them); these are \(total)"
+                "a schema's defaults are at most \(limits.maxDefaultBytes) bytes of JSON together (every screen lists them); these are \(total) (max-default-bytes)"
             )
         }
     }

@@ -28,6 +28,7 @@ extension SessionService {
                 try copier.append(try Self.decodeLine(text, index: index, limits: environment.configuration.limits))
                 index += 1
             }
+            try copier.checkSession()
             guard let copy = Copy(copier) else {
                 throw SessionError(.invalid, "the body holds no event: send the lines of an export", pointer: "")
             }
@@ -69,7 +70,10 @@ extension SessionService {
             var copier = HistoryCopier(environment: environment, origin: SessionOrigin(session: id, version: target))
             var position: Int64 = 0
             while position < target {
-                let page = try await store.events(of: id, after: position, limit: Int(min(1_000, target - position)))
+                // Bounded by bytes as well as by count, as every read of history is (issue 13).
+                let page = try await store.eventPage(
+                    of: id, after: position, limit: Int(min(1_000, target - position)), maxBytes: 1024 * 1024
+                ).events
                 guard let first = page.first, first.seq == position + 1 else {
                     throw SessionError(.gone, "event \(position + 1) of session \(id.rawValue) is no longer stored")
                 }
@@ -84,6 +88,7 @@ extension SessionService {
                     position = stored.seq
                 }
             }
+            try copier.checkSession()
             guard let copy = Copy(copier) else { throw SessionError(.gone, "session \(id.rawValue) has no events") }
             return copy
         }.valueMappingFailures { failure in

@@ -29,7 +29,8 @@ import Testing
             #expect(list.json?["sessions"]?.arrayValue?.count == 3)
             // Bulk tools create with the admin token.
             for _ in 0..<5 {
-                #expect(try await client.send("POST", "/v1/sessions", json: [:], token: client.adminToken).status == 201)
+                #expect(
+                    try await client.send("POST", "/v1/sessions", json: [:], token: client.adminToken).status == 201)
             }
             // Other routes are not limited.
             #expect(try await client.send("GET", "/healthz").status == 200)
@@ -45,6 +46,50 @@ import Testing
                 let created = try await client.send("POST", "/v1/sessions", json: [:])
                 #expect(created.status == 201)
             }
+        }
+    }
+
+    /// An import and a fork make a session too (the inspector's routes): the same bucket.
+    @Test func importsAndForksSpendTheCreationQuotaAndImportsNeedTheCreateToken() async throws {
+        let exported = try await withRunningServer(configure: {
+            $0.createRate = 0.001
+            $0.createBurst = 3
+        }) { client, _ in
+            let original = try await TestSession.create(client)  // 1
+            let export = try await original.send("GET", "/export")
+            #expect(export.status == 200)
+            let ndjson = ["Content-Type": "application/x-ndjson"]
+            func importIt() async throws -> HTTPResponse {
+                try await client.send("POST", "/v1/sessions/import", raw: Data(export.body), headers: ndjson)
+            }
+            func forkIt() async throws -> HTTPResponse {
+                try await client.send(
+                    "POST", "/v1/sessions/fork", json: ["session": .string(original.id)], token: original.token)
+            }
+            #expect(try await importIt().status == 201)  // 2
+            #expect(try await forkIt().status == 201)  // 3
+            for refused in [
+                try await importIt(), try await forkIt(), try await client.send("POST", "/v1/sessions", json: [:]),
+            ] {
+                expectProblem(refused, 429, type: "too-many-requests")
+                #expect(refused.json?["limit"] == "create-rate")
+            }
+            // The admin token is exempt here too.
+            #expect(
+                try await client.send(
+                    "POST", "/v1/sessions/import", raw: Data(export.body),
+                    headers: ndjson.merging(["Authorization": "Bearer \(client.adminToken)"]) { $1 }
+                ).status == 201)
+            return export.body
+        }
+        try await withRunningServer(configure: { $0.createToken = "let-me-create" }) { client, _ in
+            let ndjson = ["Content-Type": "application/x-ndjson"]
+            let anonymous = try await client.send("POST", "/v1/sessions/import", raw: Data(exported), headers: ndjson)
+            expectProblem(anonymous, 401, type: "unauthorized")
+            let allowed = try await client.send(
+                "POST", "/v1/sessions/import", raw: Data(exported),
+                headers: ndjson.merging(["Authorization": "Bearer let-me-create"]) { $1 })
+            #expect(allowed.status == 201, "\(allowed.text)")
         }
     }
 
@@ -124,7 +169,8 @@ import Testing
             let malformed = try await client.send(method, path, json: body, token: "not-a-token")
             expectProblem(malformed, 401, type: "unauthorized")
             // A credential that could be valid learns that the session does not exist.
-            let wellFormed = try await client.send(method, path, json: body, token: "t_" + String(repeating: "B", count: 43))
+            let wellFormed = try await client.send(
+                method, path, json: body, token: "t_" + String(repeating: "B", count: 43))
             #expect(wellFormed.status == 404)
         }
     }

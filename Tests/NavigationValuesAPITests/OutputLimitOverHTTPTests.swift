@@ -101,6 +101,38 @@ import Testing
         }
     }
 
+    /// An import (or a fork) replays a history through the same limits as the live requests that
+    /// made it: a server with smaller limits refuses a copy that passes them, and keeps nothing.
+    @Test func anImportObeysTheLimitsOfTheServerThatTakesIt() async throws {
+        let (withDefaults, withScreens) = try await withRunningServer { client, _ in
+            let schema: JSONValue = [
+                "values": ["d": ["type": "string", "default": .string(String(repeating: "d", count: 2_000))]]
+            ]
+            let defaults = try await TestSession.create(client, ["schema": schema])
+            let screens = try await TestSession.create(client)
+            #expect(try await screens.send("PUT", "/path", json: Self.emptyScreens(50)).status == 200)
+            _ = try await screens.patch("root", ["v": .string(String(repeating: "v", count: 1_000))])
+            return (try await defaults.send("GET", "/export").body, try await screens.send("GET", "/export").body)
+        }
+        try await withRunningServer(configure: {
+            $0.service.limits.maxDefaultBytes = 1_000
+            $0.service.limits.maxSessionBytes = 40_000
+        }) { client, _ in
+            let ndjson = ["Content-Type": "application/x-ndjson"]
+            let refusedDefaults = try await client.send(
+                "POST", "/v1/sessions/import", raw: Data(withDefaults), headers: ndjson)
+            expectProblem(refusedDefaults, 422, type: "unprocessable-content")
+            #expect(refusedDefaults.json?["detail"]?.stringValue?.contains("max-default-bytes") == true)
+            // 51 screens that each resolve the 1 KB value: past 40 KB of session.
+            let refusedScreens = try await client.send(
+                "POST", "/v1/sessions/import", raw: Data(withScreens), headers: ndjson)
+            expectProblem(refusedScreens, 422, type: "unprocessable-content")
+            #expect(refusedScreens.json?["detail"]?.stringValue?.contains("max-session-bytes") == true)
+            let list = try await client.send("GET", "/v1/sessions", token: client.adminToken)
+            #expect(list.json?["sessions"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
     @Test func aPublishDeliveredToManyScreensIsBoundedToo() async throws {
         try await withRunningServer(configure: { $0.service.limits.maxEventBytes = 100_000 }) { client, _ in
             let session = try await TestSession.create(client)
