@@ -248,7 +248,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "description": "`nextCursor` of the previous page.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           }
         ],
@@ -2645,7 +2646,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "schema": {
               "type": "integer",
-              "minimum": 1
+              "minimum": 1,
+              "maximum": 9223372036854775807
             }
           },
           {
@@ -2653,7 +2655,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "schema": {
               "type": "integer",
-              "minimum": 1
+              "minimum": 1,
+              "maximum": 9223372036854775807
             }
           }
         ],
@@ -2806,6 +2809,12 @@ let embeddedJSON = ##"""
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
           "405": {
             "$ref": "#/components/responses/Problem405"
           },
@@ -2817,6 +2826,9 @@ let embeddedJSON = ##"""
           },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -2895,6 +2907,9 @@ let embeddedJSON = ##"""
           },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -3052,7 +3067,8 @@ let embeddedJSON = ##"""
             "name": "session",
             "in": "query",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           },
           {
@@ -3070,7 +3086,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "description": "`nextCursor` of the previous page.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           }
         ],
@@ -4801,7 +4818,9 @@ let embeddedJSON = ##"""
               true
             ]
           }
-        }
+        },
+        "minProperties": 1,
+        "maxProperties": 1
       },
       "Observer": {
         "type": "object",
@@ -4888,7 +4907,8 @@ let embeddedJSON = ##"""
               "string",
               "null"
             ],
-            "description": "The session it may read (admin or that session's token); absent or null: every session (admin only)."
+            "description": "The session it may read (admin or that session's token); absent or null: every session (admin only).",
+            "minLength": 1
           },
           "label": {
             "type": "string",
@@ -4953,7 +4973,8 @@ let embeddedJSON = ##"""
               "null"
             ],
             "minimum": 1,
-            "description": "The revision to start as; default: the latest."
+            "description": "The revision to start as; default: the latest.",
+            "maximum": 9223372036854775807
           }
         }
       }
@@ -5085,7 +5106,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem429": {
-        "description": "Too many sessions created from this client address without the admin token (`create-rate`, `create-burst`); see `Retry-After`.",
+        "description": "Too many sessions made from this client address without the admin token, by creation, import or fork together (`create-rate`, `create-burst`); see `Retry-After`.",
         "headers": {
           "Retry-After": {
             "$ref": "#/components/headers/RetryAfter"
@@ -5166,7 +5187,8 @@ let embeddedJSON = ##"""
         "required": false,
         "description": "A stream ticket (`POST /v1/tickets`) instead of the `Authorization` header, for `EventSource`, which cannot send headers. Never logged. Not with an `Authorization` header (400).",
         "schema": {
-          "type": "string"
+          "type": "string",
+          "pattern": "^[^\\u0000]*$"
         }
       },
       "StackRef": {

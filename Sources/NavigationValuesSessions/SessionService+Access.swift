@@ -167,6 +167,12 @@ extension SessionService {
 
     private func ownedObserver(_ id: ObserverID, _ credential: Credential) async throws -> ObserverRecord {
         if case .none = credential { throw SessionError(.unauthorized, "send Authorization: Bearer <token>") }
+        // Authentication before existence: a token no server could have issued is 401 either way.
+        if case .token(let token) = credential, !IdentifierGenerator.isWellFormedToken(token),
+            !IdentifierGenerator.isWellFormedObserverToken(token)
+        {
+            throw SessionError(.unauthorized, "invalid token")
+        }
         guard let record = try await store.observer(id: id), isLive(record) else {
             throw SessionError(.notFound, "no observer token \(id.rawValue)")
         }
