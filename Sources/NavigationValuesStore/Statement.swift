@@ -103,6 +103,16 @@ public final class Statement {
         }
     }
 
+    /// Runs the statement with `arguments` and calls `body` for each row until it returns false.
+    public func scanRows(_ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Bool) throws {
+        try bind(arguments)
+        defer { sqlite3_reset(handle) }
+        let row = Row(statement: self)
+        while try step() {
+            guard try body(row) else { return }
+        }
+    }
+
     /// Steps once: true when a row is ready, false when the statement is done.
     private func step() throws -> Bool {
         switch sqlite3_step(handle) {
