@@ -87,7 +87,9 @@ extension Connection {
         }
         current.writer = writer
         if machine.isShuttingDown { writer.close() }
-        current.streamTask = Task(executorPreference: loop) {
+        // On the worker threads, as handlers are: the stream's own work (reading a store,
+        // encoding events) never runs on an I/O thread; its bytes reach the loop through `send`.
+        current.streamTask = Task(executorPreference: loop.context.workers) {
             try? await produce(writer)
             loop.execute { self.finishStream(generation: generation) }
         }
@@ -98,7 +100,15 @@ extension Connection {
         guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else {
             return
         }
-        outbound.append(current.isChunked ? ResponseEncoder.chunk(bytes) : bytes, payload: bytes.count)
+        if current.isChunked, bytes.count > ResponseEncoder.chunkCopyLimit {
+            // A large chunk is queued as it is, between its size line and its CRLF, rather than
+            // copied into a framed buffer: a stalled reader then holds one copy of it, not two.
+            outbound.append(ResponseEncoder.chunkHead(bytes.count))
+            outbound.append(bytes, payload: bytes.count)
+            outbound.append(ResponseEncoder.crlf)
+        } else {
+            outbound.append(current.isChunked ? ResponseEncoder.chunk(bytes) : bytes, payload: bytes.count)
+        }
         flush(at: loop.now)
     }
 

@@ -9,7 +9,7 @@ import CHTTPSystem
 /// are the state machine's; this class does the I/O.
 final class Connection: @unchecked Sendable {
     // @unchecked: used only on its loop's thread. Tasks hold a reference only to hand work back
-    // through `loop.execute`, or call in directly after checking `loop.inEventLoop`.
+    // through `loop.execute`.
 
     /// The request being answered.
     struct InFlight {
@@ -205,8 +205,11 @@ final class Connection: @unchecked Sendable {
         answer(request, route: route, at: now)
     }
 
-    /// Runs the responder's chain for a looked-up request: a ready response is sent at once, on
-    /// this thread; deferred work runs in a task.
+    /// Runs the responder's chain for a looked-up request: a ready response (a synchronous
+    /// handler such as `/healthz`, or a refusal) is sent at once, on this thread; deferred work
+    /// runs in a task on the server's worker threads, never on a loop, so that one slow handler
+    /// (parsing a large body, rendering a large answer, waiting for an actor) delays no other
+    /// connection of this loop. Only the response goes back to the loop, to be written.
     private func answer(_ request: Request, route: RouteMatch, at now: ContinuousClock.Instant) {
         var request = request
         route.apply(to: &request)
@@ -225,17 +228,13 @@ final class Connection: @unchecked Sendable {
         _ request: Request, _ work: @escaping @Sendable () async -> Result<Response, any Error>
     ) {
         let loop = self.loop
-        Task(executorPreference: loop) {
+        Task(executorPreference: loop.context.workers) {
             let response: Response
             switch await work() {
             case .success(let answer): response = answer
             case .failure(let error): response = loop.context.errorResponder(error, request)
             }
-            if loop.inEventLoop {
-                self.send(response, at: loop.now)
-            } else {
-                loop.execute { self.send(response, at: loop.now) }
-            }
+            loop.execute { self.send(response, at: loop.now) }
         }
     }
 }

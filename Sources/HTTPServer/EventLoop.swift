@@ -1,5 +1,4 @@
 import CHTTPSystem
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -16,20 +15,15 @@ import Synchronization
 /// on. Connection sockets are edge-triggered (`EPOLLET`) and registered once: reading and writing
 /// never need an `epoll_ctl` per request.
 ///
-/// The loop is also a `TaskExecutor`: handler and stream tasks prefer it, so a handler that
-/// does not hop elsewhere runs on the loop's thread and its response is written without a
-/// cross-thread wake-up.
+/// A loop does I/O only: handlers and streams run in tasks on the server's worker threads and hand
+/// their bytes back through `execute`, so no request's work delays the other connections of
+/// its loop. Only synchronous handlers (constant answers such as `/healthz`) run here.
 final class EventLoop: @unchecked Sendable {
     // @unchecked: `connections`, `readBuffer`, `now` and the other plain vars are used only on
     // the loop's own thread; what other threads touch is in `inbox` (a Mutex) and atomics.
 
-    private enum Work {
-        case closure(@Sendable () -> Void)
-        case job(UnownedJob)
-    }
-
     private struct Inbox {
-        var work: [Work] = []
+        var work: [@Sendable () -> Void] = []
         var isWakePending = false
         var hasStopped = false
     }
@@ -87,11 +81,14 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Threads
 
     /// Starts the loop's thread, accepting from `listener` and sharing connections with `loops`.
-    func start(listener: Int32, sharingWith loops: [EventLoop]) throws(SocketError) {
+    func start(listener: Int32, sharingWith loops: [EventLoop], name: String) throws(SocketError) {
         listenFD = listener
         try register(listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
         siblings = loops  // a cycle between loops, broken when the thread ends
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            _ = chttp_set_thread_name(name)
+            run()
+        }
         thread.start()
     }
 
@@ -99,24 +96,15 @@ final class EventLoop: @unchecked Sendable {
     var inEventLoop: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
 
     /// Runs `work` on the loop's thread, after what was submitted before it.
+    /// Work submitted after the loop has stopped is dropped: its connections are closed.
     func execute(_ work: @escaping @Sendable () -> Void) {
-        submit(.closure(work))
-    }
-
-    private func submit(_ work: Work) {
         let (mustWake, hasStopped) = inbox.withLock { inbox -> (Bool, Bool) in
             if inbox.hasStopped { return (false, true) }
             inbox.work.append(work)
             defer { inbox.isWakePending = true }
             return (!inbox.isWakePending, false)
         }
-        if hasStopped {
-            // Tasks that outlive the loop (a handler still running after shutdown) finish elsewhere.
-            if case .job(let job) = work {
-                DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-            }
-            return
-        }
+        if hasStopped { return }
         if mustWake && !inEventLoop {
             var one: UInt64 = 1
             _ = try? syscall("write(eventfd)") { Glibc.write(wakeFD, &one, 8) }
@@ -159,12 +147,7 @@ final class EventLoop: @unchecked Sendable {
             defer { inbox.work = [] }
             return inbox.work
         }
-        for item in leftover {
-            switch item {
-            case .closure(let closure): closure()
-            case .job(let job): DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-            }
-        }
+        for work in leftover { work() }
         siblings = []
         stoppedContinuation?.resume()
     }
@@ -172,18 +155,13 @@ final class EventLoop: @unchecked Sendable {
     /// Runs what other threads (and tasks) submitted, a few rounds at most so that I/O is not starved.
     private func runSubmittedWork() {
         for _ in 0..<4 {
-            let work = inbox.withLock { inbox -> [Work] in
+            let work = inbox.withLock { inbox -> [@Sendable () -> Void] in
                 inbox.isWakePending = false
                 defer { inbox.work.removeAll(keepingCapacity: true) }
                 return inbox.work
             }
             if work.isEmpty { return }
-            for item in work {
-                switch item {
-                case .closure(let closure): closure()
-                case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
-                }
-            }
+            for item in work { item() }
         }
     }
 
@@ -242,6 +220,9 @@ final class EventLoop: @unchecked Sendable {
     private func adopt(_ fd: Int32, peer: String?) {
         do {
             guard !isShuttingDown else { throw SocketError(call: "adopt", errno: ESHUTDOWN) }
+            if let size = context.configuration.sendBufferSize {
+                try Socket.setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: size))
+            }
             try register(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
         } catch {
             Socket.close(fd)
@@ -323,11 +304,5 @@ final class EventLoop: @unchecked Sendable {
     private func finishDraining() {
         drainedContinuation?.resume()
         drainedContinuation = nil
-    }
-}
-
-extension EventLoop: TaskExecutor {
-    func enqueue(_ job: consuming ExecutorJob) {
-        submit(.job(UnownedJob(job)))
     }
 }

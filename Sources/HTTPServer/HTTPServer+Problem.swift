@@ -19,6 +19,12 @@ public struct ProblemDetails: Sendable, Equatable {
         }
     }
 
+    /// The value of an extension member (RFC 9457 §3.2).
+    public enum Member: Sendable, Equatable {
+        case string(String)
+        case integer(Int64)
+    }
+
     /// A URI reference naming the kind of problem (`about:blank` when the status says it all).
     public var type: String
     public var title: String
@@ -29,10 +35,13 @@ public struct ProblemDetails: Sendable, Equatable {
     public var errors: [FieldError]
     /// Headers the answer carries besides `Content-Type` (`Allow`, `Retry-After`, …).
     public var headers: HTTPHeaders
+    /// Extension members beside the standard ones (RFC 9457 §3.2), such as the name of the limit a
+    /// request passed; a name of a standard member is ignored.
+    public var members: [String: Member]
 
     public init(
         type: String = "about:blank", title: String, status: HTTPStatus, detail: String, errors: [FieldError] = [],
-        headers: HTTPHeaders = [:]
+        headers: HTTPHeaders = [:], members: [String: Member] = [:]
     ) {
         self.type = type
         self.title = title
@@ -40,6 +49,7 @@ public struct ProblemDetails: Sendable, Equatable {
         self.detail = detail
         self.errors = errors
         self.headers = headers
+        self.members = members
     }
 
     /// The document as compact JSON, members sorted by name.
@@ -60,10 +70,29 @@ public struct ProblemDetails: Sendable, Equatable {
             }
             out.append(UInt8(ascii: "]"))
         }
-        out.append(contentsOf: #","status":\#(status.code),"title":"#.utf8)
+        // Members sort between "errors" and "status" only when their names do; keep the order.
+        let standard: Set<String> = ["detail", "errors", "status", "title", "type"]
+        let extra = members.filter { !standard.contains($0.key) }.sorted { $0.key < $1.key }
+        func writeMembers(_ range: (String) -> Bool) {
+            for (name, value) in extra where range(name) {
+                out.append(UInt8(ascii: ","))
+                Self.writeString(name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                switch value {
+                case .string(let text): Self.writeString(text, to: &out)
+                case .integer(let number): out.append(contentsOf: String(number).utf8)
+                }
+            }
+        }
+        writeMembers { $0 < "status" }
+        out.append(contentsOf: #","status":\#(status.code)"#.utf8)
+        writeMembers { $0 > "status" && $0 < "title" }
+        out.append(contentsOf: #","title":"#.utf8)
         Self.writeString(title, to: &out)
+        writeMembers { $0 > "title" && $0 < "type" }
         out.append(contentsOf: #","type":"#.utf8)
         Self.writeString(type, to: &out)
+        writeMembers { $0 > "type" }
         out.append(UInt8(ascii: "}"))
         return out
     }

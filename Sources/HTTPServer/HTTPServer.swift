@@ -33,6 +33,9 @@ public final class HTTPServer: Sendable {
         public var port: Int
         /// Event-loop threads; defaults to the number of active cores.
         public var eventLoopCount: Int
+        /// Threads that run handlers and streams (never the event loops'); defaults to the number
+        /// of active cores.
+        public var workerCount: Int
         /// Size limits of a request.
         public var limits: HTTPLimits
         /// Time to receive a request's head (a new connection's first head included).
@@ -43,6 +46,10 @@ public final class HTTPServer: Sendable {
         public var shutdownGracePeriod: Duration
         /// Bytes a stream may have waiting for the client before `write` suspends.
         public var streamHighWaterMark: Int
+        /// The kernel's send buffer of each connection (`SO_SNDBUF`; Linux doubles it), which a
+        /// client that stops reading fills; nil keeps the kernel's default, which grows with need
+        /// (up to `net.ipv4.tcp_wmem`'s maximum, 4 MiB by default).
+        public var sendBufferSize: Int?
         /// The listen backlog.
         public var backlog: Int32
 
@@ -51,21 +58,25 @@ public final class HTTPServer: Sendable {
             host: String = "127.0.0.1",
             port: Int = 8080,
             eventLoopCount: Int = ProcessInfo.processInfo.activeProcessorCount,
+            workerCount: Int = ProcessInfo.processInfo.activeProcessorCount,
             limits: HTTPLimits = HTTPLimits(),
             headerTimeout: Duration = .seconds(10),
             idleTimeout: Duration = .seconds(60),
             shutdownGracePeriod: Duration = .seconds(30),
             streamHighWaterMark: Int = 64 * 1024,
+            sendBufferSize: Int? = nil,
             backlog: Int32 = 4096
         ) {
             self.host = host
             self.port = port
             self.eventLoopCount = max(1, eventLoopCount)
+            self.workerCount = max(1, workerCount)
             self.limits = limits
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
             self.shutdownGracePeriod = shutdownGracePeriod
             self.streamHighWaterMark = max(1, streamHighWaterMark)
+            self.sendBufferSize = sendBufferSize.map { max(1, $0) }
             self.backlog = backlog
         }
     }
@@ -122,12 +133,13 @@ public final class HTTPServer: Sendable {
             for _ in 0..<configuration.eventLoopCount {
                 loops.append(try EventLoop(context: context))
             }
-            for loop in loops {
-                try loop.start(listener: listener, sharingWith: loops)
+            for (index, loop) in loops.enumerated() {
+                try loop.start(listener: listener, sharingWith: loops, name: "http-loop-\(index)")
                 started.append(loop)
             }
             try phase.withLock { phase throws(SocketError) in
                 guard case .created = phase else { throw SocketError(call: "start", errno: EALREADY) }
+                context.workers.start()
                 phase = .running(listener: listener, loops: loops, port: port)
             }
         } catch {
@@ -160,6 +172,7 @@ public final class HTTPServer: Sendable {
                     }
                 }
             }
+            await context.workers.stop()
             markStopped()
         case .stopping:
             await waitUntilStopped()
@@ -198,6 +211,8 @@ final class ServerContext: Sendable {
     let configuration: HTTPServer.Configuration
     let responder: RouterResponder
     let errorResponder: HTTPServer.ErrorResponder
+    /// Where handlers and streams run.
+    let workers: WorkerPool
     /// Connections open across all loops.
     let openConnections = Atomic<Int>(0)
     /// The memory for bodies over the usual limit (`HTTPLimits.largeBodies`).
@@ -211,5 +226,6 @@ final class ServerContext: Sendable {
         self.responder = responder
         self.errorResponder = errorResponder
         self.bodyBudget = BodyBudget(bytes: configuration.limits.maxLargeBodyBytesInFlight)
+        self.workers = WorkerPool(count: configuration.workerCount, name: "http-worker")
     }
 }

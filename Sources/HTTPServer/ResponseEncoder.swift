@@ -68,6 +68,15 @@ enum ResponseEncoder {
         return out
     }
 
+    /// Chunks larger than this are queued without being copied into a framed buffer.
+    static let chunkCopyLimit = 4 * 1024
+
+    /// A chunk's size line.
+    static func chunkHead(_ count: Int) -> [UInt8] {
+        Array(String(count, radix: 16).utf8) + crlf
+    }
+
+    static let crlf: [UInt8] = Array("\r\n".utf8)
     static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
     static let continueHead: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 

@@ -15,7 +15,8 @@
 public enum ResponseFuture: Sendable {
     /// The response, or the error that stands in for it, known now.
     case ready(Result<Response, any Error>)
-    /// Work that produces the response; the server runs it in a task on the connection's event loop.
+    /// Work that produces the response; the server runs it in a task on its worker threads,
+    /// off the event loops.
     case deferred(@Sendable () async -> Result<Response, any Error>)
 
     /// A deferred response made by `work`, for middleware that must wait before handing a request on.

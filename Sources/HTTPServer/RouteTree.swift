@@ -107,7 +107,11 @@ struct RouteTree: Sendable {
                 found = (endpoint, handler)
                 return true
             }
-            if mostSpecific == nil { mostSpecific = endpoint }
+            // `Allow` names the methods of the most specific route only: a concrete path shadows a
+            // templated one that also matches (as OpenAPI reads paths), so `OPTIONS /v1/sessions/fork`
+            // allows what `/v1/sessions/fork` takes, not what `/v1/sessions/{id}` does.
+            guard mostSpecific == nil else { return false }
+            mostSpecific = endpoint
             for method in endpoint.handlers.keys { allowed.insert(method.rawValue) }
             if endpoint.handlers[.get] != nil { allowed.insert(HTTPMethod.head.rawValue) }
             return false

@@ -14,8 +14,10 @@
 /// let server = HTTPServer(configuration: configuration, responder: router.buildResponder())
 /// ```
 ///
-/// Handlers that do not `await` run synchronously on the connection's event-loop thread, and
-/// async handlers start there too: neither may block the thread (no blocking I/O, no long CPU work).
+/// Handlers that do not `await` run synchronously on the connection's event-loop thread: keep
+/// them for constant or trivial answers (`/healthz`), since they delay every connection of that
+/// loop. Async handlers run in tasks on the server's worker threads, never on an event loop, and only
+/// their responses go back to the loop to be written.
 public final class Router {
     private var routes = RouteTree()
     private var middleware: [any Middleware] = []

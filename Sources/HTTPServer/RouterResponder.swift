@@ -4,7 +4,8 @@
 /// Each request is looked up once. The lookup fills in `request.route` and `request.parameters`,
 /// then the middleware run in order and the last hands the request to the route's handler, or
 /// answers 404 or 405 when no route does. The whole chain runs synchronously on the event-loop
-/// thread unless the handler (or a middleware) awaits; only then does the server start a task.
+/// thread unless the handler (or a middleware) awaits; only then does the server start a task,
+/// which runs on the server's worker threads, off the event loops.
 /// For an `Expect: 100-continue` request, the server looks the head up before the body is sent
 /// and refuses a 404 or 405 at once, through the same middleware; otherwise the lookup's result
 /// answers the request once its body has arrived.

@@ -1,3 +1,4 @@
+import HTTPServer
 import NavigationValuesSessions
 
 /// An error in an HTTP request itself, found before (or instead of) a session: a malformed or
@@ -12,15 +13,18 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     var detail: String
     var fieldErrors: [SessionError.FieldError]
     var headers: [String: String]
+    /// Extension members of the problem document, such as the `limit` a request passed.
+    var members: [String: ProblemDetails.Member]
 
     init(
         _ kind: ProblemKind, _ detail: String, fieldErrors: [SessionError.FieldError] = [],
-        headers: [String: String] = [:]
+        headers: [String: String] = [:], members: [String: ProblemDetails.Member] = [:]
     ) {
         self.kind = kind
         self.detail = detail
         self.fieldErrors = fieldErrors
         self.headers = headers
+        self.members = members
     }
 
     /// An error about one field of the body.

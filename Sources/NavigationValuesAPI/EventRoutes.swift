@@ -13,6 +13,9 @@ struct EventRoutes: Sendable {
 
     var service: SessionService { routes.service }
     var store: any SessionStore { routes.store }
+    /// Bytes of events one page (of history, a long poll, a stream's catch-up) holds at most;
+    /// a page always holds at least one event.
+    var pageBytes: Int { routes.maxPageBytes }
 
     func register(on router: Router) {
         router.get("/v1/sessions/{id}/events") { request in try await events(request) }
@@ -47,7 +50,7 @@ struct EventRoutes: Sendable {
         }
         // Subscribe first, then look at the session: every event committed after the look
         // arrives through the subscription, every one before it is in the store.
-        let subscription = hub.subscribe(to: id)
+        let subscription = try hub.subscribe(to: id)
         let head: ReaderHead
         do {
             head = try await readerHead(of: id, credential: credential, snapshot: isSnapshot && cursor == nil)
@@ -68,9 +71,10 @@ struct EventRoutes: Sendable {
                 try await writer.writeEvent(
                     id: String(head.version), event: SessionEvent.snapshotType, data: snapshot.json.serialized())
             }
-            // Catch up from the store, then follow the subscription, skipping what was sent and
-            // filling any gap from the store: the table is the truth, the hub only wakes us (an
-            // event another instance committed may arrive after a later one of ours).
+            // Catch up from the store, a page (bounded by bytes) at a time, then follow the
+            // subscription, skipping what was sent and filling any gap from the store: the table
+            // is the truth, the hub only wakes us (an event another instance committed may arrive
+            // after a later one of ours).
             var ended = try await catchUp(id, after: &last, upTo: nil, writer: writer)
             if ended || head.isEnded { return }
             for await item in subscription.items {
@@ -80,14 +84,17 @@ struct EventRoutes: Sendable {
                 case .resync:
                     ended = try await catchUp(id, after: &last, upTo: nil, writer: writer)
                     if ended { return }
-                case .event(let event):
+                case .event(let event, let frame, _):
+                    // The event's bytes stay charged to this subscriber until the write returns,
+                    // which is once the connection has room for them.
+                    defer { subscription.release(item) }
                     guard event.seq > last else { continue }
                     if event.seq > last + 1 {
                         ended = try await catchUp(id, after: &last, upTo: event.seq - 1, writer: writer)
                         if ended { return }
                     }
                     guard event.seq > last else { continue }
-                    try await writer.writeEvent(event)
+                    try await writer.write(frame.bytes { event.frame })
                     last = event.seq
                     if event.isSessionEnded { return }
                 }
@@ -95,42 +102,45 @@ struct EventRoutes: Sendable {
         }
     }
 
-    /// Writes the stored events after `last` (up to `end`, or all), advancing `last`; true when
-    /// one of them ended the session.
+    /// Writes the stored events after `last` (up to `end`, or all), a page bounded by count and
+    /// by bytes at a time, advancing `last`; true when one of them ended the session.
     private func catchUp(
         _ id: SessionID, after last: inout Int64, upTo end: Int64?, writer: ResponseWriter
     ) async throws -> Bool {
         while end.map({ last < $0 }) ?? true {
             let wanted = end.map { Int(min(500, $0 - last)) } ?? 500
-            let page = try await store.events(of: id, after: last, limit: wanted)
-            for event in page {
+            let page = try await store.eventPage(of: id, after: last, limit: wanted, maxBytes: pageBytes)
+            for event in page.events {
                 try await writer.writeEvent(event)
                 last = event.seq
                 if event.isSessionEnded { return true }
             }
-            if page.count < wanted { break }
+            if !page.hasMore { break }
         }
         return false
     }
 
-    /// 410 when the events after `cursor` are no longer all stored.
+    /// 410 when the events after `cursor` are no longer all stored: compaction removed those up
+    /// to the session's compacted seq, which the answer names as the oldest a reader may ask
+    /// for (as etcd answers a watch from a compacted revision).
     func checkAvailable(_ id: SessionID, after cursor: Int64) async throws {
-        guard cursor > 0 else { return }
-        if let first = try await store.events(of: id, after: cursor - 1, limit: 1).first, first.seq != cursor {
-            throw APIError(.gone, "events after \(cursor) of session \(id.rawValue) were purged")
-        }
+        guard let access = try await store.access(to: id), cursor < access.compactedSeq else { return }
+        throw SessionError.compacted(
+            "events 1 to \(access.compactedSeq) of session \(id.rawValue) were compacted; "
+                + "ask for events after \(access.compactedSeq) or later",
+            oldestSeq: access.compactedSeq)
     }
 
     private func longPoll(_ id: SessionID, credential: Credential, after: Int64, wait: Int64) async throws -> Response {
-        let subscription = hub.subscribe(to: id)
+        let subscription = try hub.subscribe(to: id)
         defer { subscription.cancel() }
         _ = try await readerHead(of: id, credential: credential, snapshot: false)
         try await checkAvailable(id, after: after)
-        var page = try await store.events(of: id, after: after, limit: 1_000)
+        var page = try await store.eventPage(of: id, after: after, limit: 1_000, maxBytes: pageBytes).events
         if page.isEmpty, wait > 0 {
             let waiter = Task {
                 for await item in subscription.items {
-                    if case .event(let event) = item, event.seq > after { return true }
+                    if case .event(let event, _, _) = item, event.seq > after { return true }
                 }
                 return false
             }
@@ -138,7 +148,9 @@ struct EventRoutes: Sendable {
                 try? await Task.sleep(for: .seconds(wait))
                 subscription.cancel()
             }
-            if await waiter.value { page = try await store.events(of: id, after: after, limit: 1_000) }
+            if await waiter.value {
+                page = try await store.eventPage(of: id, after: after, limit: 1_000, maxBytes: pageBytes).events
+            }
             timer.cancel()
         }
         let last = page.last?.seq ?? after
@@ -155,10 +167,9 @@ struct EventRoutes: Sendable {
         let limit = try routes.integerQuery(request, "limit", default: 100, range: 1...1_000)
         _ = try await readerHead(of: id, credential: credential, snapshot: false)
         try await checkAvailable(id, after: after)
-        let page = try await store.events(of: id, after: after, limit: Int(limit) + 1)
-        let shown = page.prefix(Int(limit))
-        let next = page.count > Int(limit) ? shown.last.map { String($0.seq) } ?? "null" : "null"
-        return rawJSON("{\"events\":[" + shown.map(\.json).joined(separator: ",") + "],\"next\":\(next)}")
+        let page = try await store.eventPage(of: id, after: after, limit: Int(limit), maxBytes: pageBytes)
+        let next = page.hasMore ? page.events.last.map { String($0.seq) } ?? "null" : "null"
+        return rawJSON("{\"events\":[" + page.events.map(\.json).joined(separator: ",") + "],\"next\":\(next)}")
     }
 
     private func replay(_ request: Request) async throws -> Response {
@@ -175,6 +186,8 @@ struct EventRoutes: Sendable {
             }
             at = value
         }
+        // The state right after the compacted seq is still a snapshot: it replays, earlier ones do not.
+        try await checkAvailable(id, after: at)
         var session = try await SessionReplay.resource(of: id, at: at, in: store)
         session.origin = head.origin
         return .json(session.json, headers: ["ETag": "\"\(at)\""])
@@ -191,7 +204,7 @@ struct EventRoutes: Sendable {
             throw APIError(
                 .forbidden, "the stream of every session needs the admin token (or a ticket or observer token for it)")
         }
-        let subscription = hub.subscribe(to: nil)
+        let subscription = try hub.subscribe(to: nil)
         return Response(
             status: .ok, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store"]
         ) { writer in
@@ -200,8 +213,11 @@ struct EventRoutes: Sendable {
             // The hub tags each event with its session for this stream.
             for await item in subscription.items {
                 switch item {
-                case .keepAlive: try await writer.writeComment("keep-alive")
-                case .event(let event): try await writer.writeEvent(event)
+                case .keepAlive:
+                    try await writer.writeComment("keep-alive")
+                case .event(let event, let frame, _):
+                    defer { subscription.release(item) }
+                    try await writer.write(frame.bytes { event.frame })
                 case .resync: continue  // the admin stream is live only: it has no cursor to resume from
                 }
             }
@@ -233,10 +249,17 @@ extension StoredEvent {
     var isSessionEnded: Bool { type == SessionEvent.Kind.sessionEnded.rawValue }
 }
 
+extension StoredEvent {
+    /// The event as one server-sent event (HTML Living Standard §9.2): `id: <seq>`,
+    /// `event: <type>`, and the event's JSON, which is one line, as one `data:` line.
+    var frame: [UInt8] {
+        ResponseWriter.eventFrame(id: String(seq), event: type, data: json)
+    }
+}
+
 extension ResponseWriter {
-    /// One server-sent event (HTML Living Standard §9.2): `id: <seq>`, `event: <type>`, and the
-    /// event's JSON, which is one line, as one `data:` line.
+    /// Writes one stored event as a server-sent event.
     func writeEvent(_ event: StoredEvent) async throws {
-        try await writeEvent(id: String(event.seq), event: event.type, data: event.json)
+        try await write(event.frame)
     }
 }

@@ -62,9 +62,21 @@ public final class Metrics: Sendable {
     /// Creates empty figures.
     public init() {}
 
-    /// Counts one answered request and its latency in seconds.
+    /// The methods that get a label of their own; any other is counted as `OTHER`, so that a
+    /// client cannot add a time series by inventing a method (RFC 9110 lets a method be any token).
+    public static let labelledMethods: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE",
+    ]
+
+    /// The `method` label of a request method: itself when it is one of ``labelledMethods``, else `OTHER`.
+    public static func methodLabel(_ method: String) -> String {
+        labelledMethods.contains(method) ? method : "OTHER"
+    }
+
+    /// Counts one answered request and its latency in seconds. `method` is labelled through
+    /// ``methodLabel(_:)``; `route` must be a route pattern (or `unmatched`), never a raw path.
     public func recordRequest(method: String, route: String, status: Int, duration: Double) {
-        let key = RouteKey(method: method, route: route)
+        let key = RouteKey(method: Self.methodLabel(method), route: route)
         requests.withLock { requests in
             requests.counts[key, default: [:]][status, default: 0] += 1
             var latency = requests.latencies[key] ?? Latency()
@@ -79,7 +91,7 @@ public final class Metrics: Sendable {
 
     /// How many requests were answered with `status` on `method` `route` so far.
     public func requestCount(method: String, route: String, status: Int) -> Int {
-        requests.withLock { $0.counts[RouteKey(method: method, route: route)]?[status] ?? 0 }
+        requests.withLock { $0.counts[RouteKey(method: Self.methodLabel(method), route: route)]?[status] ?? 0 }
     }
 
     // MARK: - Rendering

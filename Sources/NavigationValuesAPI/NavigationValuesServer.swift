@@ -27,6 +27,9 @@ public final class NavigationValuesServer: Sendable {
         public var adminToken: String?
         /// SQLite's durability (PostgreSQL's is the server's own `synchronous_commit`).
         public var sync: SQLiteSessionStore.SyncMode = .normal
+        /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
+        /// answer 503 and `/readyz` is not ready. Nil: no limit but the disk's.
+        public var maxDatabaseBytes: Int?
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
         public var service = ServiceConfiguration()
@@ -35,10 +38,32 @@ public final class NavigationValuesServer: Sendable {
         public var headerTimeout: Duration = .seconds(10)
         public var idleTimeout: Duration = .seconds(60)
         public var shutdownGracePeriod: Duration = .seconds(10)
+        /// The kernel's send buffer of each connection (`SO_SNDBUF`), which a client that stops
+        /// reading fills; nil keeps the kernel's default, which grows up to 4 MiB per connection.
+        public var sendBufferSize: Int?
         /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
-        public var subscriberBufferLimit = 1_024
+        public var subscriberBufferLimit: Int {
+            get { subscribers.bufferLimit }
+            set { subscribers.bufferLimit = newValue }
+        }
+        /// Subscribers per session and in total, and how far behind each may fall.
+        public var subscribers = EventHub.Limits()
+        /// Session creations per second per client address without the admin token (the bucket refills at this rate).
+        public var createRate: Double = 20
+        /// Session creations at once per client address without the admin token.
+        public var createBurst = 200
+        /// When set, creating a session needs this token (or the admin token).
+        public var createToken: String?
+        /// Bytes of events one page of history, a long poll or a stream's catch-up holds at most.
+        public var maxPageBytes = 1024 * 1024
+        /// What old data goes away, and when.
+        public var retention = RetentionPolicy(
+            idleTimeout: .seconds(30 * 86_400), endedRetention: .seconds(30 * 86_400),
+            compaction: CompactionRule(keepEvents: 10_000))
+        /// How often retention runs (nil: never; `navigation-values prune` runs it on demand).
+        public var retentionInterval: Duration? = .seconds(60)
         /// Where request lines and server messages go; nil writes none.
         public var logger: Logger?
         /// The web origins browsers may call the API from (`--cors-origins`); none by default.
@@ -49,7 +74,8 @@ public final class NavigationValuesServer: Sendable {
         /// Bytes of bodies over 1 MiB (imports) the server holds at once (`--max-large-body-memory`);
         /// an import that does not fit is 503 with `Retry-After`.
         public var maxLargeBodyBytesInFlight = 256 * 1024 * 1024
-        /// The clock: event times, ticket and observer-token expiry.
+        /// The clock: event times, ticket and observer-token expiry, idempotency expiry,
+        /// retention's idle and age rules.
         public var now: @Sendable () -> Date = { Date() }
 
         public init() {}
@@ -68,14 +94,16 @@ public final class NavigationValuesServer: Sendable {
     public let metrics: Metrics
     let http: HTTPServer
     private let ticker: Task<Void, Never>
+    private let retention: Task<Void, Never>?
     /// Other instances' commits, followed on a shared store.
     private let follower: CommitFollower
 
     private init(
         adminToken: String, generated: Bool, store: any SessionStore, service: SessionService, hub: EventHub,
-        metrics: Metrics, http: HTTPServer, keepAliveInterval: Duration, follower: CommitFollower
+        metrics: Metrics, http: HTTPServer, configuration: Configuration, follower: CommitFollower
     ) {
         self.follower = follower
+        let keepAliveInterval = configuration.keepAliveInterval
         self.adminToken = adminToken
         self.isAdminTokenGenerated = generated
         self.store = store
@@ -89,6 +117,34 @@ public final class NavigationValuesServer: Sendable {
                 hub.tick()
             }
         }
+        self.retention = Self.retentionTask(service: service, configuration: configuration)
+    }
+
+    /// Runs retention every `retentionInterval`, logging what each pass removed.
+    private static func retentionTask(service: SessionService, configuration: Configuration) -> Task<Void, Never>? {
+        guard let interval = configuration.retentionInterval, configuration.retention.isActive else { return nil }
+        let policy = configuration.retention
+        let logger = configuration.logger
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { return }
+                do {
+                    let report = try await service.runRetention(policy)
+                    if !report.isEmpty {
+                        logger?.log(
+                            .info, "retention",
+                            [
+                                "ended": .integer(Int64(report.ended)), "purged": .integer(Int64(report.purged)),
+                                "compacted_events": .integer(Int64(report.compactedEvents)),
+                                "expired_records": .integer(Int64(report.expiredRecords)),
+                            ])
+                    }
+                } catch {
+                    logger?.log(.warning, "retention failed", ["error": .string(String(describing: error))])
+                }
+            }
+        }
     }
 
     /// Opens (and migrates) the database, then binds and starts serving. On PostgreSQL it also
@@ -100,7 +156,7 @@ public final class NavigationValuesServer: Sendable {
         let store = try await openStore(configuration)
         let generated = configuration.adminToken == nil
         let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
-        let hub = EventHub(bufferLimit: configuration.subscriberBufferLimit)
+        let hub = EventHub(limits: configuration.subscribers)
         var serviceConfiguration = configuration.service
         // Every server sharing the admin token accepts the stream tickets of the others.
         serviceConfiguration.ticketSecret = serviceConfiguration.ticketSecret ?? adminToken
@@ -114,7 +170,13 @@ public final class NavigationValuesServer: Sendable {
         router.add(middleware: configuration.crossOriginPolicy.responseHeaders)
         router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
         router.add(middleware: configuration.crossOriginPolicy.preflight)
-        SessionRoutes(service: service, adminToken: adminToken, hub: hub).register(on: router)
+        router.add(
+            middleware: CreationRateLimit(
+                adminToken: adminToken, rate: configuration.createRate, burst: configuration.createBurst))
+        SessionRoutes(
+            service: service, adminToken: adminToken, hub: hub, createToken: configuration.createToken,
+            maxPageBytes: configuration.maxPageBytes
+        ).register(on: router)
         OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
         InspectorRoutes().register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
@@ -126,6 +188,7 @@ public final class NavigationValuesServer: Sendable {
             .init(method: .post, path: "/v1/sessions/import", maxBodyBytes: configuration.maxImportBytes)
         ]
         httpConfiguration.limits.maxLargeBodyBytesInFlight = configuration.maxLargeBodyBytesInFlight
+        httpConfiguration.sendBufferSize = configuration.sendBufferSize
         let http = HTTPServer(
             configuration: httpConfiguration,
             responder: router.buildResponder(),
@@ -140,17 +203,20 @@ public final class NavigationValuesServer: Sendable {
         }
         return NavigationValuesServer(
             adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
-            http: http, keepAliveInterval: configuration.keepAliveInterval, follower: follower)
+            http: http, configuration: configuration, follower: follower)
     }
 
     /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
     static func openStore(_ configuration: Configuration) async throws -> any SessionStore {
         if PostgresSessionStore.isDatabaseURL(configuration.databasePath) {
-            return try await PostgresSessionStore.open(
-                url: configuration.databasePath, configuration: configuration.postgres)
+            var postgres = configuration.postgres
+            postgres.now = configuration.now
+            return try await PostgresSessionStore.open(url: configuration.databasePath, configuration: postgres)
         }
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync
+        storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
+        storeConfiguration.now = configuration.now
         return try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
     }
 
@@ -160,6 +226,8 @@ public final class NavigationValuesServer: Sendable {
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
         ticker.cancel()
+        retention?.cancel()
+        await retention?.value  // a pass under way finishes before the store closes
         follower.stop()
         hub.finishAll()
         await http.shutdown()

@@ -156,6 +156,9 @@ let embeddedJSON = ##"""
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "405": {
             "$ref": "#/components/responses/Problem405"
           },
@@ -167,6 +170,9 @@ let embeddedJSON = ##"""
           },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -242,7 +248,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "description": "`nextCursor` of the previous page.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           }
         ],
@@ -1288,7 +1295,7 @@ let embeddedJSON = ##"""
       "delete": {
         "operationId": "removeStack",
         "summary": "Remove a tab or dismiss a presentation",
-        "description": "A tab goes with its screens and what they present (the main stack is selected if it was); a presentation is dismissed as `POST \u2026/dismiss` does; `main`: 409.",
+        "description": "A tab goes with its screens and what they present (the main stack is selected if it was); a presentation is dismissed as `POST …/dismiss` does; `main`: 409.",
         "responses": {
           "200": {
             "description": "What left.",
@@ -1367,7 +1374,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "pushOntoStack",
         "summary": "Push a screen onto a stack",
-        "description": "As `POST \u2026/push`, onto this stack; 409 when its topmost screen presents a stack.",
+        "description": "As `POST …/push`, onto this stack; 409 when its topmost screen presents a stack.",
         "responses": {
           "201": {
             "description": "The new screen.",
@@ -1486,7 +1493,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "popFromStack",
         "summary": "Pop screens from a stack",
-        "description": "As `POST \u2026/pop`, on this stack (`to`: `root` and `top` are its ends); what a popped screen presents is dismissed.",
+        "description": "As `POST …/pop`, on this stack (`to`: `root` and `top` are its ends); what a popped screen presents is dismissed.",
         "responses": {
           "200": {
             "description": "The popped screens and the dismissed presentations.",
@@ -1575,7 +1582,7 @@ let embeddedJSON = ##"""
       "put": {
         "operationId": "replaceStackPath",
         "summary": "Replace a stack's path",
-        "description": "As `PUT \u2026/path`, on this stack.",
+        "description": "As `PUT …/path`, on this stack.",
         "responses": {
           "200": {
             "description": "The popped and pushed screens.",
@@ -2148,7 +2155,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "applyBatch",
         "summary": "Apply several changes as one",
-        "description": "All or nothing, as one event and one version step; the first refused operation answers with `errors` pointing at `/operations/N/\u2026`, and nothing changes.",
+        "description": "All or nothing, as one event and one version step; the first refused operation answers with `errors` pointing at `/operations/N/…`, and nothing changes.",
         "responses": {
           "200": {
             "description": "Each operation's answer.",
@@ -2445,7 +2452,8 @@ let embeddedJSON = ##"""
             "description": "An event's seq; default: the latest.",
             "schema": {
               "type": "integer",
-              "minimum": 1
+              "minimum": 1,
+              "maximum": 9223372036854775807
             }
           }
         ],
@@ -2638,7 +2646,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "schema": {
               "type": "integer",
-              "minimum": 1
+              "minimum": 1,
+              "maximum": 9223372036854775807
             }
           },
           {
@@ -2646,7 +2655,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "schema": {
               "type": "integer",
-              "minimum": 1
+              "minimum": 1,
+              "maximum": 9223372036854775807
             }
           }
         ],
@@ -2799,6 +2809,12 @@ let embeddedJSON = ##"""
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
           "405": {
             "$ref": "#/components/responses/Problem405"
           },
@@ -2810,6 +2826,9 @@ let embeddedJSON = ##"""
           },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -2888,6 +2907,9 @@ let embeddedJSON = ##"""
           },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -3045,7 +3067,8 @@ let embeddedJSON = ##"""
             "name": "session",
             "in": "query",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           },
           {
@@ -3063,7 +3086,8 @@ let embeddedJSON = ##"""
             "in": "query",
             "description": "`nextCursor` of the previous page.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           }
         ],
@@ -3244,35 +3268,179 @@ let embeddedJSON = ##"""
                 }
               }
             }
+          },
+          "limit": {
+            "type": "string",
+            "description": "With `/problems/limit-exceeded` (422): the limit the request would pass, named as the `serve` flag that sets it (`max-event-bytes`, `max-session-bytes`, `max-default-bytes`, `max-schema-entries`, ...); with `/problems/too-many-subscribers` (503): `max-subscribers-per-session` or `max-subscribers`; with `/problems/too-many-requests` (429): `create-rate`."
+          },
+          "oldestSeq": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "With `/problems/events-compacted` (410): events up to and including this seq were compacted away; ask for events after it."
           }
         }
       },
       "SchemaEntry": {
-        "type": "object",
-        "required": [
-          "type"
-        ],
-        "properties": {
-          "type": {
-            "type": "string",
-            "enum": [
-              "string",
-              "integer",
-              "number",
-              "boolean",
-              "object",
-              "array",
-              "any"
-            ]
+        "description": "One declared entry: its type, and a default of that type. The defaults of a schema together are at most `max-default-bytes` of JSON (and as deep as a value may be); a schema declares at most `max-schema-entries` entries.",
+        "oneOf": [
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "string"
+              },
+              "default": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a string, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
           },
-          "default": {
-            "description": "The value read when nothing is set; must have the declared type."
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "integer"
+              },
+              "default": {
+                "type": [
+                  "integer",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a integer, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
           },
-          "observationIgnored": {
-            "type": "boolean",
-            "description": "Stored without notifying (values only)."
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "number"
+              },
+              "default": {
+                "type": [
+                  "number",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a number, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "boolean"
+              },
+              "default": {
+                "type": [
+                  "boolean",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a boolean, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "object"
+              },
+              "default": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a object, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "array"
+              },
+              "default": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "description": "The value read when nothing is set: a array, or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "any"
+              },
+              "default": {
+                "description": "The value read when nothing is set: a any (any JSON), or null."
+              },
+              "observationIgnored": {
+                "type": "boolean",
+                "description": "Stored without notifying (values only)."
+              }
+            },
+            "additionalProperties": false
           }
-        }
+        ]
       },
       "Schema": {
         "type": "object",
@@ -3282,18 +3450,25 @@ let embeddedJSON = ##"""
             "type": "object",
             "additionalProperties": {
               "$ref": "#/components/schemas/SchemaEntry"
+            },
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
             }
           },
           "preferences": {
             "type": "object",
             "additionalProperties": {
               "$ref": "#/components/schemas/SchemaEntry"
+            },
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
             }
           },
           "strict": {
             "type": "boolean"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Handler": {
         "type": "object",
@@ -3309,7 +3484,7 @@ let embeddedJSON = ##"""
       },
       "Screen": {
         "type": "object",
-        "description": "One screen of a stack; `index` is its position in its own stack, `previous`/`next` follow the chain across presentations (docs/Stacks.md \u00a71).",
+        "description": "One screen of a stack; `index` is its position in its own stack, `previous`/`next` follow the chain across presentations (docs/Stacks.md §1).",
         "required": [
           "id",
           "index",
@@ -3559,14 +3734,16 @@ let embeddedJSON = ##"""
         "properties": {
           "count": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "maximum": 9223372036854775807
           },
           "to": {
             "type": "string",
             "description": "A screen id, `root` or `top`: pop everything above it."
           }
         },
-        "additionalProperties": false
+        "additionalProperties": false,
+        "maxProperties": 1
       },
       "ReplacePath": {
         "type": "object",
@@ -3926,42 +4103,333 @@ let embeddedJSON = ##"""
         }
       },
       "BatchOperation": {
-        "type": "object",
-        "required": [
-          "op"
-        ],
-        "additionalProperties": true,
         "description": "`op` and the members of that operation's own endpoint body, plus what its path names (`stack`, `screen`, `key`): docs/Stacks.md, Batches.",
-        "properties": {
-          "op": {
-            "type": "string",
-            "enum": [
-              "push",
-              "pop",
-              "replacePath",
-              "replaceAbove",
-              "setValues",
-              "setHandler",
-              "removeHandler",
-              "publish",
-              "return",
-              "createStack",
-              "selectStack",
-              "removeStack",
-              "present",
-              "dismiss"
-            ]
+        "oneOf": [
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "push"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "name": {
+                "type": "string"
+              },
+              "values": {
+                "type": "object",
+                "additionalProperties": true,
+                "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+                "propertyNames": {
+                  "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+                }
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op"
+            ],
+            "title": "push"
           },
-          "stack": {
-            "type": "string"
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "pop"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "count": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 9223372036854775807
+              },
+              "to": {
+                "type": "string",
+                "description": "A screen id, `root` or `top`: pop everything above it."
+              }
+            },
+            "additionalProperties": false,
+            "not": {
+              "required": [
+                "count",
+                "to"
+              ]
+            },
+            "required": [
+              "op"
+            ],
+            "title": "pop"
           },
-          "screen": {
-            "type": "string"
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "replacePath"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "screens": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/NewScreen"
+                }
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screens"
+            ],
+            "title": "replacePath"
           },
-          "key": {
-            "type": "string"
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "replaceAbove"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "screens": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/NewScreen"
+                }
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "screens"
+            ],
+            "title": "replaceAbove"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "setValues"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "values": {
+                "$ref": "#/components/schemas/ValuesPatch"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "values"
+            ],
+            "title": "setValues"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "setHandler"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              },
+              "passBack": {
+                "type": "boolean"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key",
+              "passBack"
+            ],
+            "title": "setHandler"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "removeHandler"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key"
+            ],
+            "title": "removeHandler"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "publish"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              },
+              "value": {}
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key",
+              "value"
+            ],
+            "title": "publish"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "return"
+              },
+              "screen": {
+                "type": "string"
+              },
+              "key": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+              },
+              "value": {}
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "screen",
+              "key",
+              "value"
+            ],
+            "title": "return"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "createStack"
+              },
+              "id": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+                "description": "The tab's name: not main, selected or top, not starting with p_."
+              },
+              "root": {
+                "$ref": "#/components/schemas/NewScreen"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "id"
+            ],
+            "title": "createStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "selectStack"
+              },
+              "stack": {
+                "type": "string",
+                "description": "`main`, a tab's name, `selected` or `top`."
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "stack"
+            ],
+            "title": "selectStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "removeStack"
+              },
+              "stack": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "stack"
+            ],
+            "title": "removeStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "present"
+              },
+              "from": {
+                "type": "string",
+                "description": "The presenting screen (default `top`): the topmost screen of its stack."
+              },
+              "style": {
+                "type": "string",
+                "enum": [
+                  "sheet",
+                  "fullScreenCover"
+                ],
+                "description": "Default `sheet`."
+              },
+              "root": {
+                "$ref": "#/components/schemas/NewScreen"
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op"
+            ],
+            "title": "present"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
+                "const": "dismiss"
+              },
+              "stack": {
+                "type": "string",
+                "description": "A presentation (default: the one a user sees)."
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op"
+            ],
+            "title": "dismiss"
           }
-        }
+        ]
       },
       "StackAnswer": {
         "type": "object",
@@ -4039,7 +4507,7 @@ let embeddedJSON = ##"""
           "popped",
           "version"
         ],
-        "description": "As `POST \u2026/pop` answers; with `stack` and `dismissed` unless the pop touched only the main stack.",
+        "description": "As `POST …/pop` answers; with `stack` and `dismissed` unless the pop touched only the main stack.",
         "properties": {
           "stack": {
             "type": "string"
@@ -4068,7 +4536,7 @@ let embeddedJSON = ##"""
           "pushed",
           "version"
         ],
-        "description": "As `PUT \u2026/path` answers; with `stack` and `dismissed` unless the change touched only the main stack.",
+        "description": "As `PUT …/path` answers; with `stack` and `dismissed` unless the change touched only the main stack.",
         "properties": {
           "stack": {
             "type": "string"
@@ -4350,7 +4818,9 @@ let embeddedJSON = ##"""
               true
             ]
           }
-        }
+        },
+        "minProperties": 1,
+        "maxProperties": 1
       },
       "Observer": {
         "type": "object",
@@ -4437,7 +4907,8 @@ let embeddedJSON = ##"""
               "string",
               "null"
             ],
-            "description": "The session it may read (admin or that session's token); absent or null: every session (admin only)."
+            "description": "The session it may read (admin or that session's token); absent or null: every session (admin only).",
+            "minLength": 1
           },
           "label": {
             "type": "string",
@@ -4502,7 +4973,8 @@ let embeddedJSON = ##"""
               "null"
             ],
             "minimum": 1,
-            "description": "The revision to start as; default: the latest."
+            "description": "The revision to start as; default: the latest.",
+            "maximum": 9223372036854775807
           }
         }
       }
@@ -4569,7 +5041,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem410": {
-        "description": "The session has ended, or the events asked for were purged.",
+        "description": "The session has ended, or the events asked for were purged (`/problems/gone`), or compacted away (`/problems/events-compacted`, with `oldestSeq`).",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -4609,7 +5081,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem422": {
-        "description": "Valid JSON of the wrong shape, type or size.",
+        "description": "Valid JSON of the wrong shape, type or size (`/problems/unprocessable-content`), or a request whose result would pass one of the server's limits (`/problems/limit-exceeded`, naming it in `limit`); nothing is committed.",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -4619,7 +5091,27 @@ let embeddedJSON = ##"""
         }
       },
       "Problem503": {
-        "description": "The database is unavailable (see `Retry-After`).",
+        "description": "The database is unavailable (`/problems/store-unavailable`), or a subscriber cap is reached (`/problems/too-many-subscribers`); see `Retry-After`.",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        }
+      },
+      "Problem429": {
+        "description": "Too many sessions made from this client address without the admin token, by creation, import or fork together (`create-rate`, `create-burst`); see `Retry-After`.",
+        "headers": {
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        },
         "content": {
           "application/problem+json": {
             "schema": {
@@ -4661,9 +5153,10 @@ let embeddedJSON = ##"""
         "name": "If-Match",
         "in": "header",
         "required": false,
-        "description": "Apply only if the session is still at this version, else 412.",
+        "description": "Apply only if the session is still at this version (`\"7\"`, as `ETag` gives it; `*`: any), else 412. A value that names no version never matches (412).",
         "schema": {
-          "type": "string"
+          "type": "string",
+          "pattern": "^[ \\t]*(\\*|\"[0-9]{1,18}\")?[ \\t]*$"
         }
       },
       "IdempotencyKey": {
@@ -4684,7 +5177,8 @@ let embeddedJSON = ##"""
         "description": "Start after this event's seq.",
         "schema": {
           "type": "integer",
-          "minimum": 0
+          "minimum": 0,
+          "maximum": 9223372036854775807
         }
       },
       "Ticket": {
@@ -4693,14 +5187,15 @@ let embeddedJSON = ##"""
         "required": false,
         "description": "A stream ticket (`POST /v1/tickets`) instead of the `Authorization` header, for `EventSource`, which cannot send headers. Never logged. Not with an `Authorization` header (400).",
         "schema": {
-          "type": "string"
+          "type": "string",
+          "pattern": "^[^\\u0000]*$"
         }
       },
       "StackRef": {
         "name": "stack",
         "in": "path",
         "required": true,
-        "description": "A stack: `main`, a tab's name, a presentation's id (`p_\u2026`), `selected` (the selected stack) or `top` (the stack of the screen a user sees).",
+        "description": "A stack: `main`, a tab's name, a presentation's id (`p_…`), `selected` (the selected stack) or `top` (the stack of the screen a user sees).",
         "schema": {
           "type": "string"
         }
@@ -4711,6 +5206,13 @@ let embeddedJSON = ##"""
         "description": "The session's version, quoted: `\"7\"`.",
         "schema": {
           "type": "string"
+        }
+      },
+      "RetryAfter": {
+        "description": "Seconds to wait before trying again.",
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9]+$"
         }
       }
     },

@@ -26,8 +26,13 @@ struct ProblemKind: Sendable, Hashable {
         status: 415, slug: "unsupported-media-type", title: "Body must be JSON")
     static let unprocessable = ProblemKind(
         status: 422, slug: "unprocessable-content", title: "Invalid request content")
+    static let limitExceeded = ProblemKind(status: 422, slug: "limit-exceeded", title: "Limit exceeded")
+    static let compacted = ProblemKind(status: 410, slug: "events-compacted", title: "Events compacted")
+    static let tooManyRequests = ProblemKind(status: 429, slug: "too-many-requests", title: "Too many requests")
     static let internalError = ProblemKind(status: 500, slug: "internal-error", title: "Internal Server Error")
     static let unavailable = ProblemKind(status: 503, slug: "store-unavailable", title: "Store unavailable")
+    static let tooManySubscribers = ProblemKind(
+        status: 503, slug: "too-many-subscribers", title: "Too many subscribers")
 }
 
 /// A problem as the API builds it, before it becomes `ProblemDetails` (the server's one shape).
@@ -36,12 +41,14 @@ struct Problem {
     var detail: String
     var fieldErrors: [SessionError.FieldError] = []
     var headers: HTTPHeaders = [:]
+    /// Extension members: `limit` (the limit a request passed), `oldestSeq` (after compaction).
+    var members: [String: ProblemDetails.Member] = [:]
 
     var details: ProblemDetails {
         ProblemDetails(
             type: "/problems/\(kind.slug)", title: kind.title, status: HTTPStatus(code: kind.status), detail: detail,
             errors: fieldErrors.map { ProblemDetails.FieldError(pointer: $0.pointer, detail: $0.detail) },
-            headers: headers)
+            headers: headers, members: members)
     }
 
     var response: Response { details.response }
@@ -61,7 +68,9 @@ enum ProblemMapping {
         case let error as APIError:
             var headers = HTTPHeaders()
             for (name, value) in error.headers { headers[name] = value }
-            return Problem(kind: error.kind, detail: error.detail, fieldErrors: error.fieldErrors, headers: headers)
+            return Problem(
+                kind: error.kind, detail: error.detail, fieldErrors: error.fieldErrors, headers: headers,
+                members: error.members)
         case let error as HTTPRequestError:
             let slug = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "-")
             return Problem(
@@ -72,6 +81,15 @@ enum ProblemMapping {
         case let error as StoreError where error.code == .unavailable || error.code == .closed:
             return Problem(
                 kind: .unavailable, detail: "the database cannot take requests right now", headers: ["Retry-After": "1"]
+            )
+        case let error as StoreError where error.code == .tooLarge:
+            return Problem(
+                kind: .limitExceeded, detail: "this change is too large for the database to store",
+                members: ["limit": .string("sqlite-max-length")])
+        case let error as SubscriberLimitError:
+            return Problem(
+                kind: .tooManySubscribers, detail: "\(error); try again later", headers: ["Retry-After": "5"],
+                members: ["limit": .string(error.scope == .session ? "max-subscribers-per-session" : "max-subscribers")]
             )
         case let error as StoreError where error.code == .conflict:
             // Other instances kept moving the session on while this one retried (SessionActor).
@@ -98,8 +116,14 @@ enum ProblemMapping {
             kind = .preconditionFailed
             if let version = error.currentVersion { headers["ETag"] = "\"\(version)\"" }
         case .invalid: kind = .unprocessable
+        case .limitExceeded: kind = .limitExceeded
+        case .compacted: kind = .compacted
         default: kind = .internalError
         }
-        return Problem(kind: kind, detail: error.detail, fieldErrors: error.fieldErrors, headers: headers)
+        var members: [String: ProblemDetails.Member] = [:]
+        if let limit = error.limit { members["limit"] = .string(limit) }
+        if let oldest = error.oldestSeq { members["oldestSeq"] = .integer(oldest) }
+        return Problem(
+            kind: kind, detail: error.detail, fieldErrors: error.fieldErrors, headers: headers, members: members)
     }
 }

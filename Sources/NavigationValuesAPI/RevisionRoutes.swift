@@ -75,6 +75,7 @@ struct RevisionRoutes: Sendable {
         let head = try await events.readerHead(of: id, credential: credential, snapshot: false)
         try await events.checkAvailable(id, after: 1)
         let store = store
+        let pageBytes = events.pageBytes
         return Response(
             status: .ok,
             headers: [
@@ -85,7 +86,10 @@ struct RevisionRoutes: Sendable {
         ) { writer in
             var last: Int64 = 0
             while last < head.version {
-                let page = try await store.events(of: id, after: last, limit: Int(min(1_000, head.version - last)))
+                // A page bounded by bytes as well as by count (--max-page-bytes), as history's is.
+                let page = try await store.eventPage(
+                    of: id, after: last, limit: Int(min(1_000, head.version - last)), maxBytes: pageBytes
+                ).events
                 guard let final = page.last else { return }
                 var chunk: [UInt8] = []
                 for event in page {
@@ -114,7 +118,9 @@ struct RevisionRoutes: Sendable {
                 throw APIError(.unsupportedMediaType, "send the export as application/x-ndjson, not \(mediaType)")
             }
         }
-        // Like creation, import needs no token; its key's scope covers the body.
+        // Like creation, import needs no token (but the create token when the server has one);
+        // its key's scope covers the body.
+        try routes.authorizeCreation(request)
         let idempotency = try routes.idempotencyKey(request).map { key in
             Idempotency<CreatedSession>(
                 key: key, scope: "POST /v1/sessions/import \(SHA256.hexDigest(of: request.body))",

@@ -17,11 +17,21 @@ public struct SessionRoutes: Sendable {
     let service: SessionService
     let adminToken: String
     let hub: EventHub
+    /// When set, creating a session needs this token (or the admin token) as a bearer token.
+    let createToken: String?
+    /// Bytes of events one page of history, a long poll or a stream's catch-up holds at most.
+    let maxPageBytes: Int
 
-    public init(service: SessionService, adminToken: String, hub: EventHub) {
+    /// Routes answering with `service`; `createToken`, when set, is needed to create a session.
+    public init(
+        service: SessionService, adminToken: String, hub: EventHub, createToken: String? = nil,
+        maxPageBytes: Int = 1024 * 1024
+    ) {
         self.service = service
         self.adminToken = adminToken
         self.hub = hub
+        self.createToken = createToken
+        self.maxPageBytes = max(1, maxPageBytes)
     }
 
     var store: any SessionStore { service.store }
@@ -74,6 +84,7 @@ public struct SessionRoutes: Sendable {
     // MARK: - Sessions
 
     private func create(_ request: Request) async throws -> Response {
+        try authorizeCreation(request)
         // Creation needs no token, so its idempotency scope also covers the body: a client that
         // reuses someone else's key with another body does not get their session (and token)
         // back. Keys should still be random (a UUID).
@@ -84,6 +95,25 @@ public struct SessionRoutes: Sendable {
         }
         let body = try jsonBody(request) ?? [:]
         return try await service.create(body: body, idempotency: idempotency).response
+    }
+
+    /// With `--create-token`, creation needs that token or the admin token (401 without one,
+    /// 403 with another).
+    func authorizeCreation(_ request: Request) throws {
+        guard let createToken else { return }
+        switch credential(request) {
+        case .admin: return
+        case .none:
+            throw APIError(
+                .unauthorized, "creating a session needs Authorization: Bearer <create token>",
+                headers: ["WWW-Authenticate": "Bearer"])
+        case .token(let token):
+            guard constantTimeEquals(token, createToken) else {
+                throw APIError(.forbidden, "this token may not create sessions")
+            }
+        case .reader:
+            throw APIError(.forbidden, "a read-only credential may not create sessions")
+        }
     }
 
     private func list(_ request: Request) async throws -> Response {

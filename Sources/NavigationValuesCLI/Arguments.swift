@@ -36,6 +36,38 @@ struct ParsedArguments: Sendable {
         return number
     }
 
+    /// The value of `--name` as a number in `range` (such as a rate per second).
+    /// - Throws: `UsageError` naming the flag (or variable) and the range.
+    func number(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
+        guard let text = values[name] else { return nil }
+        guard let number = Double(text), number.isFinite, range.contains(number) else {
+            throw UsageError(
+                "\(sources[name] ?? "--\(name)") must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'"
+            )
+        }
+        return number
+    }
+
+    /// The value of `--name` as a duration: a whole number with an optional unit, `s` (the
+    /// default), `m`, `h` or `d`, such as `90s`, `12h` or `30d`. `0` is nil, for "never".
+    /// - Throws: `UsageError` naming the flag (or variable).
+    func duration(_ name: String) throws(UsageError) -> Duration?? {
+        guard let text = values[name] else { return nil }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = text.last, let seconds = units[last] {
+            unit = seconds
+            digits = digits.dropLast()
+        }
+        guard let count = Int64(digits), count >= 0, count <= Int64.max / 86_400 / 1_000 else {
+            throw UsageError(
+                "\(sources[name] ?? "--\(name)") must be a duration such as 90s, 30m, 12h or 30d (0 for never), not '\(text)'"
+            )
+        }
+        return .some(count == 0 ? nil : .seconds(count * unit))
+    }
+
     /// The value of `--name`, which must be one of `choices`.
     func choice(_ name: String, _ choices: [String]) throws(UsageError) -> String? {
         guard let text = values[name] else { return nil }

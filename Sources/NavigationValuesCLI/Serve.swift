@@ -18,51 +18,61 @@ struct Serve: Command {
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--cors-origins O,O] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
-        + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N]"
+        + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
         connections; a generated admin token is printed once to stderr. Request logs go to stderr.
         SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
         """
-    static let flags = [
-        Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
-        Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
-        Flag(
-            name: "db", valueName: "PATH|URL",
-            help:
-                "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
-        ),
-        Flag(name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."),
-        Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
-        Flag(name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
-        Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
-        Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
-        Flag(
-            name: "cors-origins", valueName: "O,O",
-            help:
-                "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."
-        ),
-        Flag(
-            name: "ticket-lifetime", valueName: "S",
-            help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
-        Flag(
-            name: "max-observers", valueName: "N",
-            help: "Observer tokens per session, and for every session (default 100)."),
-        Flag(
-            name: "max-copied-events", valueName: "N",
-            help: "Events an import or a fork may copy into its new session (default 100000)."),
-        Flag(
-            name: "max-import-bytes", valueName: "N",
-            help: "Bytes of an import's body, an export (default 67108864; other requests keep 1 MiB)."),
-        Flag(
-            name: "max-large-body-memory", valueName: "N",
-            help: "Bytes of bodies over 1 MiB (imports) held at once; past it 503 (default 268435456)."),
-        Flag(
-            name: "max-stacks", valueName: "N",
-            help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
-        Flag(name: "max-presentation-depth", valueName: "N", help: "How deep presentations nest (default 8; 0: none)."),
-        Flag(name: "max-batch-operations", valueName: "N", help: "Operations in one batch request (default 100)."),
-    ]
+    static let flags =
+        [
+            Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
+            Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
+            Flag(
+                name: "db", valueName: "PATH|URL",
+                help:
+                    "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
+            ),
+            Flag(
+                name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."
+            ),
+            Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
+            Flag(
+                name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
+            Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
+            Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
+            Flag(
+                name: "cors-origins", valueName: "O,O",
+                help:
+                    "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."
+            ),
+            Flag(
+                name: "ticket-lifetime", valueName: "S",
+                help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
+            Flag(
+                name: "max-observers", valueName: "N",
+                help: "Observer tokens per session, and for every session (default 100)."),
+            Flag(
+                name: "max-copied-events", valueName: "N",
+                help: "Events an import or a fork may copy into its new session (default 100000)."),
+            Flag(
+                name: "max-import-bytes", valueName: "N",
+                help: "Bytes of an import's body, an export (default 67108864; other requests keep 1 MiB)."),
+            Flag(
+                name: "max-large-body-memory", valueName: "N",
+                help: "Bytes of bodies over 1 MiB (imports) held at once; past it 503 (default 268435456)."),
+            Flag(
+                name: "max-stacks", valueName: "N",
+                help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
+            Flag(
+                name: "max-presentation-depth", valueName: "N",
+                help: "How deep presentations nest (default 8; 0: none)."),
+            Flag(name: "max-batch-operations", valueName: "N", help: "Operations in one batch request (default 100)."),
+        ] + LimitFlags.flags + RetentionFlags.flags + [
+            Flag(
+                name: "retention-interval", valueName: "DURATION",
+                help: "How often retention runs (default 60s; 0: never, see 'prune').")
+        ]
 
     var configuration = NavigationValuesServer.Configuration()
     var logLevel = Logger.Level.info
@@ -107,9 +117,17 @@ struct Serve: Command {
             configuration.maxLargeBodyBytesInFlight = bytes
         }
         try Self.readStackLimits(arguments, into: &configuration.service.limits)
+        try LimitFlags.apply(arguments, to: &configuration)
+        configuration.retention = try RetentionFlags.policy(arguments)
+        if let interval = try arguments.duration("retention-interval") { configuration.retentionInterval = interval }
         if let file = arguments["schema"] {
-            configuration.service.defaultSchema = try Self.loadSchema(
-                file, source: arguments.sources["schema"] ?? "--schema")
+            let source = arguments.sources["schema"] ?? "--schema"
+            configuration.service.defaultSchema = try Self.loadSchema(file, source: source)
+            do {
+                try configuration.service.limits.check(configuration.service.defaultSchema)
+            } catch {
+                throw UsageError("\(source): '\(file)' passes a limit: \(error.detail)")
+            }
         }
     }
 
@@ -146,6 +164,9 @@ struct Serve: Command {
         // Catch the signals before the server starts, so that one sent right after the
         // 'listening on' line is never lost nor kills the process.
         let signals = SignalCatcher([SIGTERM, SIGINT])
+        // A file size limit (ulimit -f) makes writes past it fail with EFBIG, which SQLite reports
+        // as an error (503, /readyz not ready), instead of killing the process.
+        signal(SIGXFSZ, SIG_IGN)
         let server: NavigationValuesServer
         do {
             server = try await NavigationValuesServer.start(configuration)

@@ -4,7 +4,7 @@ import Foundation
 /// 2 bad usage.
 enum NavigationValuesCLI {
     static let version = "0.1.0"
-    static let commands: [any Command.Type] = [Serve.self, Migrate.self, Replay.self, HealthCheck.self]
+    static let commands: [any Command.Type] = [Serve.self, Migrate.self, Replay.self, Prune.self, HealthCheck.self]
 
     static var help: String {
         let width = (commands.map { $0.name.count }.max() ?? 0) + 2

@@ -132,7 +132,13 @@ struct CommandValidator {
             var problems: [SessionError.FieldError] = []
             for (key, value) in members {
                 let here = "\(pointer)/values/\(JSONPointer.escaped(key))"
-                if value == .null { continue }  // null means "no override"
+                if value == .null {
+                    // Null means "no override", for a key name that could be one (as a patch checks it).
+                    if let problem = KeyName.problem(with: key) {
+                        problems.append(.init(pointer: here, detail: problem))
+                    }
+                    continue
+                }
                 if let problem = check(value, name: key, pointer: here) {
                     problems.append(problem)
                 } else {

@@ -7,13 +7,35 @@ import Synchronization
 /// Fans committed events out to subscribers: those of one session and those of every session
 /// (the admin stream).
 ///
-/// Publishing never waits: each subscriber has a bounded buffer, and a subscriber that falls
-/// `bufferLimit` events behind is dropped (its stream ends, and the client resumes by event id).
-/// So a slow reader slows neither writers nor other readers.
+/// Publishing never waits. Each subscriber has a bounded buffer, counted in events
+/// (`bufferLimit`) and in bytes (`bufferBytes`, which also counts the event its stream is
+/// writing until the client has taken it): a subscriber that falls behind either is dropped (its
+/// stream ends, and the client resumes by event id). So a slow reader slows neither writers nor
+/// other readers, and a reader that stops reading holds at most its budget. Subscribers are
+/// capped per session and in total; past a cap, `subscribe` throws `SubscriberLimitError` (503).
+///
+/// Subscribers of one event share one encoded frame (`Item.frame`), so a hundred stalled
+/// readers of one large event hold it once.
 public final class EventHub: Sendable {
+    /// How many subscribers, and how far behind each may fall.
+    public struct Limits: Sendable, Equatable {
+        /// Events a subscriber may have waiting before it is dropped.
+        public var bufferLimit = 1_024
+        /// Bytes of events a subscriber may have waiting, the one being written included, before
+        /// it is dropped; a subscriber with nothing waiting always takes the next event.
+        public var bufferBytes = 1024 * 1024
+        /// Subscribers of one session at once (streams and long polls).
+        public var maxPerSession = 100
+        /// Subscribers at once, every session and the admin stream together.
+        public var maxTotal = 10_000
+
+        public init() {}
+    }
+
     /// What a subscriber receives.
     package enum Item: Sendable {
-        case event(StoredEvent)
+        /// An event, its bytes charged to the subscriber's budget until `Subscription.release(_:)`.
+        case event(StoredEvent, frame: SharedFrame, charge: Int)
         /// Time to send a keep-alive comment.
         case keepAlive
         /// Events may have been missed (another instance's notices were lost): read the store
@@ -21,50 +43,89 @@ public final class EventHub: Sendable {
         case resync
     }
 
+    private struct Subscriber {
+        var continuation: AsyncStream<Item>.Continuation
+        var budget: SubscriberBudget
+    }
+
     private struct State {
         var nextID: UInt64 = 0
-        var bySession: [SessionID: [UInt64: AsyncStream<Item>.Continuation]] = [:]
-        var everySession: [UInt64: AsyncStream<Item>.Continuation] = [:]
+        var bySession: [SessionID: [UInt64: Subscriber]] = [:]
+        var everySession: [UInt64: Subscriber] = [:]
         var count = 0
     }
 
     private let state = Mutex(State())
     private let dropped = Atomic<Int>(0)
+    private let refused = Atomic<Int>(0)
     private let published = Atomic<Int>(0)
-    /// Events a subscriber may have waiting before it is dropped.
-    public let bufferLimit: Int
+    /// The limits the hub was created with.
+    public let limits: Limits
 
-    public init(bufferLimit: Int = 1_024) {
-        self.bufferLimit = max(1, bufferLimit)
+    /// Creates a hub with `limits`.
+    public init(limits: Limits = Limits()) {
+        var limits = limits
+        limits.bufferLimit = max(1, limits.bufferLimit)
+        limits.bufferBytes = max(1, limits.bufferBytes)
+        self.limits = limits
     }
 
+    /// Creates a hub whose subscribers may fall `bufferLimit` events behind, with the other limits' defaults.
+    public convenience init(bufferLimit: Int) {
+        var limits = Limits()
+        limits.bufferLimit = bufferLimit
+        self.init(limits: limits)
+    }
+
+    /// Events a subscriber may have waiting before it is dropped.
+    public var bufferLimit: Int { limits.bufferLimit }
     /// Subscribers connected now.
     public var subscriberCount: Int { state.withLock { $0.count } }
     /// Subscribers dropped for falling behind, since start.
     public var droppedSubscriberCount: Int { dropped.load(ordering: .relaxed) }
+    /// Subscriptions refused for a cap, since start.
+    public var refusedSubscriberCount: Int { refused.load(ordering: .relaxed) }
     /// Events published since start.
     public var publishedEventCount: Int { published.load(ordering: .relaxed) }
 
     /// A subscription to one session's events (or every session's when `session` is nil, each
-    /// event's JSON then carrying its `"session"`). Items
-    /// published from now on are buffered until read. The stream ends when the subscriber is
-    /// dropped or cancelled.
-    package func subscribe(to session: SessionID?) -> Subscription {
+    /// event's JSON then carrying its `"session"`). Items published from now on are buffered
+    /// until read. The stream ends when the subscriber is dropped or cancelled.
+    ///
+    /// - Throws: `SubscriberLimitError` when the session, or the server, has as many
+    ///   subscribers as its limit allows.
+    package func subscribe(to session: SessionID?) throws(SubscriberLimitError) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(
-            of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
-        let id = state.withLock { state -> UInt64 in
+            of: Item.self, bufferingPolicy: .bufferingOldest(limits.bufferLimit))
+        let budget = SubscriberBudget(limit: limits.bufferBytes)
+        let subscriber = Subscriber(continuation: continuation, budget: budget)
+        let admitted = state.withLock { state -> Result<UInt64, SubscriberLimitError> in
+            guard state.count < limits.maxTotal else {
+                return .failure(SubscriberLimitError(scope: .server, limit: limits.maxTotal))
+            }
             state.nextID += 1
             let id = state.nextID
             if let session {
-                state.bySession[session, default: [:]][id] = continuation
+                let current = state.bySession[session]?.count ?? 0
+                guard current < limits.maxPerSession else {
+                    return .failure(SubscriberLimitError(scope: .session, limit: limits.maxPerSession))
+                }
+                state.bySession[session, default: [:]][id] = subscriber
             } else {
-                state.everySession[id] = continuation
+                state.everySession[id] = subscriber
             }
             state.count += 1
-            return id
+            return .success(id)
         }
-        continuation.onTermination = { [weak self] _ in self?.remove(id, session: session) }
-        return Subscription(items: stream, continuation: continuation)
+        switch admitted {
+        case .failure(let error):
+            refused.add(1, ordering: .relaxed)
+            continuation.finish()
+            throw error
+        case .success(let id):
+            continuation.onTermination = { [weak self] _ in self?.remove(id, session: session) }
+            return Subscription(items: stream, continuation: continuation, budget: budget)
+        }
     }
 
     private func remove(_ id: UInt64, session: SessionID?) {
@@ -110,11 +171,17 @@ public final class EventHub: Sendable {
         let (sessionTargets, everyTargets) = state.withLock { state in
             (Array((state.bySession[event.session] ?? [:]).values), Array(state.everySession.values))
         }
-        for continuation in sessionTargets { deliver(.event(event), to: continuation) }
+        if !sessionTargets.isEmpty {
+            let frame = SharedFrame()
+            let charge = event.json.utf8.count + SharedFrame.overhead
+            for subscriber in sessionTargets { deliver(.event(event, frame: frame, charge: charge), to: subscriber) }
+        }
         guard !everyTargets.isEmpty else { return }
         var tagged = event
         tagged.json = recorded.json(taggedWith: event.session).serialized()
-        for continuation in everyTargets { deliver(.event(tagged), to: continuation) }
+        let frame = SharedFrame()
+        let charge = tagged.json.utf8.count + SharedFrame.overhead
+        for subscriber in everyTargets { deliver(.event(tagged, frame: frame, charge: charge), to: subscriber) }
     }
 
     /// Wakes every subscriber to send a keep-alive comment.
@@ -122,14 +189,22 @@ public final class EventHub: Sendable {
         let targets = state.withLock { state in
             state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
         }
-        for continuation in targets { deliver(.keepAlive, to: continuation) }
+        for subscriber in targets { deliver(.keepAlive, to: subscriber) }
     }
 
-    private func deliver(_ item: Item, to continuation: AsyncStream<Item>.Continuation) {
-        if case .dropped = continuation.yield(item) {
-            dropped.add(1, ordering: .relaxed)
-            continuation.finish()
+    private func deliver(_ item: Item, to subscriber: Subscriber) {
+        if case .event(_, _, let charge) = item, !subscriber.budget.charge(charge) {
+            drop(subscriber)
+            return
         }
+        if case .dropped = subscriber.continuation.yield(item) {
+            drop(subscriber)
+        }
+    }
+
+    private func drop(_ subscriber: Subscriber) {
+        dropped.add(1, ordering: .relaxed)
+        subscriber.continuation.finish()
     }
 
     /// Ends every subscription (server shutdown).
@@ -137,7 +212,28 @@ public final class EventHub: Sendable {
         let targets = state.withLock { state in
             state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
         }
-        for continuation in targets { continuation.finish() }
+        for subscriber in targets { subscriber.continuation.finish() }
+    }
+}
+
+/// A subscription refused because a cap is reached: of the session's subscribers, or of the
+/// server's. Worth retrying later (HTTP 503 with `Retry-After`).
+public struct SubscriberLimitError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Which cap was reached.
+    public enum Scope: Sendable, Equatable {
+        case session
+        case server
+    }
+
+    public var scope: Scope
+    /// The cap.
+    public var limit: Int
+
+    public var description: String {
+        switch scope {
+        case .session: "the session has \(limit) subscribers, its most (max-subscribers-per-session)"
+        case .server: "the server has \(limit) subscribers, its most (max-subscribers)"
+        }
     }
 }
 
@@ -145,6 +241,56 @@ public final class EventHub: Sendable {
 package struct Subscription: Sendable {
     package let items: AsyncStream<EventHub.Item>
     let continuation: AsyncStream<EventHub.Item>.Continuation
+    let budget: SubscriberBudget
 
     package func cancel() { continuation.finish() }
+
+    /// Gives back an event's bytes once the stream has handed it to the client's connection.
+    package func release(_ item: EventHub.Item) {
+        if case .event(_, _, let charge) = item { budget.release(charge) }
+    }
+}
+
+/// The bytes a subscriber holds: charged when an event is queued for it, released once its
+/// stream has written it.
+final class SubscriberBudget: Sendable {
+    private let used = Atomic<Int>(0)
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes `bytes` if they fit, or if nothing is held (so that one event larger than the whole
+    /// budget still gets through to a subscriber that keeps up).
+    func charge(_ bytes: Int) -> Bool {
+        var current = used.load(ordering: .relaxed)
+        while true {
+            guard current == 0 || current + bytes <= limit else { return false }
+            let (exchanged, original) = used.compareExchange(
+                expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    func release(_ bytes: Int) {
+        used.subtract(bytes, ordering: .relaxed)
+    }
+}
+
+/// An event's encoded frame, made once by the first subscriber that writes it and shared by the
+/// others (the hub knows nothing of the encoding: the stream passes it in).
+package final class SharedFrame: Sendable {
+    /// Bytes a frame adds to its event's JSON (`id:`, `event:`, `data:` and the line ends), about.
+    static let overhead = 64
+    private let bytes = Mutex<[UInt8]?>(nil)
+
+    /// The frame, made with `encode` the first time it is asked for.
+    package func bytes(_ encode: () -> [UInt8]) -> [UInt8] {
+        bytes.withLock { frame in
+            if let frame { return frame }
+            let made = encode()
+            frame = made
+            return made
+        }
+    }
 }

@@ -78,6 +78,15 @@ struct HistoryCopier {
         var mutation = StoredMutation(
             session: session.id, event: StoredEvent(event, session: session.id), changes: applied.changes)
         let interval = Int64(environment.configuration.snapshotInterval)
+        do {
+            // Each event's size, and the session's every 16 events (its footprint walks the whole
+            // session) and at the end (`checkSession()`).
+            let output = OutputLimits(limits: environment.configuration.limits)
+            try output.check(eventBytes: mutation.event.json.utf8.count)
+            if recorded.seq % 16 == 0 { try output.checkSession(bytes: SessionFootprint(session).sessionBytes) }
+        } catch {
+            throw failure(error.detail)
+        }
         if interval > 0, recorded.seq % interval == 0 {
             mutation.snapshot = StoredSnapshot(
                 session: session.id, seq: recorded.seq, json: session.resource(includeMemory: true).json.serialized())
@@ -99,6 +108,8 @@ struct HistoryCopier {
         let operation: SessionOperation
         do {
             operation = try validator.operation(for: command)
+            // A copy obeys the limits a live request does (issue 13).
+            try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
         } catch {
             // The error's pointers are into the request made of the event, not into the event.
             let details = error.fieldErrors.map(\.detail).filter { $0 != error.detail }
@@ -112,6 +123,18 @@ struct HistoryCopier {
         }
         learnIDs(recorded: event, copied: applied.event)
         return applied
+    }
+
+    /// Refuses a copy whose session renders past `maxSessionBytes` (issue 13), as a live change
+    /// that grew it so would be.
+    func checkSession() throws(Failure) {
+        guard let session = new?.session else { return }
+        do {
+            try OutputLimits(limits: environment.configuration.limits).checkSession(
+                bytes: SessionFootprint(session).sessionBytes)
+        } catch {
+            throw Failure(index: max(0, mutations.count - 1), pointer: "", reason: error.detail)
+        }
     }
 
     /// The copy: the new session, its token, and every mutation to commit at once. Nil before
@@ -135,6 +158,7 @@ struct HistoryCopier {
         let schema: SessionSchema
         do {
             schema = try SessionSchema(json: schemaJSON)
+            try OutputLimits(limits: environment.configuration.limits).check(schema)
         } catch {
             throw failure(error.detail, pointer: "/schema" + (error.fieldErrors.first?.pointer ?? ""))
         }

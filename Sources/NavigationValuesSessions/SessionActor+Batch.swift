@@ -24,6 +24,7 @@ extension SessionActor {
                 let operation: SessionOperation
                 do {
                     operation = try validator.operation(for: step.command)
+                    try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
                 } catch {
                     throw step.located(error)
                 }
@@ -41,7 +42,21 @@ extension SessionActor {
         var applied = Applied(event: .batchApplied(events), changes: changes)
         session.finish(&applied, seq: seq, at: at, isPurge: false)
         let result = MutationResult.batchApplied(results: results, version: seq)
-        try await store(applied, answer: result, of: session, seq: seq, at: at, isPurge: false, context: context)
+        // The batch as a whole obeys the limits one change does (issue 13): the session it leaves,
+        // its one event and its answer, checked before anything is committed.
+        let event = RecordedEvent(seq: seq, at: at, event: applied.event)
+        let stored: StoredEvent
+        do {
+            let output = OutputLimits(limits: environment.configuration.limits)
+            try output.checkSession(bytes: SessionFootprint(session).sessionBytes)
+            stored = StoredEvent(event, session: id)
+            try output.check(eventBytes: stored.json.utf8.count, answer: result)
+        } catch {
+            live = nil
+            throw error
+        }
+        try await store(
+            applied, answer: result, of: session, event: event, stored: stored, isPurge: false, context: context)
         return result
     }
 

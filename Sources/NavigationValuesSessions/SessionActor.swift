@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
+import Synchronization
 
 /// A reader's view of a session at one instant.
 package struct ReaderHead: Sendable {
@@ -28,6 +29,13 @@ package struct ReaderHead: Sendable {
 actor SessionActor {
     let id: SessionID
     let environment: ServiceEnvironment
+    /// Requests holding this actor now, counted by `SessionService` under its shard's lock: an
+    /// actor that none holds may be unloaded (least recently used first).
+    nonisolated let activeRequests = Atomic<Int>(0)
+    /// When a request last took this actor: a service-wide counter, for least-recently-used order.
+    nonisolated let lastUsedTick = Atomic<UInt64>(0)
+    /// When a request last took this actor, in milliseconds since 1970 (retention's idle check).
+    nonisolated let lastUsedMilliseconds = Atomic<Int64>(0)
     var live: LiveSession? {
         didSet {
             rendered = nil
@@ -149,9 +157,9 @@ actor SessionActor {
         try authorize(context.credential, for: session, toChange: true)
         // A retry gets its first answer even if the session has moved on or ended since.
         if let idempotency = context.idempotency,
-            let record = try await environment.store.idempotencyRecord(scope: idempotency.scope, key: idempotency.key)
+            let answer = try await environment.store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
         {
-            return .replayed(StoredAnswer(record))
+            return .replayed(answer)
         }
         // An ended session still accepts a purge (deleting its history); every other mutation is 410.
         if session.record.state == .ended, !command.isPurge {
@@ -168,6 +176,7 @@ actor SessionActor {
             return .applied(try await commitBatch(body, session: session, validator: validator, context: context))
         }
         let operation = try validator.operation(for: command)
+        try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
         return .applied(try await commit(operation, session: session, context: context))
     }
 
@@ -189,30 +198,42 @@ actor SessionActor {
         let at = Timestamp.truncated(environment.now())
         let applied: Applied
         let result: MutationResult
+        let event: RecordedEvent
+        let stored: StoredEvent
         do {
             applied = try session.apply(operation, seq: seq, at: at)
             result = try Self.result(of: applied.event, session: session, version: seq)
+            let output = OutputLimits(limits: environment.configuration.limits)
+            try output.checkApplied(operation, to: session)
+            event = RecordedEvent(seq: seq, at: at, event: applied.event)
+            stored = StoredEvent(event, session: id)
+            try output.check(eventBytes: stored.json.utf8.count, answer: result)
         } catch {
-            // A validated operation that does not apply is our bug; the state may be half changed.
+            // Refused by a limit, or a validated operation that does not apply (our bug): the
+            // state is changed in memory only. Drop it; the next request reloads what is committed.
             live = nil
             throw error
         }
         try await store(
-            applied, answer: result, of: session, seq: seq, at: at, isPurge: operation.isPurge, context: context)
+            applied, answer: result, of: session, event: event, stored: stored, isPurge: operation.isPurge,
+            context: context)
         return result
     }
 
     /// Commits what a change applied (its event, its rows, the answer under its idempotency key, a
-    /// snapshot when one is due) and publishes the event.
+    /// snapshot when one is due) and publishes the event. `event` and `stored` are its event,
+    /// recorded and encoded (its size checked against the limits).
     func store(
-        _ applied: Applied, answer result: MutationResult, of session: LiveSession, seq: Int64, at: Date,
-        isPurge: Bool, context: CommandContext
+        _ applied: Applied, answer result: MutationResult, of session: LiveSession, event: RecordedEvent,
+        stored: StoredEvent, isPurge: Bool, context: CommandContext
     ) async throws {
-        let event = RecordedEvent(seq: seq, at: at, event: applied.event)
-        var mutation = StoredMutation(session: id, event: StoredEvent(event, session: id), changes: applied.changes)
+        let seq = event.seq
+        let at = event.at
+        var mutation = StoredMutation(session: id, event: stored, changes: applied.changes)
         if let idempotency = context.idempotency {
             mutation.idempotency = idempotency.record(result).record(
-                scope: idempotency.scope, key: idempotency.key, at: at)
+                scope: idempotency.scope, key: idempotency.key, session: id, at: at, isSecret: false,
+                identifiers: environment.identifiers)
         }
         let interval = Int64(environment.configuration.snapshotInterval)
         if interval > 0, seq % interval == 0, !isPurge {

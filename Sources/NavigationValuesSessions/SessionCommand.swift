@@ -10,6 +10,17 @@ public struct SessionLimits: Sendable, Equatable {
     public var maxValueBytes = 64 * 1024
     public var maxNesting = 64
     public var maxNameLength = 256
+    /// Entries a schema may declare, values and preferences together.
+    public var maxSchemaEntries = 1_000
+    /// Bytes of JSON of a schema's declared defaults, all entries together: every screen's
+    /// `resolved` lists every declared value with its default, so this bounds what each screen adds.
+    public var maxDefaultBytes = 64 * 1024
+    /// Bytes of JSON of the whole session as `GET /v1/sessions/{id}` renders it; bounds every
+    /// read, replay and snapshot of it. A mutation that would grow it past this is refused.
+    public var maxSessionBytes = 4 * 1024 * 1024
+    /// Bytes of JSON of one event, and of one mutation's answer (`affected`, `deliveries`,
+    /// pushed screens). A mutation whose event or answer would be larger is refused.
+    public var maxEventBytes = 4 * 1024 * 1024
     /// Stacks a session holds at once, the main one, tabs and presentations included (docs/Stacks.md).
     public var maxStacks = 32
     /// Presentations that may lead to a stack: a sheet presented from a tab is 1 deep, a cover it
@@ -210,16 +221,6 @@ package struct CommandContext: Sendable {
 package enum CommandOutcome: Sendable {
     case applied(MutationResult)
     case replayed(StoredAnswer)
-}
-
-extension StoredAnswer {
-    init(_ record: IdempotencyRecord) {
-        self.init(status: record.status, headers: record.headers, body: [UInt8](record.body))
-    }
-
-    func record(scope: String, key: String, at date: Date) -> IdempotencyRecord {
-        IdempotencyRecord(scope: scope, key: key, status: status, headers: headers, body: Data(body), createdAt: date)
-    }
 }
 
 /// A session's JSON (`SessionResource`) at one version, serialized once: a session actor keeps

@@ -29,6 +29,12 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let versionMismatch = Code("versionMismatch")
         /// Valid JSON of the wrong shape, type or size.
         public static let invalid = Code("invalid")
+        /// The request is valid but its result would pass one of the server's limits (`limit`
+        /// names it): an answer or event too large, a session grown past its size.
+        public static let limitExceeded = Code("limitExceeded")
+        /// The session's events before the one asked for were compacted away (`oldestSeq` is
+        /// the oldest seq still available).
+        public static let compacted = Code("compacted")
     }
 
     /// A field of the request the error points at (RFC 6901 pointer into the body).
@@ -48,6 +54,10 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     public var fieldErrors: [FieldError]
     /// With `.versionMismatch`: the version the session is at.
     public var currentVersion: Int64?
+    /// With `.limitExceeded`: the limit's name, as the `serve` flag that sets it (`max-event-bytes`).
+    public var limit: String?
+    /// With `.compacted`: the oldest seq a reader may still name (`after` or `at`).
+    public var oldestSeq: Int64?
 
     public init(_ code: Code, _ detail: String, fieldErrors: [FieldError] = [], currentVersion: Int64? = nil) {
         self.code = code
@@ -59,6 +69,20 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     /// An error about one field of the body.
     public init(_ code: Code, _ detail: String, pointer: String) {
         self.init(code, detail, fieldErrors: [FieldError(pointer: pointer, detail: detail)])
+    }
+
+    /// A request whose result would pass `limit` (a `serve` flag's name, such as `max-event-bytes`).
+    public static func limitExceeded(_ limit: String, _ detail: String) -> SessionError {
+        var error = SessionError(.limitExceeded, detail)
+        error.limit = limit
+        return error
+    }
+
+    /// A read of events that were compacted; `oldestSeq` is the oldest seq still available.
+    public static func compacted(_ detail: String, oldestSeq: Int64) -> SessionError {
+        var error = SessionError(.compacted, detail)
+        error.oldestSeq = oldestSeq
+        return error
     }
 
     public var description: String { "\(code): \(detail)" }

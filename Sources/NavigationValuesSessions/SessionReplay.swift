@@ -100,7 +100,11 @@ public enum SessionReplay {
             position = 1
         }
         while position < target {
-            let page = try await store.events(of: id, after: position, limit: Int(min(1_000, target - position)))
+            // Pages bounded by bytes as well as count: replaying large events never holds more
+            // than a few megabytes of them at once.
+            let page = try await store.eventPage(
+                of: id, after: position, limit: Int(min(1_000, target - position)), maxBytes: 4 * 1024 * 1024
+            ).events
             // Each page must go on from where the last one ended; a gap (or no event at all) is damage.
             guard let first = page.first, first.seq == position + 1 else {
                 throw corrupt("event \(position + 1) is missing")

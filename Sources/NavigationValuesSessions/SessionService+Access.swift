@@ -98,9 +98,9 @@ extension SessionService {
     ) async throws -> ObserverOutcome {
         try await requireOwner(of: session, credential, "issuing observer tokens")
         if let idempotency,
-            let record = try await store.idempotencyRecord(scope: idempotency.scope, key: idempotency.key)
+            let answer = try await store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
         {
-            return .replayed(StoredAnswer(record))
+            return .replayed(answer)
         }
         let token = environment.identifiers.observerToken()
         let createdAt = Timestamp.truncated(now)
@@ -115,7 +115,10 @@ extension SessionService {
             inserted = try await store.insertObserver(
                 record, limit: limit, now: now,
                 idempotency: idempotency.map { idempotency in
-                    idempotency.record(created).record(scope: idempotency.scope, key: idempotency.key, at: createdAt)
+                    // The answer carries the token: it is kept sealed under the client's key.
+                    idempotency.record(created).record(
+                        scope: idempotency.scope, key: idempotency.key, session: session, at: createdAt, isSecret: true,
+                        identifiers: environment.identifiers)
                 })
         } catch let error as StoreError where error.code == .invalidData {
             // The session was purged between the check and the insert.
@@ -123,9 +126,9 @@ extension SessionService {
         } catch let error as StoreError where error.code == .conflict {
             // A concurrent request with the same idempotency key won: answer what it answered.
             if let idempotency,
-                let record = try await store.idempotencyRecord(scope: idempotency.scope, key: idempotency.key)
+                let answer = try await store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
             {
-                return .replayed(StoredAnswer(record))
+                return .replayed(answer)
             }
             throw error
         }
@@ -164,6 +167,12 @@ extension SessionService {
 
     private func ownedObserver(_ id: ObserverID, _ credential: Credential) async throws -> ObserverRecord {
         if case .none = credential { throw SessionError(.unauthorized, "send Authorization: Bearer <token>") }
+        // Authentication before existence: a token no server could have issued is 401 either way.
+        if case .token(let token) = credential, !IdentifierGenerator.isWellFormedToken(token),
+            !IdentifierGenerator.isWellFormedObserverToken(token)
+        {
+            throw SessionError(.unauthorized, "invalid token")
+        }
         guard let record = try await store.observer(id: id), isLive(record) else {
             throw SessionError(.notFound, "no observer token \(id.rawValue)")
         }

@@ -28,6 +28,7 @@ extension SessionService {
                 try copier.append(try Self.decodeLine(text, index: index, limits: environment.configuration.limits))
                 index += 1
             }
+            try copier.checkSession()
             guard let copy = Copy(copier) else {
                 throw SessionError(.invalid, "the body holds no event: send the lines of an export", pointer: "")
             }
@@ -69,7 +70,10 @@ extension SessionService {
             var copier = HistoryCopier(environment: environment, origin: SessionOrigin(session: id, version: target))
             var position: Int64 = 0
             while position < target {
-                let page = try await store.events(of: id, after: position, limit: Int(min(1_000, target - position)))
+                // Bounded by bytes as well as by count, as every read of history is (issue 13).
+                let page = try await store.eventPage(
+                    of: id, after: position, limit: Int(min(1_000, target - position)), maxBytes: 1024 * 1024
+                ).events
                 guard let first = page.first, first.seq == position + 1 else {
                     throw SessionError(.gone, "event \(position + 1) of session \(id.rawValue) is no longer stored")
                 }
@@ -84,6 +88,7 @@ extension SessionService {
                     position = stored.seq
                 }
             }
+            try copier.checkSession()
             guard let copy = Copy(copier) else { throw SessionError(.gone, "session \(id.rawValue) has no events") }
             return copy
         }.valueMappingFailures { failure in
@@ -112,9 +117,9 @@ extension SessionService {
 
     private func replayedAnswer(_ idempotency: Idempotency<CreatedSession>?) async throws -> CreateOutcome? {
         guard let idempotency,
-            let record = try await store.idempotencyRecord(scope: idempotency.scope, key: idempotency.key)
+            let answer = try await store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
         else { return nil }
-        return .replayed(StoredAnswer(record))
+        return .replayed(answer)
     }
 
     /// Commits a copy at once and announces it on the stream of every session with its last
@@ -122,8 +127,10 @@ extension SessionService {
     private func commit(_ copy: Copy, idempotency: Idempotency<CreatedSession>?) async throws -> CreateOutcome {
         var mutations = copy.mutations
         if let idempotency {
+            // The answer carries the new session's token: it is kept sealed under the client's key.
             mutations[0].idempotency = idempotency.record(copy.created).record(
-                scope: idempotency.scope, key: idempotency.key, at: Timestamp.truncated(environment.now()))
+                scope: idempotency.scope, key: idempotency.key, session: copy.created.session.id,
+                at: Timestamp.truncated(environment.now()), isSecret: true, identifiers: environment.identifiers)
         }
         do {
             try await store.commitAll(mutations)

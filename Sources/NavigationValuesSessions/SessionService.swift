@@ -12,6 +12,10 @@ public struct ServiceConfiguration: Sendable {
     /// A snapshot of the whole session is stored every this many events (0: never), so replay
     /// never applies more than this many events.
     public var snapshotInterval = 64
+    /// The most sessions held in memory. Past it, the least recently used sessions that no
+    /// request holds are unloaded; they load again from the store on their next request, exactly
+    /// as after a restart.
+    public var maxLoadedSessions = 10_000
     /// How long a stream ticket (`POST /v1/tickets`) can open a stream after it is issued.
     public var ticketLifetime: Duration = .seconds(60)
     /// The secret stream tickets are signed with (the admin token, so that every server sharing
@@ -114,6 +118,11 @@ public final class SessionService: Sendable {
     /// The actors of loaded sessions, in shards so that requests to different sessions seldom
     /// meet on one lock (each shard is held only for a dictionary lookup).
     private let shards: [Shard] = (0..<64).map { _ in Shard() }
+    /// Actors in the shards.
+    private let loaded = Atomic<Int>(0)
+    /// Counts requests taking actors: the order of use, for unloading.
+    private let tick = Atomic<UInt64>(0)
+    private let isUnloading = Atomic<Bool>(false)
 
     private final class Shard: Sendable {
         let actors = Mutex<[SessionID: SessionActor]>([:])
@@ -145,21 +154,147 @@ public final class SessionService: Sendable {
     /// The store the service reads and writes.
     public var store: any SessionStore { environment.store }
 
-    /// Sessions whose state is held in memory right now.
-    public var loadedSessionCount: Int { shards.reduce(0) { $0 + $1.actors.withLock { $0.count } } }
+    /// Sessions whose state is held in memory right now (with those being loaded).
+    public var loadedSessionCount: Int { loaded.load(ordering: .relaxed) }
 
-    private func actor(for id: SessionID) -> SessionActor {
-        shard(id).actors.withLock { actors in
-            if let actor = actors[id] { return actor }
-            let actor = SessionActor(id: id, environment: environment)
-            actors[id] = actor
-            return actor
+    /// Whether the session is held in memory now.
+    func isLoaded(_ id: SessionID) -> Bool {
+        shard(id).actors.withLock { $0[id] != nil }
+    }
+
+    // MARK: - Taking and releasing actors
+
+    /// The session's actor, held for one request: counted in `activeRequests` under the shard's
+    /// lock, so that unloading (which checks it under the same lock) never takes an actor a
+    /// request is about to use. Release it with `release(_:)`.
+    private func take(_ id: SessionID) -> SessionActor {
+        let now = environment.now().millisecondsSince1970
+        let (actor, isNew) = shard(id).actors.withLock { actors -> (SessionActor, Bool) in
+            var isNew = false
+            let actor: SessionActor
+            if let existing = actors[id] {
+                actor = existing
+            } else {
+                actor = SessionActor(id: id, environment: environment)
+                actors[id] = actor
+                isNew = true
+            }
+            actor.activeRequests.add(1, ordering: .relaxed)
+            actor.lastUsedTick.store(tick.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+            actor.lastUsedMilliseconds.store(now, ordering: .relaxed)
+            return (actor, isNew)
+        }
+        if isNew, loaded.add(1, ordering: .relaxed).newValue > environment.configuration.maxLoadedSessions {
+            unloadLeastRecentlyUsed()
+        }
+        return actor
+    }
+
+    private func release(_ actor: SessionActor) {
+        actor.activeRequests.subtract(1, ordering: .relaxed)
+    }
+
+    /// Runs `body` with the session's actor, after checking the credential as far as can be
+    /// done without loading the session; nil from `body` means the session does not exist.
+    private func withActor<T>(
+        _ id: SessionID, credential: Credential, _ body: (SessionActor) async throws -> T?
+    ) async throws -> T {
+        try await admit(credential, to: id)
+        let actor = take(id)
+        defer { release(actor) }
+        guard let result = try await body(actor) else {
+            forget(id, actor)
+            throw notFound(id)
+        }
+        return result
+    }
+
+    /// Authentication before existence, and the token before loading: a missing or malformed
+    /// token is 401 whether or not the session exists; for a session not in memory, a token is
+    /// checked against its stored hash (one small read) before the session is loaded, so a
+    /// request with another session's token loads nothing. The actor checks again once loaded.
+    private func admit(_ credential: Credential, to id: SessionID) async throws {
+        switch credential {
+        case .none:
+            throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
+        case .admin:
+            return
+        case .reader(let grant):
+            // Already verified (an observer token or a stream ticket): one for another session
+            // loads nothing.
+            guard grant.covers(id) else {
+                throw SessionError(.forbidden, "this credential does not cover session \(id.rawValue)")
+            }
+        case .token(let token):
+            guard IdentifierGenerator.isWellFormedToken(token) else {
+                throw SessionError(.unauthorized, "invalid token")
+            }
+            guard !isLoaded(id) else { return }
+            guard let access = try await environment.store.access(to: id) else { throw notFound(id) }
+            guard constantTimeEquals(TokenHasher.hash(token), access.tokenHash) else {
+                throw SessionError(.forbidden, "this token does not belong to session \(id.rawValue)")
+            }
         }
     }
 
     private func forget(_ id: SessionID, _ actor: SessionActor) {
+        let removed = shard(id).actors.withLock { actors in
+            guard actors[id] === actor else { return false }
+            actors[id] = nil
+            return true
+        }
+        if removed { loaded.subtract(1, ordering: .relaxed) }
+    }
+
+    /// Unloads the least recently used sessions that no request holds, down to 1/16 under the
+    /// limit, so that the scan runs once per many loads. Sessions held by requests stay (there
+    /// are at most as many as requests in flight). One unloading at a time.
+    private func unloadLeastRecentlyUsed() {
+        guard isUnloading.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return
+        }
+        defer { isUnloading.store(false, ordering: .releasing) }
+        let maximum = environment.configuration.maxLoadedSessions
+        var excess = loaded.load(ordering: .relaxed) - (maximum - maximum / 16)
+        guard excess > 0 else { return }
+        var idle: [(tick: UInt64, id: SessionID, actor: SessionActor)] = []
+        for shard in shards {
+            shard.actors.withLock { actors in
+                for (id, actor) in actors where actor.activeRequests.load(ordering: .relaxed) == 0 {
+                    idle.append((actor.lastUsedTick.load(ordering: .relaxed), id, actor))
+                }
+            }
+        }
+        idle.sort { $0.tick < $1.tick }
+        for candidate in idle where excess > 0 {
+            let removed = shard(candidate.id).actors.withLock { actors in
+                guard actors[candidate.id] === candidate.actor,
+                    candidate.actor.activeRequests.load(ordering: .relaxed) == 0
+                else { return false }
+                actors[candidate.id] = nil
+                return true
+            }
+            if removed {
+                loaded.subtract(1, ordering: .relaxed)
+                excess -= 1
+            }
+        }
+    }
+
+    /// Unloads the session if it is in memory and no request holds it.
+    func unload(_ id: SessionID) {
+        let removed = shard(id).actors.withLock { actors in
+            guard let actor = actors[id], actor.activeRequests.load(ordering: .relaxed) == 0 else { return false }
+            actors[id] = nil
+            return true
+        }
+        if removed { loaded.subtract(1, ordering: .relaxed) }
+    }
+
+    /// When a request last took the session, if it is held in memory.
+    func lastUse(of id: SessionID) -> Date? {
         shard(id).actors.withLock { actors in
-            if actors[id] === actor { actors[id] = nil }
+            actors[id].map { Date(millisecondsSince1970: $0.lastUsedMilliseconds.load(ordering: .relaxed)) }
         }
     }
 
@@ -173,36 +308,28 @@ public final class SessionService: Sendable {
     package func read(_ query: SessionQuery, of id: SessionID, credential: Credential) async throws
         -> SessionQuery.Result
     {
-        let actor = actor(for: id)
-        guard let result = try await actor.read(query, credential: credential) else {
-            forget(id, actor)
-            throw notFound(id)
+        try await withActor(id, credential: credential) { actor in
+            try await actor.read(query, credential: credential)
         }
-        return result
     }
 
     /// A reader's view of a session (version, ended, optional snapshot). `.notFound` when it does
     /// not exist.
     package func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
-        let actor = actor(for: id)
-        guard let head = try await actor.readerHead(credential: credential, snapshot: snapshot) else {
-            forget(id, actor)
-            throw notFound(id)
+        try await withActor(id, credential: credential) { actor in
+            try await actor.readerHead(credential: credential, snapshot: snapshot)
         }
-        return head
     }
 
     /// Runs a command on a session. `.notFound` when it does not exist.
     package func perform(_ command: SessionCommand, on id: SessionID, context: CommandContext) async throws
         -> CommandOutcome
     {
-        let actor = actor(for: id)
-        guard let outcome = try await actor.perform(command, context: context) else {
-            forget(id, actor)
-            throw notFound(id)
+        try await withActor(id, credential: context.credential) { actor in
+            let outcome = try await actor.perform(command, context: context)
+            if outcome != nil, command.isPurge { forget(id, actor) }
+            return outcome
         }
-        if command.isPurge { forget(id, actor) }
-        return outcome
     }
 
     /// Another instance committed event `seq` of session `id` (a shared store's notice): a loaded
@@ -217,9 +344,9 @@ public final class SessionService: Sendable {
     /// Creates a session from `{"root": {"name", "values"}, "schema": {}}` (all optional).
     package func create(body: JSONValue, idempotency: Idempotency<CreatedSession>?) async throws -> CreateOutcome {
         if let idempotency,
-            let record = try await environment.store.idempotencyRecord(scope: idempotency.scope, key: idempotency.key)
+            let answer = try await environment.store.idempotentAnswer(scope: idempotency.scope, key: idempotency.key)
         {
-            return .replayed(StoredAnswer(record))
+            return .replayed(answer)
         }
         guard case .object(let fields) = body else {
             throw SessionError(.invalid, "expected a JSON object", pointer: "")
@@ -233,34 +360,43 @@ public final class SessionService: Sendable {
         let schema =
             try fields["schema"].map { json throws(SessionError) in try SessionSchema(json: json) }
             ?? environment.configuration.defaultSchema
+        let output = OutputLimits(limits: environment.configuration.limits)
+        try output.check(schema)
         let new = try environment.newSession(
             schema: schema, root: fields["root"] ?? [:], at: Timestamp.truncated(environment.now()))
         let (session, event, created) = (new.session, new.event, new.created)
         var mutation = new.mutation
+        try output.checkSession(bytes: SessionFootprint(session).sessionBytes)
+        try output.check(eventBytes: mutation.event.json.utf8.count)
         if let idempotency {
+            // The answer carries the token: it is kept sealed under the client's key.
             mutation.idempotency = idempotency.record(created).record(
-                scope: idempotency.scope, key: idempotency.key, at: event.at)
+                scope: idempotency.scope, key: idempotency.key, session: session.id, at: event.at, isSecret: true,
+                identifiers: environment.identifiers)
         }
         do {
             try await environment.store.commit(mutation)
         } catch let error as StoreError where error.code == .conflict {
             // A concurrent create with the same idempotency key won: answer what it answered.
             if let idempotency,
-                let record = try await environment.store.idempotencyRecord(
+                let answer = try await environment.store.idempotentAnswer(
                     scope: idempotency.scope, key: idempotency.key)
             {
-                return .replayed(StoredAnswer(record))
+                return .replayed(answer)
             }
             throw error
         }
-        await actor(for: session.id).install(session)
+        await install(session)
         environment.eventCommitted(mutation.event, event)
         return .created(created)
     }
 
-    /// Installs a session just committed (created, imported or forked) in its actor.
+    /// Installs a session just committed (created, imported or forked) in its actor, which
+    /// counts as a use of it (least-recently-used unloading).
     func install(_ session: sending LiveSession) async {
-        await actor(for: session.id).install(session)
+        let actor = take(session.id)
+        await actor.install(session)
+        release(actor)
     }
 
     // MARK: - Listing

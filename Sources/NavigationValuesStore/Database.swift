@@ -85,6 +85,16 @@ public final class Database {
         try execute("PRAGMA synchronous = \(synchronous.rawValue)")
     }
 
+    /// Caps the main database at `bytes` (https://sqlite.org/pragma.html#pragma_max_page_count):
+    /// a write that needs more pages fails with `SQLITE_FULL`, as on a full disk. Never below
+    /// the pages the file already has.
+    public func limitSize(to bytes: Int) throws {
+        let pageSize = try fetchOne("PRAGMA page_size") { $0.int(0) } ?? 4096
+        let pages = max(1, bytes / max(1, pageSize))
+        // PRAGMA arguments cannot be bound; the value is an integer we computed.
+        try execute("PRAGMA max_page_count = \(pages)")
+    }
+
     /// True when the connection cannot write to its main database.
     public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
@@ -120,6 +130,12 @@ public final class Database {
     /// Calls `body` for each row of `sql` run with `arguments`.
     public func forEachRow(_ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Void) throws {
         try cachedStatement(sql).forEachRow(arguments, body)
+    }
+
+    /// Calls `body` for each row of `sql` run with `arguments` until it returns false: the rows
+    /// after it are never read.
+    public func scanRows(_ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Bool) throws {
+        try cachedStatement(sql).scanRows(arguments, body)
     }
 
     /// The first row of `sql`, read by `read`, or nil when there is none.

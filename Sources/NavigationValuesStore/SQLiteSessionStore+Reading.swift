@@ -28,6 +28,50 @@ extension SQLiteSessionStore {
         }
     }
 
+    public func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> EventPage {
+        guard limit > 0 else { return EventPage(events: [], hasMore: false) }
+        return try await read { db in
+            var events: [StoredEvent] = []
+            var bytes = 0
+            var hasMore = false
+            // Stops reading at the first event that does not fit: a page never loads more than
+            // its budget (plus that one event's row), whatever the events' sizes.
+            try db.scanRows(
+                """
+                SELECT seq, type, json, at, length(CAST(json AS BLOB)) FROM events
+                WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?
+                """,
+                [
+                    .text(id.rawValue), .integer(after), .integer(limit + 1),
+                ],
+                { row in
+                    let size = row.int(4)
+                    if events.count == limit || (!events.isEmpty && bytes + size > maxBytes) {
+                        hasMore = true
+                        return false
+                    }
+                    events.append(
+                        StoredEvent(
+                            session: id, seq: row.int64(0), type: row.string(1), json: row.string(2), at: row.date(3)))
+                    bytes += size
+                    return true
+                })
+            return EventPage(events: events, hasMore: hasMore)
+        }
+    }
+
+    public func access(to id: SessionID) async throws -> SessionAccess? {
+        try await read { db in
+            try db.fetchOne(
+                "SELECT token_hash, state, version, compacted_seq FROM sessions WHERE id = ?", [.text(id.rawValue)]
+            ) { row in
+                SessionAccess(
+                    tokenHash: row.string(0), state: try Self.state(row.string(1)), version: row.int64(2),
+                    compactedSeq: row.int64(3))
+            }
+        }
+    }
+
     public func snapshot(of id: SessionID, atOrBefore seq: Int64) async throws -> StoredSnapshot? {
         try await read { db in
             try db.fetchOne(
@@ -67,14 +111,14 @@ extension SQLiteSessionStore {
         return try await read { db in
             try db.fetchOne(
                 """
-                SELECT status, headers, body, created_at FROM idempotency_keys
+                SELECT status, headers, body, created_at, session FROM idempotency_keys
                 WHERE scope = ? AND key = ? AND created_at >= ?
                 """,
                 [.text(scope), .text(key), .milliseconds(cutoff)]
             ) { row in
                 IdempotencyRecord(
                     scope: scope, key: key, status: row.int(0), headers: try Self.headers(row.string(1)),
-                    body: row.data(2), createdAt: row.date(3))
+                    body: row.data(2), createdAt: row.date(3), session: row.optionalString(4).map { SessionID($0) })
             }
         }
     }
@@ -104,7 +148,7 @@ extension SQLiteSessionStore {
         let record = try db.fetchOne(
             """
             SELECT version, state, schema, token_hash, created_at, updated_at, selected_stack, origin_session,
-                   origin_version
+                   origin_version, compacted_seq
             FROM sessions WHERE id = ?
             """, arguments
         ) { row in
@@ -112,7 +156,8 @@ extension SQLiteSessionStore {
                 SessionRecord(
                     id: id, version: row.int64(0), state: try state(row.string(1)), schemaJSON: row.string(2),
                     tokenHash: row.string(3), createdAt: row.date(4), updatedAt: row.date(5),
-                    origin: row.optionalString(7).map { SessionOrigin(session: SessionID($0), version: row.int64(8)) }),
+                    origin: row.optionalString(7).map { SessionOrigin(session: SessionID($0), version: row.int64(8)) },
+                    compactedSeq: row.int64(9)),
                 StackID(row.string(6))
             )
         }
@@ -167,7 +212,7 @@ extension SQLiteSessionStore {
         return StoredSession(record: record, screens: screens, stacks: stacks, selectedStack: selectedStack)
     }
 
-    private static func state(_ text: String) throws -> SessionState {
+    static func state(_ text: String) throws -> SessionState {
         guard let state = SessionState(rawValue: text) else {
             throw StoreError(code: .corrupt, message: "unknown session state '\(text)'")
         }

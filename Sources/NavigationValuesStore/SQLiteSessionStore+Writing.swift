@@ -41,7 +41,9 @@ extension SQLiteSessionStore {
                     [.text(snapshot.session.rawValue), .integer(snapshot.seq), .text(snapshot.json)])
             }
         }
-        if let record = mutation.idempotency {
+        if var record = mutation.idempotency {
+            // A purge's own record outlives its session, attached to none, until it expires.
+            if isPurged, record.session == mutation.session { record.session = nil }
             try insert(record, in: db)
         }
     }
@@ -121,8 +123,8 @@ extension SQLiteSessionStore {
                 """,
                 [.text(screen.rawValue), .text(key), .text(json)])
         case .purgeSession(let id):
-            // Screens, their rows, events and snapshots follow by ON DELETE CASCADE; a tombstone
-            // remembers that the session was purged.
+            // Screens, their rows, events, snapshots and idempotency records follow by ON DELETE
+            // CASCADE; a tombstone remembers that the session was purged.
             try db.execute("DELETE FROM sessions WHERE id = ?", [.text(id.rawValue)])
             try db.execute(
                 "INSERT OR IGNORE INTO purged_sessions (id, purged_at) VALUES (?, ?)",
@@ -162,10 +164,13 @@ extension SQLiteSessionStore {
             "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND created_at < ?",
             [.text(record.scope), .text(record.key), .milliseconds(idempotencyCutoff)])
         try db.execute(
-            "INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            """
+            INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at, session)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
             [
                 .text(record.scope), .text(record.key), .integer(record.status), .text(try jsonObject(record.headers)),
-                .blob(record.body), .milliseconds(record.createdAt),
+                .blob(record.body), .milliseconds(record.createdAt), .text(record.session?.rawValue),
             ])
     }
 

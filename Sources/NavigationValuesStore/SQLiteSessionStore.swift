@@ -41,6 +41,9 @@ public final class SQLiteSessionStore: SessionStore {
         public var maximumBatchSize = 1_000
         /// How long an idempotency record is kept (API.md: 24 h).
         public var idempotencyLifetime: Duration = .seconds(24 * 60 * 60)
+        /// The largest the database file may grow, in bytes (`PRAGMA max_page_count`); nil: no
+        /// limit. Writes past it fail with `.unavailable`, as on a full disk.
+        public var maxDatabaseBytes: Int?
         /// The clock for idempotency expiry.
         public var now: @Sendable () -> Date = { Date() }
 
@@ -59,6 +62,8 @@ public final class SQLiteSessionStore: SessionStore {
     private let figures = Mutex(StoreMetrics())
     /// When expired idempotency records were last removed.
     let lastIdempotencyCleanup = Mutex(Date.distantPast)
+    /// The outcome of the latest write (a batch or a readiness probe), for `/readyz`.
+    let lastWrite = Mutex<WriteOutcome?>(nil)
 
     /// Opens (creating and migrating it when needed) the database at `path`; `:memory:` keeps
     /// everything in memory on one connection. Blocks while it opens and migrates: call it at
@@ -85,6 +90,7 @@ public final class SQLiteSessionStore: SessionStore {
         if configuration.access == .readWrite {
             try database.enableWriteAheadLog(synchronous: configuration.sync == .full ? .full : .normal)
             try Migrator().migrate(database, now: configuration.now())
+            if let bytes = configuration.maxDatabaseBytes { try database.limitSize(to: bytes) }
         } else {
             let pending = try Migrator().pendingMigrations(in: database)
             guard pending.isEmpty else {
@@ -166,15 +172,6 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
-    public func checkWritable() async throws {
-        try await writer.run { db in
-            guard !db.isReadOnly else {
-                throw StoreError(code: .unavailable, message: "the database is read-only")
-            }
-            // Takes and releases the write lock, as a commit would.
-            try db.inTransaction(.immediate) {}
-        }
-    }
 
     // MARK: - Group commit
 
@@ -196,6 +193,7 @@ public final class SQLiteSessionStore: SessionStore {
             results = Array(repeating: .failure(error), count: batch.count)
         }
         let finished = ContinuousClock.now
+        recordWriteOutcome(results, at: finished)
         figures.withLock { metrics in
             metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
             if let pagesWritten { metrics.pagesWritten = pagesWritten }

@@ -18,7 +18,8 @@ public protocol SessionStore: Sendable {
     ///
     /// The changes apply in order, then the event and snapshot are appended, then the
     /// idempotency record is kept. A mutation that purges its own session stores no event and
-    /// no snapshot (nothing of the session is kept), but does keep its idempotency record.
+    /// no snapshot, and deletes the session's idempotency records; its own record is kept,
+    /// attached to no session, until it expires.
     ///
     /// A mutation of an existing session (one whose changes do not insert it) is conditional on
     /// the version it was made from: the session must still be at `event.seq - 1` when it
@@ -155,10 +156,13 @@ public struct SessionRecord: Sendable, Equatable {
     public var updatedAt: Date
     /// For a fork, the session and version it was forked from.
     public var origin: SessionOrigin?
+    /// Events up to and including this seq were compacted away (0: none); written by history
+    /// compaction only, never by a mutation.
+    public var compactedSeq: Int64
 
     public init(
         id: SessionID, version: Int64, state: SessionState, schemaJSON: String, tokenHash: String,
-        createdAt: Date, updatedAt: Date, origin: SessionOrigin? = nil
+        createdAt: Date, updatedAt: Date, origin: SessionOrigin? = nil, compactedSeq: Int64 = 0
     ) {
         self.id = id
         self.version = version
@@ -168,6 +172,7 @@ public struct SessionRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.origin = origin
+        self.compactedSeq = compactedSeq
     }
 }
 
@@ -308,6 +313,10 @@ public struct StoredSnapshot: Sendable, Equatable {
 }
 
 /// The first answer given under an `Idempotency-Key`, replayed on retries for 24 h.
+///
+/// The store keeps what it is given: the session service passes a hash of the client's key as
+/// `key` and the answer sealed under the client's key as `body`, so the file never holds a
+/// usable token (a create's answer carries one).
 public struct IdempotencyRecord: Sendable, Equatable {
     /// e.g. `POST /v1/sessions/s_1/push`, or `POST /v1/sessions` for creation.
     public var scope: String
@@ -317,14 +326,20 @@ public struct IdempotencyRecord: Sendable, Equatable {
     public var headers: [String: String]
     public var body: Data
     public var createdAt: Date
+    /// The session the answer belongs to: the record is deleted with it (nil: none).
+    public var session: SessionID?
 
-    public init(scope: String, key: String, status: Int, headers: [String: String], body: Data, createdAt: Date) {
+    public init(
+        scope: String, key: String, status: Int, headers: [String: String], body: Data, createdAt: Date,
+        session: SessionID? = nil
+    ) {
         self.scope = scope
         self.key = key
         self.status = status
         self.headers = headers
         self.body = body
         self.createdAt = createdAt
+        self.session = session
     }
 }
 
@@ -347,8 +362,8 @@ public enum StateChange: Sendable, Equatable {
     case rememberDelivery(ScreenID, key: String, valueJSON: String, passedJSON: String?)
     /// The screen's last received value for a key (kept after its handler goes).
     case setReceivedPreference(ScreenID, key: String, json: String)
-    /// Deletes every event, snapshot and state row of the session, keeping nothing (not even
-    /// the purging mutation's own event). Idempotency records stay until they expire.
+    /// Deletes every event, snapshot, state row and idempotency record of the session, keeping
+    /// nothing (not even the purging mutation's own event) but a tombstone of its id.
     case purgeSession(SessionID)
     /// Adds a tab or a presentation; a presentation's presenter must be stored already.
     case insertStack(StackRecord)

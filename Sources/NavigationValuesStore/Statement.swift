@@ -162,6 +162,16 @@ public final class Statement {
         try bindInPlace(arguments, from: offset + 1, then: body)
     }
 
+    /// Runs the statement with `arguments` and calls `body` for each row until it returns false.
+    public func scanRows(_ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Bool) throws {
+        try withArguments(arguments) {
+            let row = Row(statement: self)
+            while try step() {
+                guard try body(row) else { return }
+            }
+        }
+    }
+
     /// Steps once: true when a row is ready, false when the statement is done.
     private func step() throws -> Bool {
         switch sqlite3_step(handle) {

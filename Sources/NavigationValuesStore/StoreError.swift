@@ -22,6 +22,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// or idempotency key), or the session is no longer at the version the mutation was
         /// made from (another process moved it on): reload and retry.
         public static let conflict = Code("conflict")
+        /// A string or blob is larger than SQLite's length limit (`SQLITE_TOOBIG`): the request
+        /// asked to store too much at once (HTTP 422), the database is fine.
+        public static let tooLarge = Code("tooLarge")
         /// The database cannot serve the request now: busy, locked, read-only, out of space, an
         /// I/O error, or the file cannot be opened. Worth retrying later (HTTP 503).
         public static let unavailable = Code("unavailable")
@@ -90,7 +93,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             break
         }
         switch resultCode & 0xff {
-        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG, SQLITE_RANGE:
+        case SQLITE_TOOBIG:
+            return .tooLarge
+        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_RANGE:
             return .invalidData
         case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN,
             SQLITE_PERM, SQLITE_NOMEM, SQLITE_PROTOCOL, SQLITE_NOLFS, SQLITE_AUTH:
@@ -110,6 +115,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return .conflict
         case "NV404", "NV422":  // the session, or the row a change targets, does not exist
             return .invalidData
+        case "54000":  // program_limit_exceeded: a value over PostgreSQL's 1 GB field limit
+            return .tooLarge
         case "XX001", "XX002":  // data_corrupted, index_corrupted
             return .corrupt
         case "25006", "40001", "40P01", "55P03", "57014":

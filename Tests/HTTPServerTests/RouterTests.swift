@@ -57,6 +57,24 @@ import Testing
         }
     }
 
+    /// A concrete path shadows a templated one in `Allow` (issue 13: as OpenAPI reads paths), while
+    /// a method only the templated route takes still reaches it.
+    @Test func allowNamesTheMethodsOfTheMostSpecificRouteOnly() async throws {
+        let router = Router()
+        router.get("/v1/sessions/{id}") { _ in Response(body: Array("param".utf8)) }
+        router.delete("/v1/sessions/{id}") { _ in Response() }
+        router.post("/v1/sessions/fork") { _ in Response() }
+        do {
+            _ = try await router.buildResponder().respond(to: Request(method: .put, path: "/v1/sessions/fork"))
+            Issue.record("expected 405")
+        } catch let error as HTTPRequestError {
+            #expect(error.code == .methodNotAllowed)
+            #expect(error.headers["Allow"] == "POST")
+        }
+        let get = try await router.buildResponder().respond(to: Request(method: .get, path: "/v1/sessions/fork"))
+        #expect(text(get) == "param")
+    }
+
     @Test func getHandlersAnswerHead() async throws {
         let router = Router()
         router.get("/a") { _ in Response(status: .accepted) }

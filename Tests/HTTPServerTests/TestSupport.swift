@@ -10,12 +10,13 @@ func withRunningServer(
     headerTimeout: Duration = .seconds(30),
     idleTimeout: Duration = .seconds(30),
     streamHighWaterMark: Int = 64 * 1024,
+    eventLoopCount: Int = 2,
     _ body: (HTTPServer) async throws -> Void
 ) async throws {
     let configuration = HTTPServer.Configuration(
         host: "127.0.0.1",
         port: 0,
-        eventLoopCount: 2,
+        eventLoopCount: eventLoopCount,
         headerTimeout: headerTimeout,
         idleTimeout: idleTimeout,
         shutdownGracePeriod: .seconds(5),

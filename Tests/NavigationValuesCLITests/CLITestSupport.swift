@@ -29,16 +29,26 @@ final class ServeProcess: Sendable {
     let listeningLine: String
     let client: HTTPClient
 
-    init(_ arguments: [String] = [], environment: [String: String] = [:]) async throws {
+    /// Starts `navigation-values serve` with `arguments`; with a `launcher` (such as
+    /// `["/usr/bin/prlimit", "--fsize=…", "--"]`), through it, which must exec the server.
+    init(_ arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var arguments = ["serve"] + arguments
         if !arguments.contains("--port") && environment["NAVIGATION_VALUES_PORT"] == nil {
             arguments += ["--port", "0"]
         }
-        child = try ChildProcess(
-            built: "navigation-values", arguments: arguments, environment: childEnvironment(environment),
-            directory: folder)
+        if let program = launcher.first {
+            child = try ChildProcess(
+                URL(fileURLWithPath: program),
+                arguments: Array(launcher.dropFirst()) + [try ChildProcess.builtProduct(named: "navigation-values").path]
+                    + arguments,
+                environment: childEnvironment(environment), directory: folder)
+        } else {
+            child = try ChildProcess(
+                built: "navigation-values", arguments: arguments, environment: childEnvironment(environment),
+                directory: folder)
+        }
         // The first line on stdout, which must be the `listening on` line.
         let line = try await child.line { _ in true }
         guard line.hasPrefix("listening on http://"), let url = URL(string: String(line.dropFirst(13))) else {
@@ -57,6 +67,26 @@ final class ServeProcess: Sendable {
         var fields = headers
         if body != nil { fields["Content-Type"] = "application/json" }
         return try await client.send(method, path, headers: fields, body: body.map { Array($0.utf8) })
+    }
+
+    /// The server's resident memory now (`VmRSS` of `/proc/PID/status`), in bytes.
+    func residentBytes() throws -> Int {
+        let status = String(
+            decoding: FileHandle(forReadingAtPath: "/proc/\(child.processIdentifier)/status")?.readDataToEndOfFile()
+                ?? Data(), as: UTF8.self)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kibibytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { throw ChildProcessError("no VmRSS for process \(child.processIdentifier)") }
+        return kibibytes * 1024
+    }
+
+    /// One sample of `/metrics`, such as `navigation_values_subscribers`.
+    func metric(_ name: String) async throws -> Double? {
+        let text = try await send("GET", "/metrics").text
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
     }
 
     /// Sends `signal` and returns how the server ended.

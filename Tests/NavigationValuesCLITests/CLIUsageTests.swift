@@ -4,7 +4,7 @@ import Testing
 
 /// Help, version and bad usage: exact output and exit codes (argument-parser's `AssertExecuteCommand`).
 @Suite struct CLIUsageTests {
-    static let commands = ["serve", "migrate", "replay", "healthcheck"]
+    static let commands = ["serve", "migrate", "replay", "prune", "healthcheck"]
 
     @Test func helpListsEveryCommandOnStdoutAndExitsZero() async throws {
         let outcome = try await run(["--help"])

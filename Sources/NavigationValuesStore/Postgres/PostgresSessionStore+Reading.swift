@@ -14,7 +14,8 @@ extension PostgresSessionStore {
             .init(
                 """
                 SELECT version, state, schema, token_hash, \(Self.milliseconds(column: "created_at")),
-                       \(Self.milliseconds(column: "updated_at")), selected_stack, origin_session, origin_version
+                       \(Self.milliseconds(column: "updated_at")), selected_stack, origin_session, origin_version,
+                       compacted_seq
                 FROM sessions WHERE id = $1
                 """, [id.rawValue]),
             // The main stack's screens first, then each other stack's; each stack's root first.
@@ -50,7 +51,7 @@ extension PostgresSessionStore {
         let record = SessionRecord(
             id: id, version: try Self.int64(row, 0), state: try Self.state(try Self.text(row, 1)),
             schemaJSON: try Self.text(row, 2), tokenHash: try Self.text(row, 3), createdAt: try Self.date(row, 4),
-            updatedAt: try Self.date(row, 5), origin: origin)
+            updatedAt: try Self.date(row, 5), origin: origin, compactedSeq: try Self.int64(row, 9))
         var screens = try results[2].map { row in
             StoredScreen(
                 record: ScreenRecord(
@@ -157,7 +158,8 @@ extension PostgresSessionStore {
         let rows = try await read { connection in
             try connection.query(
                 """
-                SELECT status, headers, body, \(Self.milliseconds(column: "created_at")) FROM idempotency_keys
+                SELECT status, headers, body, \(Self.milliseconds(column: "created_at")), session
+                FROM idempotency_keys
                 WHERE scope = $1 AND key = $2 AND created_at >= \(Self.time(3))
                 """, [scope, key, cutoff]
             ).rows
@@ -166,7 +168,7 @@ extension PostgresSessionStore {
             IdempotencyRecord(
                 scope: scope, key: key, status: Int(try Self.int64(row, 0)),
                 headers: try Self.headers(try Self.text(row, 1)), body: try Self.data(fromBytea: try Self.text(row, 2)),
-                createdAt: try Self.date(row, 3))
+                createdAt: try Self.date(row, 3), session: row.count > 4 ? row[4].map(SessionID.init(rawValue:)) : nil)
         }
     }
 

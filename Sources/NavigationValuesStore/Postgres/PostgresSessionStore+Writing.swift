@@ -49,7 +49,11 @@ extension PostgresSessionStore {
                         [session, "\(snapshot.seq)", snapshot.json]))
             }
         }
-        if let record = mutation.idempotency { statements += try idempotencyStatements(for: record) }
+        if var record = mutation.idempotency {
+            // A purge's own record outlives its session, attached to none, until it expires.
+            if isPurged, record.session == mutation.session { record.session = nil }
+            statements += try idempotencyStatements(for: record)
+        }
         return statements
     }
 
@@ -62,12 +66,12 @@ extension PostgresSessionStore {
                 [record.scope, record.key, Self.milliseconds(idempotencyCutoff)]),
             PostgresConnection.Statement(
                 """
-                INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at)
-                VALUES ($1, $2, $3, $4, $5, \(Self.time(6)))
+                INSERT INTO idempotency_keys (scope, key, status, headers, body, created_at, session)
+                VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), $7)
                 """,
                 [
                     record.scope, record.key, "\(record.status)", try Self.jsonText(record.headers),
-                    Self.bytea(record.body), Self.milliseconds(record.createdAt),
+                    Self.bytea(record.body), Self.milliseconds(record.createdAt), record.session?.rawValue,
                 ]),
         ]
     }
@@ -179,8 +183,8 @@ extension PostgresSessionStore {
                     [screen.rawValue, key, json])
             ]
         case .purgeSession(let id):
-            // Screens, their rows, events and snapshots follow by ON DELETE CASCADE; a tombstone
-            // remembers that the session was purged.
+            // Screens, their rows, events, snapshots and idempotency records follow by ON DELETE
+            // CASCADE; a tombstone remembers that the session was purged.
             return [
                 Statement("DELETE FROM sessions WHERE id = $1", [id.rawValue]),
                 Statement(

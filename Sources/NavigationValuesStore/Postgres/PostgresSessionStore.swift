@@ -70,6 +70,8 @@ public final class PostgresSessionStore: SessionStore {
     private let writeQueue = Mutex(WriteQueue())
     private let figures = Mutex(StoreMetrics())
     let lastIdempotencyCleanup = Mutex(Date.distantPast)
+    /// The outcome of the latest write (a batch or a readiness probe), for `/readyz`.
+    let lastWrite = Mutex<WriteOutcome?>(nil)
     let listener: PostgresListener?
 
     /// Connects, checks the server (PostgreSQL 14 or newer, for pipeline mode) and applies
@@ -204,12 +206,38 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
+    /// Fails while writes fail (a full disk on the server, a standby, read-only mode, a lost
+    /// connection), and succeeds again once one works. It answers from the latest batch when that
+    /// worked less than a second ago or failed less than ten seconds ago; otherwise it writes the
+    /// one row of `readiness_probe`.
+    ///
+    /// - Throws: `StoreError` `.unavailable` (or `.closed`).
     public func checkWritable() async throws {
-        let row = try await writer.run { connection in
-            try connection.query("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')").rows.first
+        let now = ContinuousClock.now
+        if let last = lastWrite.withLock({ $0 }), now - last.at < last.lifetime {
+            if let error = last.error { throw error }
+            return
         }
-        guard let row, row.count == 2, row[0] == "f", row[1] == "off" else {
-            throw StoreError(code: .unavailable, message: "the database is read-only (a standby, or read-only mode)")
+        let probedAt = Self.milliseconds(configuration.now())
+        do {
+            try await writer.run { connection in
+                let row = try connection.query(
+                    "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')"
+                ).rows.first
+                guard let row, row.count == 2, row[0] == "f", row[1] == "off" else {
+                    throw StoreError(
+                        code: .unavailable, message: "the database is read-only (a standby, or read-only mode)")
+                }
+                _ = try connection.query(
+                    """
+                    INSERT INTO readiness_probe (id, probed_at) VALUES (1, \(Self.time(1)))
+                    ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at
+                    """, [probedAt])
+            }
+            lastWrite.withLock { $0 = WriteOutcome(at: .now, error: nil) }
+        } catch let error as StoreError {
+            lastWrite.withLock { $0 = WriteOutcome(at: .now, error: error) }
+            throw error
         }
     }
 
@@ -227,6 +255,7 @@ public final class PostgresSessionStore: SessionStore {
             results = Array(repeating: .failure(error), count: batch.count)
         }
         let finished = ContinuousClock.now
+        if let outcome = WriteOutcome.of(results, at: finished) { lastWrite.withLock { $0 = outcome } }
         figures.withLock { metrics in
             metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
             for (request, result) in zip(batch, results) {

@@ -1,0 +1,196 @@
+import NavigationValues
+import NavigationValuesWire
+
+/// The limits on what a session renders, records and answers, as opposed to what a request
+/// carries (issue 13, "outputs capped").
+///
+/// API.md's shapes multiply what is stored: every screen's `resolved` repeats the declared
+/// defaults and every value set below it, `affected` repeats a value per inheriting screen,
+/// `deliveries` per receiving screen. The shapes stay as they are; the multiplication is bounded
+/// instead:
+///
+/// - a schema's defaults obey the value limits, and their bytes together and the count of
+///   entries are capped (`maxDefaultBytes`, `maxSchemaEntries`);
+/// - the whole session may not render past `maxSessionBytes`, which bounds every read of it;
+/// - one event, and one mutation's answer, may not pass `maxEventBytes`.
+///
+/// Each check runs before the bytes it guards are produced: the path's screens, `affected` and
+/// `deliveries` are counted before the operation is applied, the session after it is applied in
+/// memory but before anything is encoded or committed. A refusal is `.limitExceeded` (422)
+/// naming the limit; the caller drops the half-changed live state, so nothing is kept.
+struct OutputLimits {
+    let limits: SessionLimits
+
+    // MARK: - Schemas
+
+    /// Checks a schema's defaults and entries; `pointer` is where the schema sits in the request.
+    func check(_ schema: SessionSchema, pointer: String = "/schema") throws(SessionError) {
+        let entries = schema.values.count + schema.preferences.count
+        guard entries <= limits.maxSchemaEntries else {
+            throw .limitExceeded(
+                "max-schema-entries",
+                "a schema declares at most \(limits.maxSchemaEntries) entries, values and preferences together; this one declares \(entries) (max-schema-entries)"
+            )
+        }
+        var problems: [SessionError.FieldError] = []
+        var total = 0
+        for (section, declared) in [("values", schema.values), ("preferences", schema.preferences)] {
+            for (name, entry) in declared {
+                let here = "\(pointer)/\(section)/\(JSONPointer.escaped(name))/default"
+                let size = entry.defaultValue.serializedByteCount
+                total += size
+                if entry.defaultValue.depth > limits.maxNesting {
+                    problems.append(.init(pointer: here, detail: "nested deeper than \(limits.maxNesting)"))
+                } else if size > limits.maxValueBytes {
+                    problems.append(.init(pointer: here, detail: "larger than \(limits.maxValueBytes) bytes of JSON"))
+                }
+            }
+        }
+        if !problems.isEmpty {
+            let sorted = problems.sorted { $0.pointer < $1.pointer }
+            throw SessionError(
+                .invalid, sorted.count == 1 ? sorted[0].detail : "\(sorted.count) invalid defaults", fieldErrors: sorted
+            )
+        }
+        guard total <= limits.maxDefaultBytes else {
+            throw .limitExceeded(
+                "max-default-bytes",
+                "a schema's defaults are at most \(limits.maxDefaultBytes) bytes of JSON together (every screen lists them); these are \(total) (max-default-bytes)"
+            )
+        }
+    }
+
+    // MARK: - Before applying
+
+    /// Refuses an operation whose event or answer would multiply past the limits, counted from
+    /// the session as it is, before anything is applied or rendered.
+    func preflight(_ operation: SessionOperation, on session: LiveSession) throws(SessionError) {
+        switch operation {
+        case .replacePath(_, let pushed):
+            guard let root = session.stack.entries.first else { return }
+            let footprint = SessionFootprint(
+                layers: [SessionFootprint.Layer(root)] + pushed.map(SessionFootprint.Layer.init),
+                defaults: session.schema.values.mapValues(\.defaultValue), envelopeBytes: session.envelopeBytes)
+            let pushedBytes = footprint.screenBytes.dropFirst().reduce(0, +) + max(0, pushed.count - 1)
+            try checkEvent(
+                bytes: pushedBytes,
+                "the \(pushed.count) screen(s) of this path would render as \(pushedBytes) bytes of JSON"
+            )
+            try checkSession(bytes: footprint.sessionBytes)
+        case .updateValues(let screen, let set, let removed):
+            try checkAffected(screen: screen, set: set, removed: removed, in: session)
+        case .publish(let screen, let key, let value), .returnResult(let screen, let key, let value):
+            try checkDeliveries(screen: screen, key: key, value: value, in: session)
+        case .push, .pop, .setHandler, .removeHandler, .end, .createStack, .selectStack, .removeStack, .present,
+            .dismiss, .pushOnto, .popFrom:
+            return  // a push renders one screen, which the session's own limit bounds; the rest shrink
+        case .replacePathOf, .replaceAbove, .batch:
+            // Screens of another stack inherit what the main stack's count does not see: the
+            // session's limit, checked once they are applied and before anything is encoded, bounds them.
+            return
+        }
+    }
+
+    /// `affected` lists each screen that inherits a changed key (SEMANTICS.md §2); counted as
+    /// if every write changed what it resolves to.
+    private func checkAffected(
+        screen: ScreenID, set: [String: JSONValue], removed: [String], in session: LiveSession
+    ) throws(SessionError) {
+        let entries = session.stack.entries
+        guard let index = session.stack.index(of: screen) else { return }
+        var bytes = 2
+        var count = 0
+        for name in Array(set.keys) + removed {
+            let key = session.valueKey(name)
+            if key.isObservationIgnored { continue }
+            let value =
+                set[name] ?? (index > 0 ? entries[index - 1].context.untrackedValue(for: key) : key.defaultValue)
+            let perEntry = Self.emptyAffectedBytes + JSONValue.stringByteCount(name) - 2 + value.serializedByteCount - 4
+            var position = index
+            repeat {
+                bytes += perEntry + JSONValue.stringByteCount(entries[position].id.rawValue) - 2 + 1
+                count += 1
+                position += 1
+            } while position < entries.count && !entries[position].context.hasValue(for: key)
+            if bytes > limits.maxEventBytes { break }
+        }
+        try checkEvent(
+            bytes: bytes, "this change would list at least \(count) affected value(s), \(bytes) bytes of JSON")
+    }
+
+    /// `deliveries` lists each screen whose handler receives the value, from the publisher down
+    /// to the first handler that stops it (SEMANTICS.md §3); every server handler passes on the
+    /// value it received.
+    private func checkDeliveries(
+        screen: ScreenID, key: String, value: JSONValue, in session: LiveSession
+    ) throws(SessionError) {
+        let entries = session.stack.entries
+        guard let index = session.stack.index(of: screen) else { return }
+        let perEntry = Self.emptyDeliveryBytes + value.serializedByteCount - 4
+        var bytes = 2
+        var count = 0
+        for position in stride(from: index, through: 0, by: -1) {
+            guard let passesBack = entries[position].context.preferenceHandlerPassesBack(named: key) else { continue }
+            bytes += perEntry + JSONValue.stringByteCount(entries[position].id.rawValue) - 2 + 1
+            count += 1
+            if !passesBack { break }
+        }
+        try checkEvent(bytes: bytes, "this value would be delivered to \(count) screen(s), \(bytes) bytes of JSON")
+    }
+
+    // MARK: - After applying, before encoding
+
+    /// Refuses a change that grew the session past `maxSessionBytes`; `operation` has just been
+    /// applied to `session` in memory.
+    func checkApplied(_ operation: SessionOperation, to session: LiveSession) throws(SessionError) {
+        switch operation {
+        case .push, .replacePath, .updateValues, .setHandler, .publish, .createStack, .present, .pushOnto,
+            .replacePathOf, .replaceAbove, .returnResult, .batch:
+            try checkSession(bytes: SessionFootprint(session).sessionBytes)
+        case .pop, .removeHandler, .end, .selectStack, .removeStack, .dismiss, .popFrom:
+            return
+        }
+    }
+
+    /// Refuses an encoded event, or a mutation's answer, over `maxEventBytes`.
+    func check(eventBytes: Int, answer: MutationResult? = nil) throws(SessionError) {
+        try checkEvent(bytes: eventBytes, "this change's event would be \(eventBytes) bytes of JSON")
+        guard let answer else { return }
+        let answerBytes = answer.json?.serializedByteCount ?? 0
+        try checkEvent(bytes: answerBytes, "this change's answer would be \(answerBytes) bytes of JSON")
+    }
+
+    /// Refuses a session that renders past `maxSessionBytes`.
+    func checkSession(bytes: Int) throws(SessionError) {
+        guard bytes <= limits.maxSessionBytes else {
+            throw .limitExceeded(
+                "max-session-bytes",
+                "this change would make the session \(bytes) bytes of JSON, over the limit of \(limits.maxSessionBytes) (max-session-bytes)"
+            )
+        }
+    }
+
+    private func checkEvent(bytes: Int, _ what: @autoclosure () -> String) throws(SessionError) {
+        guard bytes <= limits.maxEventBytes else {
+            throw .limitExceeded(
+                "max-event-bytes", "\(what()), over the limit of \(limits.maxEventBytes) (max-event-bytes)")
+        }
+    }
+
+    /// `{"key":"","screen":"","value":null}`
+    private static let emptyAffectedBytes = AffectedValue(screen: ScreenID(""), key: "", value: .null).json
+        .serializedByteCount
+    /// `{"screen":"","value":null}`
+    private static let emptyDeliveryBytes = PreferenceDelivery(screen: ScreenID(""), value: .null).json
+        .serializedByteCount
+}
+
+extension SessionLimits {
+    /// Checks a schema against these limits (its defaults' sizes and depth, their bytes together,
+    /// the count of entries), as creating a session with it would; pointers start at the schema.
+    ///
+    /// - Throws: `SessionError` (`.invalid` or `.limitExceeded`) saying which limit it passes.
+    public func check(_ schema: SessionSchema) throws(SessionError) {
+        try OutputLimits(limits: self).check(schema, pointer: "")
+    }
+}
