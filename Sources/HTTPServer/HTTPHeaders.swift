@@ -66,6 +66,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The number of fields.
     public var count: Int { fields.count }
 
+    /// Makes room for `capacity` fields in all, so that adding up to that many allocates no more.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 }
 

@@ -42,12 +42,27 @@ struct EntryTable: Sequence {
         }
     }
 
-    func makeIterator() -> AnyIterator<Element> {
-        if let large {
-            var iterator = large.makeIterator()
-            return AnyIterator { iterator.next().map { (key: $0.key, value: $0.value) } }
+    /// Walks the entries without boxing an iterator (no allocation per walk).
+    enum Iterator: IteratorProtocol {
+        case small(IndexingIterator<[Element]>)
+        case large(Dictionary<EntryID, Any>.Iterator)
+
+        mutating func next() -> Element? {
+            switch self {
+            case .small(var iterator):
+                let next = iterator.next()
+                self = .small(iterator)
+                return next
+            case .large(var iterator):
+                let next = iterator.next()
+                self = .large(iterator)
+                return next.map { (key: $0.key, value: $0.value) }
+            }
         }
-        var iterator = small.makeIterator()
-        return AnyIterator { iterator.next() }
+    }
+
+    func makeIterator() -> Iterator {
+        if let large { return .large(large.makeIterator()) }
+        return .small(small.makeIterator())
     }
 }

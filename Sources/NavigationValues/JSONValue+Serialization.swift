@@ -3,7 +3,9 @@ extension JSONValue {
     /// serialize to the same text.
     public func serialized() -> String {
         var output: [UInt8] = []
-        output.reserveCapacity(64)
+        // Room for an event or a small answer at once (a few hundred bytes): growing from 64
+        // bytes took three or four copies each time.
+        output.reserveCapacity(512)
         write(to: &output)
         return String(decoding: output, as: UTF8.self)
     }

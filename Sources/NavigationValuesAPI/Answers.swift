@@ -71,7 +71,7 @@ extension StoredAnswer {
 extension SessionQuery.Result {
     var response: Response {
         switch self {
-        case .session(let session): .json(session.json, headers: ["ETag": "\"\(session.version)\""])
+        case .session(let session): .json(text: session.json, headers: ["ETag": "\"\(session.version)\""])
         case .screen(let screen, let version): .json(screen.json, headers: ["ETag": "\"\(version)\""])
         case .stacks(let list): .json(list.json, headers: ["ETag": "\"\(list.version)\""])
         case .stack(let stack, let version): .json(stack.json, headers: ["ETag": "\"\(version)\""])
@@ -88,6 +88,8 @@ extension Response {
     /// A JSON answer from JSON text already encoded.
     static func json(text body: [UInt8], status: HTTPStatus = .ok, headers: HTTPHeaders = [:]) -> Response {
         var fields = headers
+        // Room for this field and for the X-Request-Id that RequestLogging adds: one allocation.
+        fields.reserveCapacity(headers.count + 2)
         fields["Content-Type"] = "application/json; charset=utf-8"
         return Response(status: status, headers: fields, body: body)
     }

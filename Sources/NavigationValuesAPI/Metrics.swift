@@ -154,6 +154,10 @@ public final class Metrics: Sendable {
             "Time inside group-commit transactions, BEGIN to COMMIT.")
         out += "navigation_values_store_batch_duration_seconds_sum \(number(store.batchDurationSum))\n"
         out += "navigation_values_store_batch_duration_seconds_count \(store.batches)\n"
+        header(
+            &out, "navigation_values_store_pages_written_total", "counter",
+            "Database pages written by commits (SQLite: WAL frames; 0 on PostgreSQL).")
+        out += "navigation_values_store_pages_written_total \(store.pagesWritten)\n"
     }
 
     private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {

@@ -85,7 +85,7 @@ public struct RequestLogging: Middleware {
 }
 
 extension IdentifierGenerator {
-    func requestID() -> String { "r_" + Base64URL.encode(randomBytes(12)) }
+    func requestID() -> String { Base64URL.encode(randomBytes(12), prefix: "r_") }
 }
 
 extension Duration {

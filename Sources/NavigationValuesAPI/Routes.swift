@@ -159,9 +159,13 @@ public struct SessionRoutes: Sendable {
 
     func credential(_ request: Request) -> Credential {
         guard let header = request.headers["authorization"] else { return .none }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .token("") }
-        let token = HeaderValue.trimmed(parts[1])
+        // `Bearer <token>`, read in place: the scheme up to the first space (any case), then the
+        // rest trimmed. Only the token becomes a string of its own.
+        let value = Substring(header).drop { $0 == " " }
+        guard let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" else {
+            return .token("")
+        }
+        let token = HeaderValue.trimmed(value[space...])
         return constantTimeEquals(token, adminToken) ? .admin : .token(token)
     }
 

@@ -19,15 +19,16 @@ public struct IdentifierGenerator: Sendable {
         while bytes.count < count {
             withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
         }
-        return Array(bytes.prefix(count))
+        bytes.removeLast(bytes.count - count)  // in place: no second array
+        return bytes
     }
 
     /// Ids carry 72 random bits in 14 characters, which Swift keeps inline (no heap string per
     /// id). They only need to be unique (the store refuses a duplicate); tokens are what must be
     /// unguessable, and carry 256 bits.
-    package func sessionID() -> SessionID { SessionID("s_" + Base64URL.encode(randomBytes(9))) }
-    package func screenID() -> ScreenID { ScreenID("c_" + Base64URL.encode(randomBytes(9))) }
-    package func token() -> String { "t_" + Base64URL.encode(randomBytes(32)) }
+    package func sessionID() -> SessionID { SessionID(Base64URL.encode(randomBytes(9), prefix: "s_")) }
+    package func screenID() -> ScreenID { ScreenID(Base64URL.encode(randomBytes(9), prefix: "c_")) }
+    package func token() -> String { Base64URL.encode(randomBytes(32), prefix: "t_") }
 
     /// Whether `token` has the shape `token()` gives: `t_` and 43 base64url characters.
     package static func isWellFormedToken(_ token: String) -> Bool {
@@ -43,22 +44,36 @@ public struct IdentifierGenerator: Sendable {
 package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5).
-    package static func encode(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index < bytes.count {
-            let first = bytes[index]
-            let second = index + 1 < bytes.count ? bytes[index + 1] : 0
-            let third = index + 2 < bytes.count ? bytes[index + 2] : 0
-            output.append(alphabet[Int(first >> 2)])
-            output.append(alphabet[Int((first & 0x03) << 4 | second >> 4)])
-            if index + 1 < bytes.count { output.append(alphabet[Int((second & 0x0F) << 2 | third >> 6)]) }
-            if index + 2 < bytes.count { output.append(alphabet[Int(third & 0x3F)]) }
-            index += 3
+    /// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5), after `prefix`. Written
+    /// straight into the string's storage: one allocation at most (none for 15 bytes or fewer).
+    package static func encode(_ bytes: [UInt8], prefix: String = "") -> String {
+        let length = prefix.utf8.count + (bytes.count * 4 + 2) / 3
+        return String(unsafeUninitializedCapacity: length) { output in
+            var at = 0
+            for byte in prefix.utf8 {
+                output[at] = byte
+                at += 1
+            }
+            var index = 0
+            while index < bytes.count {
+                let first = bytes[index]
+                let second = index + 1 < bytes.count ? bytes[index + 1] : 0
+                let third = index + 2 < bytes.count ? bytes[index + 2] : 0
+                output[at] = alphabet[Int(first >> 2)]
+                output[at + 1] = alphabet[Int((first & 0x03) << 4 | second >> 4)]
+                at += 2
+                if index + 1 < bytes.count {
+                    output[at] = alphabet[Int((second & 0x0F) << 2 | third >> 6)]
+                    at += 1
+                }
+                if index + 2 < bytes.count {
+                    output[at] = alphabet[Int(third & 0x3F)]
+                    at += 1
+                }
+                index += 3
+            }
+            return at
         }
-        return String(decoding: output, as: UTF8.self)
     }
 }
 
@@ -69,7 +84,7 @@ enum TokenHasher {
 
 extension IdentifierGenerator {
     /// An observer token's id: `o_` and 72 random bits, like session ids (unique, not secret).
-    package func observerID() -> ObserverID { ObserverID("o_" + Base64URL.encode(randomBytes(9))) }
+    package func observerID() -> ObserverID { ObserverID(Base64URL.encode(randomBytes(9), prefix: "o_")) }
     /// A read-only observer token: `ro_` and 256 random bits.
     package func observerToken() -> String { "ro_" + Base64URL.encode(randomBytes(32)) }
 

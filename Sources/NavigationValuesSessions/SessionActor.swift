@@ -36,7 +36,19 @@ actor SessionActor {
     nonisolated let lastUsedTick = Atomic<UInt64>(0)
     /// When a request last took this actor, in milliseconds since 1970 (retention's idle check).
     nonisolated let lastUsedMilliseconds = Atomic<Int64>(0)
-    var live: LiveSession?
+    var live: LiveSession? {
+        didSet {
+            rendered = nil
+            verifiedToken = nil
+        }
+    }
+    /// The last token that matched the session's token hash: the next request with the same
+    /// token is compared with it (in constant time) instead of being hashed again.
+    private var verifiedToken: String?
+    /// The live session's JSON at the version it was rendered at, for the reads that follow.
+    /// Keyed by version (a command changes `live` in place and moves its version on) and dropped
+    /// whenever `live` is dropped or replaced.
+    private var rendered: RenderedSession?
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// How many times a command is run against a reloaded copy before its conflict is answered
@@ -77,7 +89,10 @@ actor SessionActor {
         try authorize(credential, for: session)
         switch query {
         case .session:
-            return .session(session.resource())
+            if let rendered, rendered.version == session.record.version { return .session(rendered) }
+            let fresh = RenderedSession(session.resource())
+            rendered = fresh
+            return .session(fresh)
         case .screen(let reference):
             guard let entry = session.screen(reference: reference) else {
                 throw SessionError(.notFound, "no screen '\(reference)' in session \(id.rawValue)")
@@ -312,9 +327,11 @@ actor SessionActor {
             guard IdentifierGenerator.isWellFormedToken(token) else {
                 throw SessionError(.unauthorized, "invalid token")
             }
+            if let verifiedToken, constantTimeEquals(token, verifiedToken) { return }
             guard constantTimeEquals(TokenHasher.hash(token), session.record.tokenHash) else {
                 throw SessionError(.forbidden, "this token does not belong to session \(id.rawValue)")
             }
+            verifiedToken = token
         case .none:
             throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
         }
@@ -337,10 +354,15 @@ extension StoredEvent {
 
 /// Compares two strings in time that depends only on their lengths, not on where they differ.
 package func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-    let left = Array(lhs.utf8)
-    let right = Array(rhs.utf8)
-    guard left.count == right.count else { return false }
-    var difference: UInt8 = 0
-    for index in left.indices { difference |= left[index] ^ right[index] }
-    return difference == 0
+    var lhs = lhs
+    var rhs = rhs
+    // withUTF8 reads a native string's bytes in place (no copy for the strings compared here).
+    return lhs.withUTF8 { left in
+        rhs.withUTF8 { right in
+            guard left.count == right.count else { return false }
+            var difference: UInt8 = 0
+            for index in left.indices { difference |= left[index] ^ right[index] }
+            return difference == 0
+        }
+    }
 }

@@ -45,7 +45,8 @@ package enum SessionQuery: Sendable {
 
     /// What a read answers.
     package enum Result: Sendable {
-        case session(SessionResource)
+        /// The whole session, as its JSON text (rendered once per version: see `RenderedSession`).
+        case session(RenderedSession)
         case screen(ScreenResource, version: Int64)
         case stacks(StackList)
         case stack(StackResource, version: Int64)
@@ -220,4 +221,19 @@ package struct CommandContext: Sendable {
 package enum CommandOutcome: Sendable {
     case applied(MutationResult)
     case replayed(StoredAnswer)
+}
+
+/// A session's JSON (`SessionResource`) at one version, serialized once: a session actor keeps
+/// the last one it rendered and answers every read at that version with the same bytes, until
+/// a mutation moves the version on.
+package struct RenderedSession: Sendable {
+    /// The version the text shows.
+    package var version: Int64
+    /// `SessionResource.json`, serialized (UTF-8).
+    package var json: [UInt8]
+
+    package init(_ resource: SessionResource) {
+        version = resource.version
+        json = Array(resource.json.serialized().utf8)
+    }
 }

@@ -59,6 +59,18 @@ public final class Database {
         sqlite3_close_v2(handle)
     }
 
+    /// Pages this connection has written since it opened: in WAL mode, the frames appended to
+    /// the log at commits (`SQLITE_DBSTATUS_CACHE_WRITE`; checkpoints into the main file are
+    /// not counted).
+    public var pagesWritten: Int {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        guard sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, 0) == SQLITE_OK else {
+            return 0
+        }
+        return Int(current)
+    }
+
     // MARK: - Settings
 
     /// Switches the file to write-ahead logging (https://sqlite.org/wal.html), so readers on

@@ -79,10 +79,15 @@ extension SQLiteSessionStore {
                     .integer(screen.index), .text(screen.name), .text(screen.role), .text(screen.previous?.rawValue),
                 ])
         case .deleteScreens(let ids):
-            // One statement, so links between the deleted screens are checked once, at its end.
-            try db.execute(
-                "DELETE FROM screen_contexts WHERE id IN (SELECT value FROM json_each(?))",
-                [.text(try jsonArray(ids.map(\.rawValue)))])
+            if ids.count == 1, let id = ids.first {
+                // The common pop of one screen: a lookup by key, no JSON array, no temporary table.
+                try db.execute("DELETE FROM screen_contexts WHERE id = ?", [.text(id.rawValue)])
+            } else {
+                // One statement, so links between the deleted screens are checked once, at its end.
+                try db.execute(
+                    "DELETE FROM screen_contexts WHERE id IN (SELECT value FROM json_each(?))",
+                    [.text(try jsonArray(ids.map(\.rawValue)))])
+            }
         case .setValue(let screen, let key, let json):
             try db.execute(
                 """

@@ -183,8 +183,12 @@ public final class SQLiteSessionStore: SessionStore {
         guard !batch.isEmpty else { return }
         let started = ContinuousClock.now
         let results: [Result<Void, any Error>]
+        var pagesWritten: Int?
         do {
-            results = try writer.onQueue { db in runBatch(batch.map(\.mutations), in: db) }
+            results = try writer.onQueue { db in
+                defer { pagesWritten = db.pagesWritten }
+                return runBatch(batch.map(\.mutations), in: db)
+            }
         } catch {
             results = Array(repeating: .failure(error), count: batch.count)
         }
@@ -192,6 +196,7 @@ public final class SQLiteSessionStore: SessionStore {
         recordWriteOutcome(results, at: finished)
         figures.withLock { metrics in
             metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
+            if let pagesWritten { metrics.pagesWritten = pagesWritten }
             for (request, result) in zip(batch, results) {
                 let succeeded = if case .success = result { true } else { false }
                 metrics.recordCommit(latency: (finished - request.start).seconds, succeeded: succeeded)

@@ -88,28 +88,87 @@ public final class Statement {
 
     /// Runs the statement to completion with `arguments`, ignoring any rows.
     public func execute(_ arguments: [DatabaseValue] = []) throws {
-        try bind(arguments)
-        defer { sqlite3_reset(handle) }
-        while try step() {}
+        try withArguments(arguments) { while try step() {} }
     }
 
     /// Runs the statement with `arguments` and calls `body` for each row.
     public func forEachRow(_ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Void) throws {
-        try bind(arguments)
-        defer { sqlite3_reset(handle) }
-        let row = Row(statement: self)
-        while try step() {
-            try body(row)
+        try withArguments(arguments) {
+            let row = Row(statement: self)
+            while try step() {
+                try body(row)
+            }
         }
+    }
+
+    /// Binds `arguments` without copying text or blobs, runs `body`, then resets the statement
+    /// and clears its bindings. Each text or blob is bound inside its own `withUTF8` or
+    /// `withUnsafeBytes` (SQLITE_STATIC), and `body` runs innermost, so every pointer SQLite holds
+    /// stays valid while the statement steps, and none is left behind once it returns.
+    private func withArguments(_ arguments: [DatabaseValue], _ body: () throws -> Void) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard arguments.count == expected else {
+            throw StoreError(
+                code: .failed, message: "expected \(expected) arguments, got \(arguments.count)", sql: sql)
+        }
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        try bindInPlace(arguments, from: 0, then: body)
+    }
+
+    private func bindInPlace(_ arguments: [DatabaseValue], from offset: Int, then body: () throws -> Void) throws {
+        guard offset < arguments.count else { return try body() }
+        let index = Int32(offset + 1)
+        let code: Int32
+        switch arguments[offset] {
+        case .null:
+            code = sqlite3_bind_null(handle, index)
+        case .integer(let integer):
+            code = sqlite3_bind_int64(handle, index, integer)
+        case .real(let real):
+            code = sqlite3_bind_double(handle, index, real)
+        case .text(var text):
+            return try text.withUTF8 { bytes in
+                // An empty buffer may have no address, which SQLite would bind as NULL.
+                let code =
+                    if let base = bytes.baseAddress, bytes.count > 0 {
+                        base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                            sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), nil, UInt8(SQLITE_UTF8))
+                        }
+                    } else {
+                        sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+                    }
+                guard code == SQLITE_OK else { throw Database.error(connection, code: code, sql: sql) }
+                try bindInPlace(arguments, from: offset + 1, then: body)
+            }
+        case .blob(let data):
+            return try data.withUnsafeBytes { bytes in
+                // A zero-length blob with a nil pointer would bind NULL; bind a zeroblob instead.
+                let code =
+                    if let base = bytes.baseAddress, bytes.count > 0 {
+                        sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), nil)
+                    } else {
+                        sqlite3_bind_zeroblob(handle, index, 0)
+                    }
+                guard code == SQLITE_OK else { throw Database.error(connection, code: code, sql: sql) }
+                try bindInPlace(arguments, from: offset + 1, then: body)
+            }
+        }
+        guard code == SQLITE_OK else { throw Database.error(connection, code: code, sql: sql) }
+        try bindInPlace(arguments, from: offset + 1, then: body)
     }
 
     /// Runs the statement with `arguments` and calls `body` for each row until it returns false.
     public func scanRows(_ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Bool) throws {
-        try bind(arguments)
-        defer { sqlite3_reset(handle) }
-        let row = Row(statement: self)
-        while try step() {
-            guard try body(row) else { return }
+        try withArguments(arguments) {
+            let row = Row(statement: self)
+            while try step() {
+                guard try body(row) else { return }
+            }
         }
     }
 

@@ -25,6 +25,9 @@ public struct StoreMetrics: Sendable, Equatable {
     public var commitLatencyBuckets = [Int](repeating: 0, count: latencyBucketBounds.count)
     /// Sum of the time spent inside batches (BEGIN to COMMIT), in seconds.
     public var batchDurationSum: Double = 0
+    /// Database pages the writer has written (SQLite: WAL frames appended by commits); 0 for a
+    /// store that cannot count them (PostgreSQL).
+    public var pagesWritten = 0
 
     /// Creates empty figures.
     public init() {}

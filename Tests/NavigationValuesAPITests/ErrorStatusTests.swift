@@ -40,6 +40,27 @@ import Testing
         }
     }
 
+    /// The scheme is matched in any case (RFC 9110 §11.1); spaces around the token are
+    /// ignored; a header that is not `Bearer <token>` is no token.
+    @Test func theBearerSchemeIsReadInAnyCaseAndOnlyThatShape() async throws {
+        try await withRunningServer { client, _ in
+            let session = try await TestSession.create(client)
+            let path = "/v1/sessions/\(session.id)"
+            for header in ["bearer \(session.token)", "BEARER \(session.token)", "Bearer   \(session.token)  "] {
+                let answer = try await client.send("GET", path, headers: ["Authorization": header])
+                #expect(answer.status == 200, "\(header)")
+            }
+            for header in [
+                "Bearer", "Bearer ", "Bearer\t\(session.token)", "Bearers \(session.token)", "\(session.token)",
+            ] {
+                expectProblem(
+                    try await client.send("GET", path, headers: ["Authorization": header]), 401, type: "unauthorized")
+            }
+            let admin = try await client.send("GET", path, headers: ["Authorization": "bearer \(client.adminToken)"])
+            #expect(admin.status == 200)
+        }
+    }
+
     @Test func anotherSessionsTokenIsForbidden() async throws {
         try await withRunningServer { client, _ in
             let mine = try await TestSession.create(client)

@@ -55,6 +55,26 @@ import Testing
         }
     }
 
+    @Test func pagesWrittenRiseWithEveryCommittedMutation() async throws {
+        try await withRunningServer { client, _ in
+            func pagesWritten() async throws -> Double {
+                let text = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
+                return try #require(try parseExposition(text)["navigation_values_store_pages_written_total"])
+            }
+            let created = try await client.send("POST", "/v1/sessions", json: ["root": ["name": "Home"]])
+            let id = try #require(created.json?["id"]?.stringValue)
+            let token = try #require(created.json?["token"]?.stringValue)
+            let afterCreate = try await pagesWritten()
+            #expect(afterCreate >= 1)
+            try await client.send("POST", "/v1/sessions/\(id)/push", json: ["name": "Detail"], token: token)
+            let afterPush = try await pagesWritten()
+            #expect(afterPush > afterCreate)
+            // A read writes nothing.
+            try await client.send("GET", "/v1/sessions/\(id)", token: token)
+            #expect(try await pagesWritten() == afterPush)
+        }
+    }
+
     @Test func histogramBucketsAreCumulativeAndEndWithTheCount() async throws {
         try await withRunningServer { client, _ in
             for _ in 0..<5 { try await client.send("GET", "/healthz") }

@@ -16,6 +16,7 @@ import Testing
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
             #expect(Base64URL.encode(bytes) == expected, "for \(length) bytes")
+            #expect(Base64URL.encode(bytes, prefix: "r_") == "r_" + expected, "for \(length) bytes after a prefix")
         }
     }
 
@@ -28,5 +29,7 @@ import Testing
         let token = identifiers.token()
         #expect(IdentifierGenerator.isWellFormedToken(token))
         #expect(identifiers.randomBytes(13).count == 13)
+        #expect(identifiers.randomBytes(16).count == 16)
+        #expect(identifiers.randomBytes(0).isEmpty)
     }
 }

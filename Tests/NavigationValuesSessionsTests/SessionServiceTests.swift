@@ -187,10 +187,42 @@ import Testing
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
             #expect(recorded.count.withLock { $0 } == 1)
             guard
-                case .session(let now) = try await fixture.service.read(
+                case .session(let rendered) = try await fixture.service.read(
                     .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
+            let now = try SessionResource(json: JSONValue(parsing: rendered.json))
             #expect(now.version == 2 && now.screens.count == 2)
+        }
+    }
+
+    /// A session's JSON is rendered once per version: reads at one version get the same bytes,
+    /// and the first read after a mutation shows it (the rendering is never stale).
+    @Test func readsAtOneVersionShareOneRenderingAndAMutationRendersAgain() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create(["root": ["name": "Root"]])
+            let id = session.session.id
+            func read() async throws -> RenderedSession {
+                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                else { throw TestFailure("no session") }
+                return rendered
+            }
+            let first = try await read()
+            let second = try await read()
+            #expect(first.version == 1 && second.version == 1)
+            #expect(first.json == second.json)
+            first.json.withUnsafeBufferPointer { a in
+                second.json.withUnsafeBufferPointer { b in #expect(a.baseAddress == b.baseAddress) }
+            }
+            _ = try await fixture.perform(.push(["name": "Detail", "values": ["n": 1]]), on: session)
+            let pushed = try await read()
+            let decoded = try SessionResource(json: JSONValue(parsing: pushed.json))
+            #expect(pushed.version == 2 && decoded.version == 2)
+            #expect(decoded.screens.map(\.name) == ["Root", "Detail"])
+            _ = try await fixture.perform(.patchValues(screen: "top", body: ["n": 2]), on: session)
+            let patched = try SessionResource(json: JSONValue(parsing: try await read().json))
+            #expect(patched.version == 3 && patched.screens.last?.values["n"] == 2)
+            // Read again at that version: the kept rendering, the same session.
+            #expect(try SessionResource(json: JSONValue(parsing: try await read().json)) == patched)
         }
     }
 
@@ -204,7 +236,9 @@ import Testing
             var shown: [Int64: SessionResource] = [:]
             for _ in 0..<40 {
                 let read = try await fixture.service.read(.session, of: session.session.id, credential: .admin)
-                guard case .session(let current) = read else { throw TestFailure("no session") }
+                guard case .session(let rendered) = read else { throw TestFailure("no session") }
+                let current = try SessionResource(json: JSONValue(parsing: rendered.json))
+                #expect(rendered.version == current.version)
                 shown[current.version] = current
                 let depth = current.screens.count
                 let top = current.screens[depth - 1].id.rawValue

@@ -1,0 +1,421 @@
+#!/usr/bin/env bash
+# Issue 12's whole table in one run, every figure beside its anchor's from the same run, as ratios:
+#
+#   push/pop alternating over 1,000 sessions, `--sync full` and `--sync normal`, mutations/s
+#     vs redis-server (appendonly yes, appendfsync always) LPUSH and RPOP on 1,000 lists, 64 clients
+#     vs plain SQLite, one row per commit, WAL, synchronous=FULL (scripts/bench-table/sqlite-commits.c)
+#   GET /v1/sessions/{id} (4 screens) vs nginx serving the same bytes as a static file
+#   GET /healthz (the product's chain: request logging and metrics) vs nginx `return 204`
+#
+# wrk -t2 -c64 --latency for DURATION, rounds alternating between ours and the anchors (medians
+# printed); then, once: WAL pages written per mutation (the store's own counter in /metrics,
+# SQLite's SQLITE_DBSTATUS_CACHE_WRITE), the p99 of push at half the peak rate (a paced open-loop
+# load, scripts/bench-table/paced-load.c: wrk2 is not packaged), and throughput at 1, 4, 16 and
+# 64 connections beside Redis's. Builds release, installs wrk, nginx, redis-server, sqlite3 and
+# libsqlite3-dev with apt when missing; every server runs in a temporary folder on the same disk
+# (not tmpfs: syncs cost what they cost) on ports of its own, and is stopped on exit.
+#
+# Usage: scripts/bench-table.sh [--binary PATH] [--duration 10s] [--rounds 3] [--only-table]
+#                               [--profile] [--allocs]
+#   --binary PATH  a `navigation-values` executable (default: builds .build/release/navigation-values)
+#   --duration D   wrk's -d for each table run (default 10s); the scaling runs take half
+#   --rounds N     rounds of the table (default 3)
+#   --only-table   skip pages, paced p99 and scaling
+#   --profile      instead of the table: `perf record -g` of the --sync full server during push/pop
+#                  (installs linux-perf when missing): its top 10 symbols, objects and threads, and
+#                  what the whole machine ran meanwhile
+#   --allocs       instead of the table: heap allocations per request (push/pop, GET session,
+#                  /healthz) in the server, counted by scripts/bench-table/count-allocs.c (LD_PRELOAD)
+# The machine is shared: absolute figures move with whatever else runs; ratios from the same run
+# are what to compare.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repository="$(pwd)"
+binary=""
+duration="10s"
+rounds=3
+mode="table"
+only_table=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --binary) binary="$2"; shift 2 ;;
+        --duration) duration="$2"; shift 2 ;;
+        --rounds) rounds="$2"; shift 2 ;;
+        --only-table) only_table=1; shift ;;
+        --profile) mode="profile"; shift ;;
+        --allocs) mode="allocs"; shift ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+seconds="${duration%s}"
+half_seconds="$(awk -v s="$seconds" 'BEGIN { h = s / 2; print (h < 1 ? 1 : h) }')"
+
+need=()
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+if [ "$mode" = profile ] && ! command -v perf >/dev/null 2>&1; then need+=(linux-perf); fi
+if [ ${#need[@]} -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+if [ -z "$binary" ]; then
+    swift build -c release --product navigation-values >/dev/null
+    binary="$(swift build -c release --show-bin-path)/navigation-values"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/bench-table.XXXXXX")"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    wait 2>/dev/null || true
+    if [ -n "${BENCH_TABLE_KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+cc -O2 -o "$work/sqlite-commits" scripts/bench-table/sqlite-commits.c -lsqlite3
+cc -O2 -pthread -o "$work/paced-load" scripts/bench-table/paced-load.c
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Starts the release server on a file of its own; sets `port_<name>`. Extra variables before the
+# binary (LD_PRELOAD) come from `launch_prefix`.
+launch_prefix=()
+start_ours() {
+    local name="$1" sync="$2"
+    mkdir -p "$work/$name"
+    env "${launch_prefix[@]}" "$binary" serve --port 0 --db "$work/$name/bench.sqlite" --sync "$sync" \
+        --admin-token bench-admin >"$work/$name/out" 2>"$work/$name/err" &
+    pids+=($!)
+    eval "pid_$name=$!"
+    for _ in $(seq 1 200); do
+        grep -q "listening on" "$work/$name/out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q "listening on" "$work/$name/out" || { echo "server $name did not start"; cat "$work/$name/err"; exit 1; }
+    eval "port_$name=$(sed -n 's/^listening on http:\/\/127.0.0.1://p' "$work/$name/out")"
+}
+
+# 1,000 sessions with five screens above the root each (so that a pop never finds only the root,
+# even when it overtakes its push, or when a push was cut off at the end of an earlier run),
+# created over 16 keep-alive connections; writes "id token" lines to FILE.
+create_sessions() {
+    python3 - "$1" "$2" <<'PY'
+import http.client, json, sys, threading
+port, out = int(sys.argv[1]), sys.argv[2]
+lines, lock = [], threading.Lock()
+def work(count):
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    for _ in range(count):
+        connection.request("POST", "/v1/sessions", json.dumps({"root": {"name": "Home", "values": {"title": "Home"}}}),
+                           {"Content-Type": "application/json"})
+        answer = connection.getresponse(); body = json.loads(answer.read())
+        assert answer.status == 201, (answer.status, body)
+        screens = [{"name": f"List{n}", "values": {}} for n in range(5)]
+        connection.request("PUT", f"/v1/sessions/{body['id']}/path", json.dumps({"screens": screens}),
+                           {"Content-Type": "application/json", "Authorization": "Bearer " + body["token"]})
+        placed = connection.getresponse(); placed.read()
+        assert placed.status == 200, placed.status
+        with lock: lines.append(f"{body['id']} {body['token']}")
+threads = [threading.Thread(target=work, args=(1000 // 16 + (1 if i < 1000 % 16 else 0),)) for i in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+open(out, "w").write("\n".join(lines) + "\n")
+PY
+}
+
+# A session of 4 screens with values and a handler (about 1 KB of JSON); sets `reads_id`, `reads_token`.
+create_read_session() {
+    local base="http://127.0.0.1:$1" created
+    created="$(curl -sf -X POST "$base/v1/sessions" -H 'Content-Type: application/json' -d '{
+      "root": {"name": "Inbox", "values": {"title": "Inbox", "filter": {"unread": true, "folder": "main"}}},
+      "schema": {"values": {"title": {"type": "string", "default": ""}, "counter": {"type": "integer", "default": 0}},
+                 "preferences": {"selection": {"type": "string", "default": ""}}}}')"
+    reads_id="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')"
+    reads_token="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
+    for name in Thread Message Attachment; do
+        curl -sf -o /dev/null -X POST "$base/v1/sessions/$reads_id/push" -H "Authorization: Bearer $reads_token" \
+            -H 'Content-Type: application/json' -d "{\"name\": \"$name\", \"values\": {\"title\": \"$name\"}}"
+    done
+    curl -sf -o /dev/null -X PUT "$base/v1/sessions/$reads_id/screens/root/handlers/selection" \
+        -H "Authorization: Bearer $reads_token" -H 'Content-Type: application/json' -d '{"passBack": true}'
+}
+
+to_ms() {
+    case "$1" in
+        *us) awk -v v="${1%us}" 'BEGIN {printf "%.3f", v / 1000}' ;;
+        *ms) awk -v v="${1%ms}" 'BEGIN {printf "%.3f", v}' ;;
+        *s) awk -v v="${1%s}" 'BEGIN {printf "%.3f", v * 1000}' ;;
+        *) echo "$1" ;;
+    esac
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# "requests/s p50_ms p99_ms non_2xx" of one wrk run: run_wrk THREADS CONNECTIONS DURATION URL SCRIPT [ARGS...]
+run_wrk() {
+    local threads="$1" connections="$2" length="$3" url="$4" script="$5" output
+    shift 5
+    output="$(wrk -t"$threads" -c"$connections" -d"$length" --latency -s "$script" "$url" -- "$@")"
+    echo "$output" >>"$work/wrk.log"
+    echo "$(echo "$output" | awk '/Requests\/sec/ {print $2}')" \
+        "$(to_ms "$(echo "$output" | awk '$1 == "50%" {print $2}')")" \
+        "$(to_ms "$(echo "$output" | awk '$1 == "99%" {print $2}')")" \
+        "$(echo "$output" | awk '/Non-2xx/ {print $5} END {}' | grep . || echo 0)"
+}
+pushpop() { # pushpop NAME THREADS CONNECTIONS DURATION
+    local port
+    port="$(eval echo "\$port_$1")"
+    run_wrk "$2" "$3" "$4" "http://127.0.0.1:$port" scripts/bench-table/pushpop.lua "$work/sessions-$1" "$2"
+}
+# "ops/s p50_ms p99_ms" of redis-benchmark: redis_run CLIENTS REQUESTS COMMAND...
+redis_run() {
+    local clients="$1" requests="$2"
+    shift 2
+    redis-benchmark -p "$redis_port" -c "$clients" -n "$requests" -r 1000 --csv "$@" 2>/dev/null |
+        awk -F, 'NR == 2 { gsub(/"/, ""); print $(NF - 6), $(NF - 3), $(NF - 1) }'
+}
+metric() { # metric NAME SAMPLE: the sample's value in the server's /metrics (empty when absent)
+    curl -sf "http://127.0.0.1:$(eval echo "\$port_$1")/metrics" | awk -v s="$2" '$1 == s {print $2}'
+}
+pages_written() { metric "$1" navigation_values_store_pages_written_total; }
+committed() { metric "$1" 'navigation_values_store_commits_total{result="committed"}'; }
+
+echo "== bench-table: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), binary $binary"
+echo "   repository at $(git -C "$repository" describe --always --dirty 2>/dev/null || echo '?') (a --binary may be another build); disk of the temp folder: $(df -P "$work" | awk 'NR == 2 {print $1}')"
+echo "   the machine is shared with other builds: absolute figures vary, ratios come from the same run"
+
+if [ "$mode" = allocs ]; then
+    cc -O2 -shared -fPIC -o "$work/count-allocs.so" scripts/bench-table/count-allocs.c
+    launch_prefix=("LD_PRELOAD=$work/count-allocs.so")
+    start_ours allocs normal
+    create_sessions "$port_allocs" "$work/sessions-allocs"
+    create_read_session "$port_allocs"
+    reading() {
+        kill -USR2 "$pid_allocs"
+        local count=""
+        for _ in $(seq 1 50); do
+            count="$(grep '^allocations ' "$work/allocs/err" | tail -1 | cut -d' ' -f2)"
+            [ -n "$count" ] && [ "$count" != "${last_reading:-}" ] && break
+            sleep 0.1
+        done
+        last_reading="$count"
+        echo "$count"
+    }
+    # requests and allocations of one wrk run, after a warm-up of the same run
+    measure() { # measure LABEL wrk-arguments...
+        local label="$1" before after output requests
+        shift
+        wrk "$@" >/dev/null
+        before="$(reading)"
+        output="$(wrk "$@")"
+        after="$(reading)"
+        requests="$(echo "$output" | awk '/requests in/ {print $1}')"
+        awk -v l="$label" -v a="$before" -v b="$after" -v r="$requests" \
+            'BEGIN { printf "%-34s %9d requests  %11d allocations  %6.1f per request\n", l, r, b - a, (b - a) / r }'
+    }
+    echo "-- heap allocations per request in the server (malloc, calloc, realloc, memalign counted; wrk -t2 -c64 -d5s)"
+    measure "push/pop alternating (--sync normal)" -t2 -c64 -d5s -s scripts/bench-table/pushpop.lua \
+        "http://127.0.0.1:$port_allocs" -- "$work/sessions-allocs" 2
+    measure "GET /v1/sessions/{id}" -t2 -c64 -d5s -s scripts/bench-table/auth.lua \
+        "http://127.0.0.1:$port_allocs/v1/sessions/$reads_id" -- "$reads_token"
+    measure "GET /healthz" -t2 -c64 -d5s "http://127.0.0.1:$port_allocs/healthz"
+    exit 0
+fi
+
+start_ours full full
+start_ours normal normal
+echo "-- creating 1,000 sessions on each server (five screens above the root each)"
+create_sessions "$port_full" "$work/sessions-full"
+create_sessions "$port_normal" "$work/sessions-normal"
+
+if [ "$mode" = profile ]; then
+    echo "-- perf record -g -F 999 of the --sync full server (its process only: the machine is shared) during push/pop (wrk -t2 -c64 -d$duration)"
+    pushpop full 2 64 2s >/dev/null
+    perf record -q -g -F 999 -p "$pid_full" -o "$work/perf.data" -- sleep "$seconds" >/dev/null 2>&1 &
+    perf_pid=$!
+    perf record -q -a -F 199 -o "$work/perf-all.data" -- sleep "$seconds" >/dev/null 2>&1 &
+    perf_all_pid=$!
+    read -r rps p50 p99 bad < <(pushpop full 2 64 "$duration")
+    wait "$perf_pid" "$perf_all_pid" || true
+    echo "push/pop --sync full during the profile: $rps mutations/s, p50 $p50 ms, p99 $p99 ms, non-2xx $bad"
+    echo "-- the server: top 10 symbols, self time (perf report --no-children --sort dso,sym)"
+    perf report -q -i "$work/perf.data" --no-children --sort dso,sym -g none 2>/dev/null | grep -v '^$' | head -10 |
+        cut -c1-160 || true
+    echo "-- the server: top 10 objects (perf report --sort dso)"
+    perf report -q -i "$work/perf.data" --no-children --sort dso -g none 2>/dev/null | grep -v '^$' | head -10 || true
+    echo "-- the server: by thread (perf report --sort comm)"
+    perf report -q -i "$work/perf.data" --no-children --sort comm -g none 2>/dev/null | grep -v '^$' | head -8 || true
+    echo "-- the whole machine meanwhile, by command (perf record -a; others' builds included)"
+    perf report -q -i "$work/perf-all.data" --no-children --sort comm -g none 2>/dev/null | grep -v '^$' | head -8 || true
+    exit 0
+fi
+
+# The session GET's bytes as nginx's static file, and its configuration.
+create_read_session "$port_normal"
+mkdir -p "$work/html/v1/sessions" "$work/nginx-logs"
+curl -sf "http://127.0.0.1:$port_normal/v1/sessions/$reads_id" -H "Authorization: Bearer $reads_token" \
+    >"$work/html/v1/sessions/$reads_id"
+read_size="$(wc -c <"$work/html/v1/sessions/$reads_id")"
+nginx_port="$(free_port)"
+cat >"$work/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-logs/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$nginx_port;
+        root $work/html;
+        default_type application/json;
+        location = /healthz { return 204; }
+    }
+}
+CONF
+"$nginx_bin" -p "$work" -c "$work/nginx.conf"
+
+redis_port="$(free_port)"
+mkdir -p "$work/redis"
+redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes --appendfsync always \
+    --save "" --daemonize no --logfile "$work/redis/log" &
+pids+=($!)
+for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+# About a pushed screen's size (no quotes or commas: redis-benchmark's CSV names the command).
+redis_value='id=sc_0123456789abcdef;name=Detail;values=title:x;at=2026-12-01T12:00:00.000Z'
+# redis-benchmark runs a count, not a time: one short run sizes each run to about DURATION.
+read -r calibration _ < <(redis_run 64 20000 LPUSH 'list:__rand_int__' "$redis_value")
+redis_requests="$(awk -v r="$calibration" -v s="$seconds" 'BEGIN {printf "%d", r * s / 2}')"
+redis_run 64 20000 RPOP 'list:__rand_int__' >/dev/null
+
+echo "-- warm-up (2 s each)"
+pushpop full 2 64 2s >/dev/null
+pushpop normal 2 64 2s >/dev/null
+run_wrk 2 64 2s "http://127.0.0.1:$port_normal/v1/sessions/$reads_id" scripts/bench-table/auth.lua "$reads_token" >/dev/null
+run_wrk 2 64 2s "http://127.0.0.1:$nginx_port/v1/sessions/$reads_id" scripts/bench-table/auth.lua >/dev/null
+run_wrk 2 64 2s "http://127.0.0.1:$port_normal/healthz" scripts/bench-table/auth.lua >/dev/null
+run_wrk 2 64 2s "http://127.0.0.1:$nginx_port/healthz" scripts/bench-table/auth.lua >/dev/null
+
+pages_full_start="$(pages_written full)"; commits_full_start="$(committed full)"
+pages_normal_start="$(pages_written normal)"; commits_normal_start="$(committed normal)"
+declare -A figures
+record() { figures[$1]="${figures[$1]:-} $2"; }
+echo "-- table rounds: wrk -t2 -c64 -d$duration --latency; redis-benchmark -c 64 -r 1000, $redis_requests requests each of LPUSH and RPOP"
+for round in $(seq 1 "$rounds"); do
+    read -r rps p50 p99 bad < <(pushpop full 2 64 "$duration")
+    [ "$bad" = 0 ] || { echo "ours (full) answered $bad non-2xx"; exit 1; }
+    record full_rps "$rps"; record full_p50 "$p50"; record full_p99 "$p99"
+    printf 'round %s  push/pop --sync full     %9s mutations/s  p50 %7s ms  p99 %7s ms\n' "$round" "$rps" "$p50" "$p99"
+
+    read -r lpush lp50 lp99 < <(redis_run 64 "$redis_requests" LPUSH 'list:__rand_int__' "$redis_value")
+    read -r rpop rp50 rp99 < <(redis_run 64 "$redis_requests" RPOP 'list:__rand_int__')
+    record lpush "$lpush"; record lpush_p50 "$lp50"; record lpush_p99 "$lp99"; record rpop "$rpop"
+    printf 'round %s  redis LPUSH (always)     %9s ops/s        p50 %7s ms  p99 %7s ms   RPOP %s ops/s p50 %s ms\n' \
+        "$round" "$lpush" "$lp50" "$lp99" "$rpop" "$rp50"
+
+    read -r rps p50 p99 bad < <(pushpop normal 2 64 "$duration")
+    [ "$bad" = 0 ] || { echo "ours (normal) answered $bad non-2xx"; exit 1; }
+    record normal_rps "$rps"; record normal_p50 "$p50"; record normal_p99 "$p99"
+    printf 'round %s  push/pop --sync normal   %9s mutations/s  p50 %7s ms  p99 %7s ms\n' "$round" "$rps" "$p50" "$p99"
+
+    rm -f "$work/plain.sqlite"*
+    read -r src sp50 sp99 spages < <("$work/sqlite-commits" "$work/plain.sqlite" "$seconds")
+    record sqlite "$src"; record sqlite_p50 "$sp50"; record sqlite_pages "$spages"
+    printf 'round %s  sqlite 1 row/commit FULL %9s commits/s    p50 %7s ms  p99 %7s ms   %s pages/commit\n' \
+        "$round" "$src" "$sp50" "$sp99" "$spages"
+
+    read -r rps p50 p99 bad < <(run_wrk 2 64 "$duration" "http://127.0.0.1:$port_normal/v1/sessions/$reads_id" \
+        scripts/bench-table/auth.lua "$reads_token")
+    [ "$bad" = 0 ] || { echo "ours answered $bad non-2xx to GET session"; exit 1; }
+    record get_rps "$rps"; record get_p99 "$p99"
+    read -r nrps np50 np99 _ < <(run_wrk 2 64 "$duration" "http://127.0.0.1:$nginx_port/v1/sessions/$reads_id" \
+        scripts/bench-table/auth.lua)
+    record nginx_get "$nrps"
+    printf 'round %s  GET session (%s B)     %9s req/s        p99 %7s ms   nginx static %s req/s p99 %s ms\n' \
+        "$round" "$read_size" "$rps" "$p99" "$nrps" "$np99"
+
+    read -r rps p50 p99 bad < <(run_wrk 2 64 "$duration" "http://127.0.0.1:$port_normal/healthz" scripts/bench-table/auth.lua)
+    record healthz_rps "$rps"; record healthz_p99 "$p99"
+    read -r nrps np50 np99 _ < <(run_wrk 2 64 "$duration" "http://127.0.0.1:$nginx_port/healthz" scripts/bench-table/auth.lua)
+    record nginx_204 "$nrps"
+    printf 'round %s  GET /healthz             %9s req/s        p99 %7s ms   nginx return 204 %s req/s p99 %s ms\n' \
+        "$round" "$rps" "$p99" "$nrps" "$np99"
+done
+m() { median ${figures[$1]}; }
+n() { printf '%.0f' "$(m "$1")"; } # the median, rounded
+pages_full_end="$(pages_written full)"; commits_full_end="$(committed full)"
+pages_normal_end="$(pages_written normal)"; commits_normal_end="$(committed normal)"
+
+echo
+echo "== the table (medians of $rounds rounds; ratio = ours / anchor)"
+printf '| %-40s | %-36s | %-40s | %-5s | %-6s |\n' workload "this server" anchor ratio goal
+printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..38})" \
+    "$(printf -- '-%.0s' {1..42})" "-------" "--------"
+row() { # row WORKLOAD OURS_TEXT ANCHOR_TEXT OURS ANCHOR GOAL
+    awk -v w="$1" -v o="$2" -v a="$3" -v x="$4" -v y="$5" -v g="$6" 'BEGIN {
+        r = x / y; printf "| %-40s | %-36s | %-40s | %5.2f | >= %-3s | %s\n", w, o, a, r, g, (r >= g ? "met" : "NOT MET") }'
+}
+row "push/pop, 1,000 sessions, --sync full" "$(n full_rps)/s p50 $(m full_p50) p99 $(m full_p99) ms" \
+    "redis LPUSH always: $(n lpush)/s p50 $(m lpush_p50) ms" "$(m full_rps)" "$(m lpush)" 1.0
+row "same, --sync full" "" "sqlite 1 row/commit FULL: $(n sqlite)/s" "$(m full_rps)" "$(m sqlite)" 10
+row "push/pop, 1,000 sessions, --sync normal" "$(n normal_rps)/s p50 $(m normal_p50) p99 $(m normal_p99) ms" \
+    "redis LPUSH always: $(n lpush)/s" "$(m normal_rps)" "$(m lpush)" 1.0
+row "GET /v1/sessions/{id} ($read_size B)" "$(n get_rps) req/s p99 $(m get_p99) ms" \
+    "nginx static $read_size B: $(n nginx_get)/s" "$(m get_rps)" "$(m nginx_get)" 0.7
+row "GET /healthz" "$(n healthz_rps) req/s p99 $(m healthz_p99) ms" "nginx return 204: $(n nginx_204)/s" \
+    "$(m healthz_rps)" "$(m nginx_204)" 0.8
+awk -v x="$(m full_rps)" -v l="$(m lpush)" -v r="$(m rpop)" -v s="$(m sqlite_p50)" 'BEGIN {
+    mix = 2 / (1 / l + 1 / r); printf "(redis RPOP median %.0f/s; LPUSH and RPOP alternating would run at %.0f/s: --sync full / that = %.2f; plain SQLite commit p50 %s ms, about one fsync)\n", r, mix, x / mix, s }'
+[ -n "$only_table" ] && exit 0
+
+echo
+echo "== WAL pages written per mutation over the table's rounds (the store's counter; SQLite's own for the anchor)"
+if [ -n "$pages_full_start" ] && [ -n "$pages_full_end" ]; then
+    awk -v p="$((pages_full_end - pages_full_start))" -v c="$((commits_full_end - commits_full_start))" \
+        'BEGIN { printf "--sync full:   %d pages for %d mutations: %.2f pages per mutation\n", p, c, p / c }'
+    awk -v p="$((pages_normal_end - pages_normal_start))" -v c="$((commits_normal_end - commits_normal_start))" \
+        'BEGIN { printf "--sync normal: %d pages for %d mutations: %.2f pages per mutation\n", p, c, p / c }'
+else
+    echo "the server has no navigation_values_store_pages_written_total in /metrics (an older build)"
+fi
+echo "plain SQLite, 1 row per commit: $(m sqlite_pages) pages per commit"
+for name in full normal; do
+    echo "$name: database $(du -k "$work/$name/bench.sqlite" | cut -f1) KiB, WAL $(du -k "$work/$name/bench.sqlite-wal" 2>/dev/null | cut -f1 || echo 0) KiB after $(committed "$name") mutations"
+done
+
+echo
+peak="$(m full_rps)"
+half="$(awk -v p="$peak" 'BEGIN {printf "%d", p / 2}')"
+echo "== paced push/pop at half the peak (--sync full peak $peak/s: $half requests/s over 64 connections, ${seconds} s; latency from when each request was due)"
+for name in full normal; do
+    port="$(eval echo "\$port_$name")"
+    "$work/paced-load" "$port" "$work/sessions-$name" "$half" 64 "$seconds" | while read -r kind rate p50 p90 p99 p999 max bad; do
+        [ "$bad" = 0 ] || echo "($bad non-2xx)"
+        awk -v n="$name" -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
+            printf "--sync %-6s %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms", n, k, r, a, b, c, d, e
+            if (k == "push" && n == "full") printf "   (goal p99 <= 2 ms: %s)", (c <= 2 ? "met" : "NOT MET")
+            printf "\n" }'
+    done
+done
+
+echo
+echo "== throughput by connections (push/pop --sync full vs redis LPUSH always, ${half_seconds} s each)"
+for connections in 1 4 16 64; do
+    threads=2; [ "$connections" = 1 ] && threads=1
+    read -r rps p50 p99 bad < <(pushpop full "$threads" "$connections" "${half_seconds}s")
+    scale_requests="$(awk -v r="$(m lpush)" -v s="$half_seconds" -v c="$connections" 'BEGIN {printf "%d", r * s * (c < 64 ? c / 64 : 1) + 1000}')"
+    read -r lpush lp50 _ < <(redis_run "$connections" "$scale_requests" LPUSH 'list:__rand_int__' "$redis_value")
+    redis_run "$connections" "$scale_requests" RPOP 'list:__rand_int__' >/dev/null
+    awk -v c="$connections" -v a="$rps" -v p="$p50" -v b="$lpush" -v q="$lp50" -v bad="$bad" 'BEGIN {
+        printf "%2d connections: ours %8.0f mutations/s p50 %7s ms   redis %8.0f ops/s p50 %6s ms   ratio %.2f%s\n", c, a, p, b, q, a / b, (bad != 0 ? "  (" bad " non-2xx)" : "") }'
+done
