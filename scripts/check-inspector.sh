@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$binary" serve --port 0 --db "$work/inspector.sqlite" --admin-token "$token" --log-level warning \
+"$binary" serve --port 0 --db "$work/inspector.sqlite" --admin-token "$token" --log-level warning --history-keep-events 0 \
     >"$work/stdout" 2>"$work/stderr" &
 server=$!
 for _ in $(seq 300); do
