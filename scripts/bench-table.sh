@@ -91,7 +91,7 @@ start_ours() {
     local name="$1" sync="$2"
     mkdir -p "$work/$name"
     env "${launch_prefix[@]}" "$binary" serve --port 0 --db "$work/$name/bench.sqlite" --sync "$sync" \
-        --admin-token bench-admin >"$work/$name/out" 2>"$work/$name/err" &
+        --admin-token bench-admin --create-rate 1000000 --create-burst 10000000 >"$work/$name/out" 2>"$work/$name/err" &
     pids+=($!)
     eval "pid_$name=$!"
     for _ in $(seq 1 200); do
