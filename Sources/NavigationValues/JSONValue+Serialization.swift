@@ -10,6 +10,15 @@ extension JSONValue {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// The same text as ``serialized()``, as its UTF-8 bytes (for a response body: no string on
+    /// the way).
+    package func serializedBytes() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(512)
+        write(to: &output)
+        return output
+    }
+
     /// Appends the value's compact JSON text to `output`.
     public func write(to output: inout [UInt8]) {
         switch self {

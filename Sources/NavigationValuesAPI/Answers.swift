@@ -19,7 +19,7 @@ extension StoredAnswer {
         }
         self.init(
             status: status, headers: ["ETag": "\"\(result.version)\""],
-            body: result.json.map { Array($0.serialized().utf8) } ?? [])
+            body: result.json?.serializedBytes() ?? [])
     }
 
     /// A create's answer: 201, `ETag: "1"` and the new session's `Location`.
@@ -29,7 +29,7 @@ extension StoredAnswer {
             headers: [
                 "ETag": "\"\(created.session.version)\"", "Location": "/v1/sessions/\(created.session.id.rawValue)",
             ],
-            body: Array(created.json.serialized().utf8))
+            body: created.json.serializedBytes())
     }
 
     /// The HTTP response: a JSON body when there is one.
