@@ -56,6 +56,8 @@ public final class ScreenStack<Element> {
     public var screens: [ScreenContext] { context.children }
 
     /// The screens' ids, root first.
+    // Closures, not key paths, here and below: a key path into a generic type is instantiated at
+    // run time on every evaluation (issue 12 measured 6% of a mutation's CPU in that).
     public var ids: [ScreenID] { entries.map { $0.id } }
 
     /// The stack as a value: each screen's id and element, root first. `Sendable`, `Equatable` and
