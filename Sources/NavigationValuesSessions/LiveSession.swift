@@ -17,6 +17,9 @@ package final class LiveSession {
 
     var record: SessionRecord
     let schema: SessionSchema
+    /// What the schema adds to the session's rendered size, measured once (the schema never
+    /// changes): its JSON's bytes, and what its defaults put in every root's `resolved`.
+    let schemaFootprint: SchemaFootprint
     let tree = ScreenTree<String>()
     /// The `position` the next tab or presentation is stored with (creation order).
     var nextStackPosition = 1
@@ -30,6 +33,7 @@ package final class LiveSession {
         // inserted, so a live session does not keep a second copy.
         self.record.schemaJSON = ""
         self.schema = schema
+        self.schemaFootprint = SchemaFootprint(schema)
     }
 
     var id: SessionID { record.id }
