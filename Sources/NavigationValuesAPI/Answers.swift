@@ -44,7 +44,7 @@ extension StoredAnswer {
 extension CommandOutcome {
     var response: Response {
         switch self {
-        case .applied(let result): StoredAnswer(result).response
+        case .applied(let result, let answer): (answer ?? StoredAnswer(result)).response
         case .replayed(let answer): answer.replayedResponse
         }
     }

@@ -154,9 +154,13 @@ struct OutputLimits {
 
     /// Refuses an encoded event, or a mutation's answer, over `maxEventBytes`.
     func check(eventBytes: Int, answer: MutationResult? = nil) throws(SessionError) {
+        try check(eventBytes: eventBytes, answerBytes: answer.map { $0.json?.serializedByteCount ?? 0 })
+    }
+
+    /// Refuses an encoded event over `maxEventBytes`, then an answer of `answerBytes` (when given).
+    func check(eventBytes: Int, answerBytes: Int?) throws(SessionError) {
         try checkEvent(bytes: eventBytes, "this change's event would be \(eventBytes) bytes of JSON")
-        guard let answer else { return }
-        let answerBytes = answer.json?.serializedByteCount ?? 0
+        guard let answerBytes else { return }
         try checkEvent(bytes: answerBytes, "this change's answer would be \(answerBytes) bytes of JSON")
     }
 

@@ -51,7 +51,8 @@ import Testing
         {
             let context = CommandContext(credential: .token(session.token), ifMatch: ifMatch)
             guard
-                case .applied(let result) = try await service.perform(command, on: session.session.id, context: context)
+                case .applied(let result, _) = try await service.perform(
+                    command, on: session.session.id, context: context)
             else { throw TestFailure("command replayed") }
             return result
         }
@@ -169,6 +170,57 @@ import Testing
         }
     }
 
+    /// With a way to answer in the context, the answer is rendered once: that one is what the
+    /// outcome carries and what a retry replays, and its size is what the limit checks.
+    @Test func anAnswerIsRenderedOnceForTheOutcomeTheRetryAndTheLimit() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            let renders = Counter()
+            let answer: @Sendable (MutationResult) -> StoredAnswer = { result in
+                renders.count.withLock { $0 += 1 }
+                return StoredAnswer(status: 201, headers: ["ETag": "\"\(result.version)\""], body: Array("once".utf8))
+            }
+            let idempotency = Idempotency<MutationResult>(key: "k2", scope: "push \(session.session.id)") { _ in
+                Issue.record("the idempotency record was rendered again")
+                return StoredAnswer(status: 500, headers: [:], body: [])
+            }
+            let context = CommandContext(
+                credential: .token(session.token), idempotency: idempotency, answer: answer)
+            let first = try await fixture.service.perform(
+                .push(["name": "B"]), on: session.session.id, context: context)
+            guard case .applied(.pushed(_, version: 2), let rendered) = first else {
+                throw TestFailure("first push: \(first)")
+            }
+            #expect(rendered == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("once".utf8)))
+            let again = try await fixture.service.perform(
+                .push(["name": "B"]), on: session.session.id, context: context)
+            guard case .replayed(let replayed) = again else { throw TestFailure("retry applied again") }
+            #expect(replayed == rendered)
+            #expect(renders.count.withLock { $0 } == 1)
+        }
+    }
+
+    @Test func anAnswerOverTheEventLimitIsRefusedOnItsRenderedBytes() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            // An answer far larger than what the result's JSON would be: the check sees these bytes.
+            let limit = SessionLimits().maxEventBytes
+            let context = CommandContext(credential: .token(session.token)) { result in
+                StoredAnswer(status: 201, headers: [:], body: Array(repeating: 0x20, count: limit + 1))
+            }
+            let error = try await #require(throws: SessionError.self) {
+                try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+            }
+            #expect(error.limit == "max-event-bytes")
+            // Nothing was kept: the session is still at version 1.
+            guard
+                case .session(let rendered) = try await fixture.service.read(
+                    .session, of: session.session.id, credential: .admin)
+            else { throw TestFailure("no session") }
+            #expect(try SessionResource(json: JSONValue(parsing: rendered.json)).version == 1)
+        }
+    }
+
     @Test func anIdempotentRetryGetsTheKeptAnswerAndAppliesNothing() async throws {
         try await withFixture { fixture in
             let session = try await fixture.create()
@@ -182,7 +234,7 @@ import Testing
                 .push(["name": "B"]), on: session.session.id, context: context)
             let again = try await fixture.service.perform(
                 .push(["name": "B"]), on: session.session.id, context: context)
-            guard case .applied(.pushed(_, version: 2)) = first else { throw TestFailure("first push: \(first)") }
+            guard case .applied(.pushed(_, version: 2), _) = first else { throw TestFailure("first push: \(first)") }
             guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
             #expect(recorded.count.withLock { $0 } == 1)
