@@ -23,6 +23,10 @@ package final class LiveSession {
     let tree = ScreenTree<String>()
     /// The `position` the next tab or presentation is stored with (creation order).
     var nextStackPosition = 1
+    /// At least the bytes the session renders as, at one version: measured exactly by
+    /// `OutputLimits.checkApplied`, then grown by what each push can add, so that a push checks
+    /// the session's limit against it without measuring the whole session (`OutputLimits`).
+    var renderedBytesBound: RenderedBytesBound?
 
     /// The main stack.
     var stack: ScreenStack<String> { tree.main }

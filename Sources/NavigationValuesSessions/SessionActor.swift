@@ -206,9 +206,21 @@ actor SessionActor {
             applied = try session.apply(operation, seq: seq, at: at)
             result = try Self.result(of: applied.event, session: session, version: seq)
             let output = OutputLimits(limits: environment.configuration.limits)
-            try output.checkApplied(operation, to: session)
+            // A push of one screen checks the session's size on its grown bound, once its event
+            // is encoded (the event's bytes bound the screen's); anything else is measured now.
+            let pushed: ScreenID? =
+                switch (operation, applied.event) {
+                case (.push, .screenPushed(let screen)), (.pushOnto, .stackScreenPushed(_, let screen)): screen.id
+                default: nil
+                }
+            if pushed == nil { try output.checkApplied(operation, to: session, version: seq) }
             event = RecordedEvent(seq: seq, at: at, event: applied.event)
             stored = StoredEvent(event, session: id)
+            if let pushed,
+                !output.pushStaysWithinBound(session, version: seq, eventBytes: stored.json.utf8.count, screen: pushed)
+            {
+                try output.checkApplied(operation, to: session, version: seq)
+            }
             // The answer rendered once: its size checked, kept for retries and sent, the same bytes.
             answer = context.answer?(result)
             try output.check(

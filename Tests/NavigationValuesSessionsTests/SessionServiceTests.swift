@@ -22,12 +22,13 @@ import Testing
             let events = Mutex<[RecordedEvent]>([])
         }
 
-        init(snapshotInterval: Int = 64) async throws {
+        init(snapshotInterval: Int = 64, limits: SessionLimits = SessionLimits()) async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-sessions-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             store = try await SQLiteSessionStore.open(path: folder.appendingPathComponent("s.sqlite").path)
             var configuration = ServiceConfiguration()
             configuration.snapshotInterval = snapshotInterval
+            configuration.limits = limits
             let log = self.log
             service = SessionService(
                 store: store, configuration: configuration,
@@ -67,8 +68,10 @@ import Testing
         init(_ description: String) { self.description = description }
     }
 
-    private func withFixture(snapshotInterval: Int = 64, _ body: (Fixture) async throws -> Void) async throws {
-        let fixture = try await Fixture(snapshotInterval: snapshotInterval)
+    private func withFixture(
+        snapshotInterval: Int = 64, limits: SessionLimits = SessionLimits(), _ body: (Fixture) async throws -> Void
+    ) async throws {
+        let fixture = try await Fixture(snapshotInterval: snapshotInterval, limits: limits)
         do {
             try await body(fixture)
         } catch {
@@ -218,6 +221,49 @@ import Testing
                     .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
             #expect(try SessionResource(json: JSONValue(parsing: rendered.json)).version == 1)
+        }
+    }
+
+    /// Pushes check the session's limit on a bound grown push by push (OutputLimits); whatever
+    /// mix of pushes and pops comes, no session is ever kept past the limit, and the push that
+    /// is refused is one whose exact size would pass it.
+    @Test func pushesCheckedOnTheGrownBoundNeverKeepASessionPastItsLimit() async throws {
+        var limits = SessionLimits()
+        limits.maxSessionBytes = 12_000
+        try await withFixture(limits: limits) { fixture in
+            let session = try await fixture.create()
+            let id = session.session.id
+            let context = CommandContext(credential: .token(session.token))
+            func renderedBytes() async throws -> Int {
+                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                else { throw TestFailure("no session") }
+                return rendered.json.count
+            }
+            var refusals = 0
+            var pushes = 0
+            for step in 0..<400 {
+                let command: SessionCommand =
+                    step % 5 == 4
+                    ? .pop(["count": 1])
+                    : .push([
+                        "name": .string("S\(step)"),
+                        "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
+                    ])
+                do {
+                    _ = try await fixture.service.perform(command, on: id, context: context)
+                    if case .push = command { pushes += 1 }
+                } catch let error as SessionError where error.limit == "max-session-bytes" {
+                    refusals += 1
+                    // Refused on the exact figure: the same push, where nothing limits it, passes.
+                    let before = try await renderedBytes()
+                    #expect(before <= limits.maxSessionBytes)
+                } catch let error as SessionError where error.code == .conflict {
+                    continue  // a pop with nothing above the root
+                }
+                #expect(try await renderedBytes() <= limits.maxSessionBytes, "after step \(step)")
+            }
+            #expect(pushes > 20, "the limit left room for pushes")
+            #expect(refusals > 10, "the walk reached the limit")
         }
     }
 
