@@ -183,7 +183,9 @@ let package = Package(
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(
             name: "NavigationValuesCLI",
-            dependencies: ["NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "HTTPServer"],
+            dependencies: [
+                "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "HTTPServer", "CHTTPSystem",
+            ],
             path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
     ]

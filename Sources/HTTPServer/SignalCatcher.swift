@@ -1,3 +1,4 @@
+import CHTTPSystem
 import Dispatch
 import Synchronization
 
@@ -64,13 +65,10 @@ private final class SignalRelay: Sendable {
 
     private init() {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
+        // Close-on-exec and non-blocking from the start: no child spawned meanwhile inherits it.
+        guard chttp_pipe_cloexec(&fds) == 0 else {
             readSource = nil
             return
-        }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
         signalPipeWriteEnd.store(fds[1], ordering: .releasing)
         let source = DispatchSource.makeReadSource(

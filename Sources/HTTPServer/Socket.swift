@@ -1,3 +1,5 @@
+import CHTTPSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -59,19 +61,18 @@ enum Socket {
     }
 
     /// Accepts one pending connection as a non-blocking socket, or `.wouldBlock` when none waits.
-    /// (`accept4` is hidden behind `_GNU_SOURCE` in Glibc's module, hence `accept` and `fcntl`.)
+    /// The socket is close-on-exec from the start (accept4), so a child process spawned by another
+    /// thread at that moment never inherits the connection (and keeps it open past our close).
     static func accept(_ listener: Int32) throws(SocketError) -> IOResult<(fd: Int32, peer: String?)> {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let accepted = try withUnsafeMutablePointer(to: &storage) { pointer throws(SocketError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SocketError) in
-                try syscall("accept") { Glibc.accept(listener, address, &length) }
+                try syscall("accept4") { chttp_accept_cloexec(listener, address, &length) }
             }
         }
         guard case .processed(let fd) = accepted else { return .wouldBlock }
         do {
-            try blockingSyscall("fcntl") { fcntl(fd, F_SETFL, O_NONBLOCK) }
-            try blockingSyscall("fcntl") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
             try setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
         } catch {
             close(fd)

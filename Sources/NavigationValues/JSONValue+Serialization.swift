@@ -10,6 +10,15 @@ extension JSONValue {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// The same text as ``serialized()``, as its UTF-8 bytes (for a response body: no string on
+    /// the way).
+    package func serializedBytes() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(512)
+        write(to: &output)
+        return output
+    }
+
     /// Appends the value's compact JSON text to `output`.
     public func write(to output: inout [UInt8]) {
         switch self {
@@ -27,13 +36,49 @@ extension JSONValue {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            for (position, name) in members.keys.sorted().enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(name, to: &output)
-                output.append(UInt8(ascii: ":"))
-                members[name, default: .null].write(to: &output)
-            }
+            JSONValue.writeMembers(members, to: &output)
             output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// An object's members sorted by name (`String`'s `<`), as `name:value` pairs between commas.
+    /// Small objects, the common case (a screen, an event, an answer), are sorted in place in
+    /// temporary storage: no array of names on the heap and no second lookup of each value.
+    static func writeMembers(_ members: [String: JSONValue], to output: inout [UInt8]) {
+        func write(_ name: String, _ value: JSONValue, first: Bool) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(name, to: &output)
+            output.append(UInt8(ascii: ":"))
+            value.write(to: &output)
+        }
+        let count = members.count
+        guard count > 1 else {
+            if let member = members.first { write(member.key, member.value, first: true) }
+            return
+        }
+        guard count <= 16 else {
+            for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                write(member.key, member.value, first: position == 0)
+            }
+            return
+        }
+        withUnsafeTemporaryAllocation(of: (key: String, value: JSONValue).self, capacity: count) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var filled = 0
+            for member in members where filled < count {
+                (base + filled).initialize(to: member)
+                filled += 1
+            }
+            defer { base.deinitialize(count: filled) }
+            // Insertion sort: names are unique, and at most 16.
+            for index in 1..<filled {
+                var position = index
+                while position > 0, buffer[position].key < buffer[position - 1].key {
+                    buffer.swapAt(position, position - 1)
+                    position -= 1
+                }
+            }
+            for index in 0..<filled { write(buffer[index].key, buffer[index].value, first: index == 0) }
         }
     }
 

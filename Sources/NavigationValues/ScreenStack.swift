@@ -56,7 +56,9 @@ public final class ScreenStack<Element> {
     public var screens: [ScreenContext] { context.children }
 
     /// The screens' ids, root first.
-    public var ids: [ScreenID] { entries.map(\.id) }
+    // Closures, not key paths, here and below: a key path into a generic type is instantiated at
+    // run time on every evaluation (issue 12 measured 6% of a mutation's CPU in that).
+    public var ids: [ScreenID] { entries.map { $0.id } }
 
     /// The stack as a value: each screen's id and element, root first. `Sendable`, `Equatable` and
     /// `Codable` when the element is, so it can leave the stack's isolation domain.
@@ -133,7 +135,7 @@ public final class ScreenStack<Element> {
         let available = max(entries.count - 1, 0)
         let count = min(max(count, 0), available)
         guard count > 0 else { return [] }
-        let popped = entries.suffix(count).reversed().map(\.context)
+        let popped = entries.suffix(count).reversed().map { $0.context }
         willRemoveScreens?(popped)
         entries.removeLast(count)
         for screen in popped { screen.detach() }
@@ -142,7 +144,7 @@ public final class ScreenStack<Element> {
 
     /// Pops every screen, the root too, topmost first (a dismissed presentation, a removed tab).
     func removeAll() {
-        let removed = entries.reversed().map(\.context)
+        let removed = entries.reversed().map { $0.context }
         guard !removed.isEmpty else { return }
         willRemoveScreens?(removed)
         entries.removeAll()
@@ -182,7 +184,7 @@ public final class ScreenStack<Element> {
     }
 
     private func popIDs(count: Int) -> [ScreenID] {
-        let ids = entries.suffix(max(0, min(count, entries.count - 1))).reversed().map(\.id)
+        let ids = entries.suffix(max(0, min(count, entries.count - 1))).reversed().map { $0.id }
         pop(count: ids.count)
         return ids
     }

@@ -192,7 +192,7 @@ public final class ScreenTree<Element> {
         case .tab: break
         }
         var result = recording(id) {
-            let screens = node.stack.entries.reversed().map(\.id)
+            let screens = node.stack.entries.reversed().map { $0.id }
             node.stack.removeAll()
             return screens
         }
@@ -238,7 +238,7 @@ public final class ScreenTree<Element> {
                 .conflict, "cannot pop \(count) screen(s) from stack '\(stack)': \(max(above, 0)) above its root")
         }
         return recording(stack) {
-            let ids = node.stack.entries.suffix(count).reversed().map(\.id)
+            let ids = node.stack.entries.suffix(count).reversed().map { $0.id }
             node.stack.pop(count: count)
             return ids
         }
@@ -410,7 +410,7 @@ extension ScreenTree {
     /// Empties a presentation and takes it out of the tree; returns its screens, topmost first.
     private func clear(presentation id: StackID) -> [ScreenID] {
         guard let node = nodes[id] else { return [] }
-        let screens = node.stack.entries.reversed().map(\.id)
+        let screens = node.stack.entries.reversed().map { $0.id }
         node.stack.removeAll()  // dismisses what its topmost screen presents first
         node.stack.context.detach()
         nodes[id] = nil

@@ -19,7 +19,7 @@ extension StoredAnswer {
         }
         self.init(
             status: status, headers: ["ETag": "\"\(result.version)\""],
-            body: result.json.map { Array($0.serialized().utf8) } ?? [])
+            body: result.json?.serializedBytes() ?? [])
     }
 
     /// A create's answer: 201, `ETag: "1"` and the new session's `Location`.
@@ -29,7 +29,7 @@ extension StoredAnswer {
             headers: [
                 "ETag": "\"\(created.session.version)\"", "Location": "/v1/sessions/\(created.session.id.rawValue)",
             ],
-            body: Array(created.json.serialized().utf8))
+            body: created.json.serializedBytes())
     }
 
     /// The HTTP response: a JSON body when there is one.
@@ -44,7 +44,7 @@ extension StoredAnswer {
 extension CommandOutcome {
     var response: Response {
         switch self {
-        case .applied(let result): StoredAnswer(result).response
+        case .applied(let result, let answer): (answer ?? StoredAnswer(result)).response
         case .replayed(let answer): answer.replayedResponse
         }
     }

@@ -205,7 +205,8 @@ public struct SessionRoutes: Sendable {
         let idempotency = try idempotencyKey(request).map { key in
             Idempotency<MutationResult>(key: key, scope: idempotencyScope(request), record: StoredAnswer.init)
         }
-        return CommandContext(credential: credential(request), ifMatch: ifMatch, idempotency: idempotency)
+        return CommandContext(
+            credential: credential(request), ifMatch: ifMatch, idempotency: idempotency, answer: StoredAnswer.init)
     }
 
     /// The `Idempotency-Key` of a mutation, checked on every method. API.md promises it on any POST;

@@ -36,7 +36,7 @@ extension CommandValidator {
     func pop(_ body: JSONValue, from reference: String) throws(SessionError) -> SessionOperation {
         let (stackID, stack) = try stack(reference)
         let fields = try object(body, allowed: ["count", "to"])
-        let above = stack.ids.dropFirst()
+        let above = stack.entries.dropFirst()  // the screens above the root, read in place
         let ids: [ScreenID]
         switch (fields["count"], fields["to"]) {
         case (.some, .some):
@@ -49,7 +49,7 @@ extension CommandValidator {
                 throw SessionError(
                     .conflict, "cannot pop \(count) screen(s): only \(above.count) above the root; the root stays")
             }
-            ids = above.suffix(Int(count)).reversed()
+            ids = above.suffix(Int(count)).reversed().map { $0.id }
         case (nil, .some(let to)):
             guard let reference = to.stringValue else {
                 throw SessionError(.invalid, "expected a screen id, root or top", pointer: "/to")
@@ -58,13 +58,13 @@ extension CommandValidator {
             guard let index = stack.index(of: target.id) else {
                 throw SessionError(.notFound, "no screen '\(reference)' on stack '\(stackID)'")
             }
-            ids = stack.ids[(index + 1)...].reversed()
+            ids = stack.entries[(index + 1)...].reversed().map { $0.id }
         case (nil, nil):
             // An empty body pops the topmost screen, like a back button.
             guard let top = above.last else {
                 throw SessionError(.conflict, "only the root is left; the root cannot be popped")
             }
-            ids = [top]
+            ids = [top.id]
         }
         return stackID == .main ? .pop(ids) : .popFrom(stackID, ids)
     }

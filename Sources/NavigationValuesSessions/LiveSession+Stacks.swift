@@ -195,7 +195,7 @@ extension LiveSession {
     /// its root. What they present is dismissed.
     private func popScreens(_ ids: [ScreenID], from stackID: StackID) throws(CorruptSessionError) -> TreeRemoval {
         guard let stack = tree.stack(stackID), ids.count < stack.count,
-            ids.elementsEqual(stack.ids.reversed().prefix(ids.count))
+            ids.elementsEqual(stack.entries.reversed().prefix(ids.count).lazy.map { $0.id })
         else {
             throw corrupt(
                 "popped screens \(ids.map(\.rawValue)) are not the topmost ones above the root of '\(stackID)'")

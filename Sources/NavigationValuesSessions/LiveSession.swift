@@ -17,9 +17,16 @@ package final class LiveSession {
 
     var record: SessionRecord
     let schema: SessionSchema
+    /// What the schema adds to the session's rendered size, measured once (the schema never
+    /// changes): its JSON's bytes, and what its defaults put in every root's `resolved`.
+    let schemaFootprint: SchemaFootprint
     let tree = ScreenTree<String>()
     /// The `position` the next tab or presentation is stored with (creation order).
     var nextStackPosition = 1
+    /// At least the bytes the session renders as, at one version: measured exactly by
+    /// `OutputLimits.checkApplied`, then grown by what each push can add, so that a push checks
+    /// the session's limit against it without measuring the whole session (`OutputLimits`).
+    var renderedBytesBound: RenderedBytesBound?
 
     /// The main stack.
     var stack: ScreenStack<String> { tree.main }
@@ -30,6 +37,7 @@ package final class LiveSession {
         // inserted, so a live session does not keep a second copy.
         self.record.schemaJSON = ""
         self.schema = schema
+        self.schemaFootprint = SchemaFootprint(schema)
     }
 
     var id: SessionID { record.id }

@@ -14,6 +14,10 @@ import NavigationValuesWire
 /// - the whole session may not render past `maxSessionBytes`, which bounds every read of it;
 /// - one event, and one mutation's answer, may not pass `maxEventBytes`.
 ///
+/// Measuring the session walks every screen; a push, the most common change, instead grows an
+/// upper bound of the session's size (`RenderedBytesBound`) by what one screen can add, and the
+/// session is measured exactly only when that bound reaches the limit.
+///
 /// Each check runs before the bytes it guards are produced: the path's screens, `affected` and
 /// `deliveries` are counted before the operation is applied, the session after it is applied in
 /// memory but before anything is encoded or committed. A refusal is `.limitExceeded` (422)
@@ -141,22 +145,55 @@ struct OutputLimits {
     // MARK: - After applying, before encoding
 
     /// Refuses a change that grew the session past `maxSessionBytes`; `operation` has just been
-    /// applied to `session` in memory.
-    func checkApplied(_ operation: SessionOperation, to session: LiveSession) throws(SessionError) {
+    /// applied to `session` in memory, moving it to `version`. What it measures becomes the
+    /// session's bound (`LiveSession.renderedBytesBound`) at `version`.
+    func checkApplied(_ operation: SessionOperation, to session: LiveSession, version: Int64) throws(SessionError) {
         switch operation {
         case .push, .replacePath, .updateValues, .setHandler, .publish, .createStack, .present, .pushOnto,
             .replacePathOf, .replaceAbove, .returnResult, .batch:
-            try checkSession(bytes: SessionFootprint(session).sessionBytes)
-        case .pop, .removeHandler, .end, .selectStack, .removeStack, .dismiss, .popFrom:
-            return
+            let bytes = SessionFootprint(session).sessionBytes
+            session.renderedBytesBound = RenderedBytesBound(version: version, bytes: bytes)
+            try checkSession(bytes: bytes)
+        case .pop, .popFrom, .removeHandler:
+            // Each shrinks what the session renders: what goes (a popped screen names the one
+            // below it, which becomes the top) is more than what the version and the visible
+            // screen's id may grow by. The bound holds, with the same slack as a push's.
+            session.renderedBytesBound = session.renderedBytesBound.flatMap { bound in
+                bound.version == version - 1
+                    ? RenderedBytesBound(version: version, bytes: bound.bytes + RenderedBytesBound.slack) : nil
+            }
+        case .end, .selectStack, .removeStack, .dismiss:
+            session.renderedBytesBound = nil  // measured again when next needed
         }
+    }
+
+    /// For a push of one screen (`.push`, `.pushOnto`), just applied to `session` at `version`:
+    /// true when the session's bound at the version before, grown by what the push can add, is
+    /// within `maxSessionBytes`; the grown bound is then kept. False when there is no such bound
+    /// or it passes the limit: the caller measures exactly (`checkApplied`), so a push is only
+    /// ever refused on the exact figure.
+    ///
+    /// A push adds its screen (at most its event's bytes, which hold the screen's JSON), a comma,
+    /// the new id as the screen below's `next` and as `visibleScreen`, and a digit of `version`.
+    func pushStaysWithinBound(
+        _ session: LiveSession, version: Int64, eventBytes: Int, screen: ScreenID
+    ) -> Bool {
+        guard let bound = session.renderedBytesBound, bound.version == version - 1 else { return false }
+        let grown = bound.bytes + eventBytes + 2 * JSONValue.stringByteCount(screen.rawValue) + RenderedBytesBound.slack
+        guard grown <= limits.maxSessionBytes else { return false }
+        session.renderedBytesBound = RenderedBytesBound(version: version, bytes: grown)
+        return true
     }
 
     /// Refuses an encoded event, or a mutation's answer, over `maxEventBytes`.
     func check(eventBytes: Int, answer: MutationResult? = nil) throws(SessionError) {
+        try check(eventBytes: eventBytes, answerBytes: answer.map { $0.json?.serializedByteCount ?? 0 })
+    }
+
+    /// Refuses an encoded event over `maxEventBytes`, then an answer of `answerBytes` (when given).
+    func check(eventBytes: Int, answerBytes: Int?) throws(SessionError) {
         try checkEvent(bytes: eventBytes, "this change's event would be \(eventBytes) bytes of JSON")
-        guard let answer else { return }
-        let answerBytes = answer.json?.serializedByteCount ?? 0
+        guard let answerBytes else { return }
         try checkEvent(bytes: answerBytes, "this change's answer would be \(answerBytes) bytes of JSON")
     }
 
@@ -193,4 +230,12 @@ extension SessionLimits {
     public func check(_ schema: SessionSchema) throws(SessionError) {
         try OutputLimits(limits: self).check(schema, pointer: "")
     }
+}
+
+/// An upper bound of the bytes a session renders as, at one version (`OutputLimits`).
+struct RenderedBytesBound {
+    /// Room for a version's extra digit, a comma and the `updatedAt` text, per change.
+    static let slack = 16
+    var version: Int64
+    var bytes: Int
 }

@@ -177,7 +177,8 @@ actor SessionActor {
         }
         let operation = try validator.operation(for: command)
         try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
-        return .applied(try await commit(operation, session: session, context: context))
+        let (result, answer) = try await commit(operation, session: session, context: context)
+        return .applied(result, answer: answer)
     }
 
     /// Whether the stored session moved on from `session` (or is gone).
@@ -193,21 +194,38 @@ actor SessionActor {
 
     private func commit(
         _ operation: SessionOperation, session: LiveSession, context: CommandContext
-    ) async throws -> MutationResult {
+    ) async throws -> (MutationResult, StoredAnswer?) {
         let seq = session.record.version + 1
         let at = Timestamp.truncated(environment.now())
         let applied: Applied
         let result: MutationResult
+        let answer: StoredAnswer?
         let event: RecordedEvent
         let stored: StoredEvent
         do {
             applied = try session.apply(operation, seq: seq, at: at)
             result = try Self.result(of: applied.event, session: session, version: seq)
             let output = OutputLimits(limits: environment.configuration.limits)
-            try output.checkApplied(operation, to: session)
+            // A push of one screen checks the session's size on its grown bound, once its event
+            // is encoded (the event's bytes bound the screen's); anything else is measured now.
+            let pushed: ScreenID? =
+                switch (operation, applied.event) {
+                case (.push, .screenPushed(let screen)), (.pushOnto, .stackScreenPushed(_, let screen)): screen.id
+                default: nil
+                }
+            if pushed == nil { try output.checkApplied(operation, to: session, version: seq) }
             event = RecordedEvent(seq: seq, at: at, event: applied.event)
             stored = StoredEvent(event, session: id)
-            try output.check(eventBytes: stored.json.utf8.count, answer: result)
+            if let pushed,
+                !output.pushStaysWithinBound(session, version: seq, eventBytes: stored.json.utf8.count, screen: pushed)
+            {
+                try output.checkApplied(operation, to: session, version: seq)
+            }
+            // The answer rendered once: its size checked, kept for retries and sent, the same bytes.
+            answer = context.answer?(result)
+            try output.check(
+                eventBytes: stored.json.utf8.count,
+                answerBytes: answer?.body.count ?? result.json?.serializedByteCount ?? 0)
         } catch {
             // Refused by a limit, or a validated operation that does not apply (our bug): the
             // state is changed in memory only. Drop it; the next request reloads what is committed.
@@ -215,23 +233,24 @@ actor SessionActor {
             throw error
         }
         try await store(
-            applied, answer: result, of: session, event: event, stored: stored, isPurge: operation.isPurge,
-            context: context)
-        return result
+            applied, answer: result, rendered: answer, of: session, event: event, stored: stored,
+            isPurge: operation.isPurge, context: context)
+        return (result, answer)
     }
 
     /// Commits what a change applied (its event, its rows, the answer under its idempotency key, a
     /// snapshot when one is due) and publishes the event. `event` and `stored` are its event,
-    /// recorded and encoded (its size checked against the limits).
+    /// recorded and encoded (its size checked against the limits); `rendered`, the answer when
+    /// it was already rendered (kept under the idempotency key as it is).
     func store(
-        _ applied: Applied, answer result: MutationResult, of session: LiveSession, event: RecordedEvent,
-        stored: StoredEvent, isPurge: Bool, context: CommandContext
+        _ applied: Applied, answer result: MutationResult, rendered: StoredAnswer? = nil, of session: LiveSession,
+        event: RecordedEvent, stored: StoredEvent, isPurge: Bool, context: CommandContext
     ) async throws {
         let seq = event.seq
         let at = event.at
         var mutation = StoredMutation(session: id, event: stored, changes: applied.changes)
         if let idempotency = context.idempotency {
-            mutation.idempotency = idempotency.record(result).record(
+            mutation.idempotency = (rendered ?? idempotency.record(result)).record(
                 scope: idempotency.scope, key: idempotency.key, session: id, at: at, isSecret: false,
                 identifiers: environment.identifiers)
         }

@@ -209,17 +209,27 @@ package struct CommandContext: Sendable {
     /// `If-Match`: the version the session must be at; nil to apply whatever the version.
     package var ifMatch: Int64?
     package var idempotency: Idempotency<MutationResult>?
+    /// How the caller answers an applied result (the API's status, headers and JSON body). When
+    /// set, the session renders the answer once, checks its size against the limits on those
+    /// bytes, keeps them under the idempotency key and hands them back in the outcome, instead
+    /// of the answer being built for each of the three.
+    package var answer: (@Sendable (MutationResult) -> StoredAnswer)?
 
-    package init(credential: Credential, ifMatch: Int64? = nil, idempotency: Idempotency<MutationResult>? = nil) {
+    package init(
+        credential: Credential, ifMatch: Int64? = nil, idempotency: Idempotency<MutationResult>? = nil,
+        answer: (@Sendable (MutationResult) -> StoredAnswer)? = nil
+    ) {
         self.credential = credential
         self.ifMatch = ifMatch
         self.idempotency = idempotency
+        self.answer = answer
     }
 }
 
 /// What a command answers: its result, or the first answer again for a retried idempotency key.
 package enum CommandOutcome: Sendable {
-    case applied(MutationResult)
+    /// The result, and its answer when the context said how to render one.
+    case applied(MutationResult, answer: StoredAnswer? = nil)
     case replayed(StoredAnswer)
 }
 

@@ -142,7 +142,7 @@ extension SessionFootprint {
                 presentedRoots[presenter] = root
             }
         }
-        let start = Resolved(defaults: session.schema.values.mapValues(\.defaultValue))
+        let start = session.schemaFootprint.defaults
         var kept: [ScreenID: Resolved] = [:]
         screenBytes = Self.measure(
             tree.main.entries.map(Layer.init), from: start, presenter: nil, presentedRoots: presentedRoots,
@@ -183,13 +183,28 @@ extension SessionFootprint.Layer {
     }
 }
 
+/// What a session's schema adds to its rendered size; measured once per live session, since
+/// the schema never changes (measuring it on every push was a twentieth of a push's CPU).
+struct SchemaFootprint {
+    /// The schema's JSON, in bytes.
+    let bytes: Int
+    /// What the declared defaults put in the `resolved` of every root of the main stack or a tab.
+    let defaults: SessionFootprint.Resolved
+
+    init(_ schema: SessionSchema) {
+        bytes = schema.json.serializedByteCount
+        defaults = SessionFootprint.Resolved(defaults: schema.values.mapValues { $0.defaultValue })
+    }
+}
+
 extension LiveSession {
-    /// The session resource without its screens and stacks (`"screens":[]`, `"stacks":[]`).
+    /// The session resource without its screens and stacks (`"screens":[]`, `"stacks":[]`): the
+    /// rest rendered with an empty schema (`{}`, 2 bytes), plus the schema's measured bytes.
     var envelopeBytes: Int {
         SessionResource(
             id: record.id, version: record.version, state: record.state, createdAt: record.createdAt,
-            updatedAt: record.updatedAt, schema: schema.json, screens: [], selectedStack: tree.selectedStackID,
+            updatedAt: record.updatedAt, schema: .object([:]), screens: [], selectedStack: tree.selectedStackID,
             visibleScreen: tree.visibleStack.entries.last?.id, stacks: []
-        ).json.serializedByteCount
+        ).json.serializedByteCount - 2 + schemaFootprint.bytes
     }
 }

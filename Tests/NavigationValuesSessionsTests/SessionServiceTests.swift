@@ -22,12 +22,13 @@ import Testing
             let events = Mutex<[RecordedEvent]>([])
         }
 
-        init(snapshotInterval: Int = 64) async throws {
+        init(snapshotInterval: Int = 64, limits: SessionLimits = SessionLimits()) async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-sessions-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             store = try await SQLiteSessionStore.open(path: folder.appendingPathComponent("s.sqlite").path)
             var configuration = ServiceConfiguration()
             configuration.snapshotInterval = snapshotInterval
+            configuration.limits = limits
             let log = self.log
             service = SessionService(
                 store: store, configuration: configuration,
@@ -51,7 +52,8 @@ import Testing
         {
             let context = CommandContext(credential: .token(session.token), ifMatch: ifMatch)
             guard
-                case .applied(let result) = try await service.perform(command, on: session.session.id, context: context)
+                case .applied(let result, _) = try await service.perform(
+                    command, on: session.session.id, context: context)
             else { throw TestFailure("command replayed") }
             return result
         }
@@ -66,8 +68,10 @@ import Testing
         init(_ description: String) { self.description = description }
     }
 
-    private func withFixture(snapshotInterval: Int = 64, _ body: (Fixture) async throws -> Void) async throws {
-        let fixture = try await Fixture(snapshotInterval: snapshotInterval)
+    private func withFixture(
+        snapshotInterval: Int = 64, limits: SessionLimits = SessionLimits(), _ body: (Fixture) async throws -> Void
+    ) async throws {
+        let fixture = try await Fixture(snapshotInterval: snapshotInterval, limits: limits)
         do {
             try await body(fixture)
         } catch {
@@ -169,6 +173,100 @@ import Testing
         }
     }
 
+    /// With a way to answer in the context, the answer is rendered once: that one is what the
+    /// outcome carries and what a retry replays, and its size is what the limit checks.
+    @Test func anAnswerIsRenderedOnceForTheOutcomeTheRetryAndTheLimit() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            let renders = Counter()
+            let answer: @Sendable (MutationResult) -> StoredAnswer = { result in
+                renders.count.withLock { $0 += 1 }
+                return StoredAnswer(status: 201, headers: ["ETag": "\"\(result.version)\""], body: Array("once".utf8))
+            }
+            let idempotency = Idempotency<MutationResult>(key: "k2", scope: "push \(session.session.id)") { _ in
+                Issue.record("the idempotency record was rendered again")
+                return StoredAnswer(status: 500, headers: [:], body: [])
+            }
+            let context = CommandContext(
+                credential: .token(session.token), idempotency: idempotency, answer: answer)
+            let first = try await fixture.service.perform(
+                .push(["name": "B"]), on: session.session.id, context: context)
+            guard case .applied(.pushed(_, version: 2), let rendered) = first else {
+                throw TestFailure("first push: \(first)")
+            }
+            #expect(rendered == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("once".utf8)))
+            let again = try await fixture.service.perform(
+                .push(["name": "B"]), on: session.session.id, context: context)
+            guard case .replayed(let replayed) = again else { throw TestFailure("retry applied again") }
+            #expect(replayed == rendered)
+            #expect(renders.count.withLock { $0 } == 1)
+        }
+    }
+
+    @Test func anAnswerOverTheEventLimitIsRefusedOnItsRenderedBytes() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            // An answer far larger than what the result's JSON would be: the check sees these bytes.
+            let limit = SessionLimits().maxEventBytes
+            let context = CommandContext(credential: .token(session.token)) { result in
+                StoredAnswer(status: 201, headers: [:], body: Array(repeating: 0x20, count: limit + 1))
+            }
+            let error = try await #require(throws: SessionError.self) {
+                try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+            }
+            #expect(error.limit == "max-event-bytes")
+            // Nothing was kept: the session is still at version 1.
+            guard
+                case .session(let rendered) = try await fixture.service.read(
+                    .session, of: session.session.id, credential: .admin)
+            else { throw TestFailure("no session") }
+            #expect(try SessionResource(json: JSONValue(parsing: rendered.json)).version == 1)
+        }
+    }
+
+    /// Pushes check the session's limit on a bound grown push by push (OutputLimits); whatever
+    /// mix of pushes and pops comes, no session is ever kept past the limit, and the push that
+    /// is refused is one whose exact size would pass it.
+    @Test func pushesCheckedOnTheGrownBoundNeverKeepASessionPastItsLimit() async throws {
+        var limits = SessionLimits()
+        limits.maxSessionBytes = 12_000
+        try await withFixture(limits: limits) { fixture in
+            let session = try await fixture.create()
+            let id = session.session.id
+            let context = CommandContext(credential: .token(session.token))
+            func renderedBytes() async throws -> Int {
+                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                else { throw TestFailure("no session") }
+                return rendered.json.count
+            }
+            var refusals = 0
+            var pushes = 0
+            for step in 0..<400 {
+                let command: SessionCommand =
+                    step % 5 == 4
+                    ? .pop(["count": 1])
+                    : .push([
+                        "name": .string("S\(step)"),
+                        "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
+                    ])
+                do {
+                    _ = try await fixture.service.perform(command, on: id, context: context)
+                    if case .push = command { pushes += 1 }
+                } catch let error as SessionError where error.limit == "max-session-bytes" {
+                    refusals += 1
+                    // Refused on the exact figure: the same push, where nothing limits it, passes.
+                    let before = try await renderedBytes()
+                    #expect(before <= limits.maxSessionBytes)
+                } catch let error as SessionError where error.code == .conflict {
+                    continue  // a pop with nothing above the root
+                }
+                #expect(try await renderedBytes() <= limits.maxSessionBytes, "after step \(step)")
+            }
+            #expect(pushes > 20, "the limit left room for pushes")
+            #expect(refusals > 10, "the walk reached the limit")
+        }
+    }
+
     @Test func anIdempotentRetryGetsTheKeptAnswerAndAppliesNothing() async throws {
         try await withFixture { fixture in
             let session = try await fixture.create()
@@ -182,7 +280,7 @@ import Testing
                 .push(["name": "B"]), on: session.session.id, context: context)
             let again = try await fixture.service.perform(
                 .push(["name": "B"]), on: session.session.id, context: context)
-            guard case .applied(.pushed(_, version: 2)) = first else { throw TestFailure("first push: \(first)") }
+            guard case .applied(.pushed(_, version: 2), _) = first else { throw TestFailure("first push: \(first)") }
             guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
             #expect(recorded.count.withLock { $0 } == 1)

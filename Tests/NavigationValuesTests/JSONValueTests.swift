@@ -4,13 +4,38 @@ import Testing
 
 @Suite struct JSONValueTests {
     @Test func parsesEveryKindOfValue() throws {
-        let value = try JSONValue(parsing: #" {"a": [1, -2.5, 1e3, true, false, null, "s\u00e9\n\ud83d\ude00"], "b": {}} "#)
+        let value = try JSONValue(
+            parsing: #" {"a": [1, -2.5, 1e3, true, false, null, "s\u00e9\n\ud83d\ude00"], "b": {}} "#)
         #expect(value == ["a": [1, -2.5, 1000, true, false, .null, "sé\n😀"], "b": [:]])
     }
 
     @Test func serializesCompactlyWithSortedMembers() {
         let value: JSONValue = ["b": [1, 2.5, "q\"\\\u{01}"], "a": .null, "c": true]
         #expect(value.serialized() == #"{"a":null,"b":[1,2.5,"q\"\\\u0001"],"c":true}"#)
+    }
+
+    /// Members come out in `String` order at every size: the in-place sort of small objects
+    /// (up to 16 members) and the sort of larger ones, against sorting the names as a whole.
+    @Test(arguments: [0, 1, 2, 3, 7, 15, 16, 17, 40])
+    func membersAreSortedByNameAtEverySize(count: Int) {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(count + 1)
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let alphabet = ["a", "b", "Z", "é", "e\u{301}", "_", "0", "😀", "ab", "a\u{0}"]
+        var members: [String: JSONValue] = [:]
+        while members.count < count {
+            let name = (0..<(1 + Int(next() % 3))).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }.joined()
+            members[name + String(next() % 1000)] = .integer(Int64(next() % 100))
+        }
+        let expected =
+            "{"
+            + members.keys.sorted().map { name in
+                JSONValue.string(name).serialized() + ":" + (members[name] ?? .null).serialized()
+            }.joined(separator: ",") + "}"
+        #expect(JSONValue.object(members).serialized() == expected)
+        #expect(JSONValue.object(members).serialized().utf8.count == JSONValue.object(members).serializedByteCount)
     }
 
     @Test func roundTripsThroughTextAndFoundation() throws {

@@ -151,7 +151,7 @@ public enum PostgresTestServer {
 
     /// A port nothing listens on now (bound and released at once).
     private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ChildProcessError("socket failed: errno \(errno)") }
         defer { close(descriptor) }
         var address = sockaddr_in()

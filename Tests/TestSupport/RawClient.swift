@@ -51,7 +51,7 @@ public final class RawClient: @unchecked Sendable {
     public init(
         port: Int, timeout: Duration? = .seconds(5), receiveBufferSize: Int32? = nil, noDelay: Bool = false
     ) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ClientError.system("socket") }
         // No close on the throwing paths below: a class whose init throws after its properties
         // are set still runs deinit, which closes `fd`. Closing twice could close a reused one.
