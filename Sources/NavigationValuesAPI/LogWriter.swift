@@ -8,8 +8,8 @@ import Synchronization
 /// Writes log lines to a file descriptor from a thread of its own, so that no request's thread
 /// waits for a `write(2)`: a line is formatted straight into a shared buffer (under a lock, no
 /// string of its own), and the writer thread writes everything that accumulated since its last
-/// write in one call. Lines appear promptly: the first line into an empty buffer wakes the
-/// thread, which writes at once.
+/// write in one call. Lines appear promptly: the first line after a quiet spell wakes the
+/// thread, which writes at once; under load it writes every millisecond what came meanwhile.
 ///
 /// Bounded: at most `maxBufferedBytes` wait to be written. When the descriptor cannot keep up (a
 /// slow disk, a pipe nobody reads), lines that do not fit are dropped and counted in
@@ -30,6 +30,9 @@ public final class LogWriter: Sendable {
         var spare: [UInt8] = []
         /// Whether the thread has been woken and not yet taken `pending`.
         var isWakePending = false
+        /// Whether the thread sleeps until woken (it found nothing to write); otherwise it looks
+        /// again after `pollInterval` on its own, and lines need not wake it.
+        var isIdle = true
         var isClosed = false
         /// Bytes appended (and not dropped) since the start, and bytes written or given up.
         var appended = 0
@@ -73,7 +76,7 @@ public final class LogWriter: Sendable {
                 return false
             }
             state.appended += state.pending.count - start
-            guard !state.isWakePending else { return false }
+            guard state.isIdle, !state.isWakePending else { return false }
             state.isWakePending = true
             return true
         }
@@ -120,35 +123,48 @@ public final class LogWriter: Sendable {
 
     // MARK: - The thread
 
+    /// How long the thread waits for more lines after a write before it looks again. Under load
+    /// it writes every `pollInterval` whatever came meanwhile, and no line wakes it (a wake-up per
+    /// line costs more than the write it saves); once a look finds nothing, it sleeps until the
+    /// next line wakes it, which it writes at once.
+    static let pollInterval: DispatchTimeInterval = .milliseconds(1)
+
     private func run() {
+        var isIdle = true
         while true {
-            wake.wait()
-            let (batch, isClosed) = state.withLock { state -> ([UInt8], Bool) in
+            if isIdle {
+                wake.wait()
+            } else {
+                _ = wake.wait(timeout: .now() + Self.pollInterval)
+            }
+            var (batch, isClosed) = state.withLock { state -> ([UInt8], Bool) in
                 state.isWakePending = false
                 var batch: [UInt8] = []
                 swap(&batch, &state.spare)  // the spare buffer becomes `pending`, no copy shared
                 swap(&batch, &state.pending)
+                state.isIdle = batch.isEmpty
                 return (batch, state.isClosed)
             }
+            isIdle = batch.isEmpty
             if !batch.isEmpty {
                 if !writeAll(batch) {
                     dropped.add(batch.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }, ordering: .relaxed)
                 }
             }
             let written = batch.count
+            batch.removeAll(keepingCapacity: true)  // in place: it is the only reference
+            // The emptied buffer is the next spare, unless it grew past twice the bound.
+            let spare = batch.capacity <= maxBufferedBytes * 2 ? batch : []
             state.withLock { state in
                 state.finished += written
-                var kept = batch
-                kept.removeAll(keepingCapacity: true)
-                // Keep the larger buffer's capacity only up to the bound's worth.
-                if state.spare.isEmpty, kept.capacity <= maxBufferedBytes * 2 { state.spare = kept }
+                if state.spare.isEmpty { state.spare = spare }
                 state.waiters.removeAll { waiter in
                     guard waiter.mark <= state.finished else { return false }
                     waiter.semaphore.signal()
                     return true
                 }
             }
-            if isClosed && batch.isEmpty {
+            if isClosed && written == 0 {
                 stopped.signal()
                 return
             }
