@@ -26,8 +26,9 @@ final class SessionReadCache: Sendable {
         /// no token has been verified since the live copy was loaded.
         var verifiedToken: String?
         /// The actor that filled the entry: a hit counts as a use of it (least recently used
-        /// unloading, retention's idle check), as a read through it would.
-        var actor: SessionActor
+        /// unloading, retention's idle check), as a read through it would. Weak: the actor holds
+        /// the service's environment, which holds this cache.
+        weak var actor: SessionActor?
     }
 
     private final class Shard: Sendable {

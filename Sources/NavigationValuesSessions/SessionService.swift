@@ -328,9 +328,11 @@ public final class SessionService: Sendable {
     /// or the token its actor verified; nil otherwise (then `read` answers). Counts as a use of
     /// the session, as a read does. See `SessionReadCache`.
     package func cachedSession(_ id: SessionID, credential: Credential) -> RenderedSession? {
-        guard let entry = environment.readCache?.entry(id, credential: credential) else { return nil }
-        entry.actor.lastUsedTick.store(tick.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
-        entry.actor.lastUsedMilliseconds.store(environment.now().millisecondsSince1970, ordering: .relaxed)
+        guard let entry = environment.readCache?.entry(id, credential: credential), let actor = entry.actor else {
+            return nil
+        }
+        actor.lastUsedTick.store(tick.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+        actor.lastUsedMilliseconds.store(environment.now().millisecondsSince1970, ordering: .relaxed)
         return entry.rendered
     }
 
