@@ -101,7 +101,7 @@ final class PipeCollector: Sendable {
         #expect(dropped > 0)
         #expect(logger.droppedLines == dropped)
         pipe.startReading()
-        #expect(writer.flush(timeout: .seconds(60)))
+        #expect(try await offload { writer.flush(timeout: .seconds(60)) })  // blocks: off the pool
         #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == total - dropped })
         // Every line that was kept is whole, and they are in the order they were logged.
         let indexes = pipe.lines.map { line -> Int in
