@@ -9,7 +9,9 @@
 /// Hand the request on with `next` and change what comes back with `ResponseFuture.map`: the
 /// chain then stays synchronous for synchronous handlers (no task is started) and waits for
 /// asynchronous ones. A middleware that must itself wait before calling `next` returns
-/// `.async { … }`, which makes every request through it asynchronous.
+/// `.async { … }`, which makes every request through it asynchronous. Hand on the request you
+/// were given (changed as you like): it carries what the lookup found, which a `Request` built
+/// anew does not (the chain would then answer 404).
 ///
 /// ```swift
 /// struct ServerHeader: Middleware {

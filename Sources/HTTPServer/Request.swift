@@ -37,6 +37,8 @@ public struct Request: Sendable {
     var pathSegments: [String]
     /// The memory set aside for a body over the usual limit, given back with the last copy.
     var bodyReservation: BodyReservation?
+    /// What answers the request once the middleware hand it on: set by the responder.
+    var routeTarget: RouteMatch.Target?
 
     /// Creates a request, for tests and for callers that build requests themselves. `path` is
     /// percent-encoded as on the wire and may carry a query, which is added to `query`.

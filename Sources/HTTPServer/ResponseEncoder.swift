@@ -98,6 +98,13 @@ enum ResponseEncoder {
     /// Appends a value with CR, LF and other controls replaced by spaces, so that no handler can
     /// split a response (RFC 9110 §5.5).
     private static func appendSafe(_ value: String, to out: inout [UInt8]) {
+        // Usually every byte is fine: then one copy.
+        let copied = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true { return }
         for byte in value.utf8 {
             out.append(byte < 0x20 && byte != 0x09 || byte == 0x7F ? 0x20 : byte)
         }

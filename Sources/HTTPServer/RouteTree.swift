@@ -2,9 +2,13 @@
 enum RouteHandler: Sendable {
     case synchronous(@Sendable (Request) throws -> Response)
     case asynchronous(@Sendable (Request) async throws -> Response)
+    /// Answers at once when it can (on the event-loop thread), or defers to a task.
+    case either(@Sendable (Request) -> ResponseFuture)
 
     func respond(to request: Request) -> ResponseFuture {
         switch self {
+        case .either(let handler):
+            return handler(request)
         case .synchronous(let handler):
             return .ready(Result { try handler(request) })
         case .asynchronous(let handler):

@@ -50,6 +50,24 @@ public final class Router {
         routes.add(method, path, .synchronous(handler))
     }
 
+    /// Registers a handler that decides per request whether to answer at once or later: it
+    /// returns `.ready` for an answer it has now (sent from the event-loop thread, as a
+    /// synchronous handler's is, so it must not block) or `.async { … }` for work to run in a
+    /// task on the worker threads. For a read served from memory when it can be, and from an
+    /// actor or a database otherwise.
+    ///
+    /// ```swift
+    /// router.on(.get, "/items/{id}", future: { request in
+    ///     if let cached = cache[request.parameters["id"] ?? ""] { return .ready(.success(cached)) }
+    ///     return .async { try await load(request) }
+    /// })
+    /// ```
+    public func on(
+        _ method: HTTPMethod, _ path: String, future handler: @escaping @Sendable (Request) -> ResponseFuture
+    ) {
+        routes.add(method, path, .either(handler))
+    }
+
     /// Registers a `GET` handler; it also answers `HEAD` unless a `HEAD` handler exists.
     public func get(_ path: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
         on(.get, path, use: handler)

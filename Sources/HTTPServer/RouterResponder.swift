@@ -12,6 +12,26 @@
 public struct RouterResponder: Sendable {
     let routes: RouteTree
     let middleware: [any Middleware]
+    /// The middleware chain composed once: each `Next` is built here, not per request (a request
+    /// carries its own target), so that running the chain allocates no closure contexts.
+    private let chain: @Sendable (Request) -> ResponseFuture
+
+    init(routes: RouteTree, middleware: [any Middleware]) {
+        self.routes = routes
+        self.middleware = middleware
+        var next: @Sendable (Request) -> ResponseFuture = { request in
+            switch request.routeTarget {
+            case .handler(let handler)?: return handler.respond(to: request)
+            case .refusal(let error)?: return .ready(.failure(error))
+            case nil: return .ready(.failure(HTTPRequestError(.notFound, detail: "No route matches \(request.path).")))
+            }
+        }
+        for item in middleware.reversed() {
+            let inner = next
+            next = { request in item.respond(to: request, next: inner) }
+        }
+        chain = next
+    }
 
     /// Answers `request` through the middleware and the matching handler, as the server would.
     /// - Throws: what the chain ends with: the handler's error, or `HTTPRequestError` 404/405.
@@ -46,19 +66,9 @@ public struct RouterResponder: Sendable {
 
     /// Runs a routed request (see `RouteMatch.apply(to:)`) through the middleware to `target`.
     func respond(to request: Request, target: RouteMatch.Target) -> ResponseFuture {
-        respond(to: request, from: middleware.startIndex, target: target)
-    }
-
-    private func respond(to request: Request, from index: Int, target: RouteMatch.Target) -> ResponseFuture {
-        guard index < middleware.endIndex else {
-            switch target {
-            case .handler(let handler): return handler.respond(to: request)
-            case .refusal(let error): return .ready(.failure(error))
-            }
-        }
-        return middleware[index].respond(to: request) { request in
-            self.respond(to: request, from: index + 1, target: target)
-        }
+        var request = request
+        request.routeTarget = target
+        return chain(request)
     }
 }
 

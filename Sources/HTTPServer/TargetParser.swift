@@ -6,7 +6,7 @@ enum TargetParser {
     ) {
         if target == "*" { return ("*", [], Parameters()) }
         var rest = Substring(target)
-        if !rest.hasPrefix("/") {
+        if rest.utf8.first != UInt8(ascii: "/") {
             // absolute-form (RFC 9112 §3.2.2): keep what follows the authority.
             let lowered = rest.prefix(8).lowercased()
             guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
@@ -18,28 +18,51 @@ enum TargetParser {
             rest = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { afterAuthority[$0...] } ?? "/"
             if rest.hasPrefix("?") { rest = "/" + rest }
         }
-        let rawPath: Substring
+        // From here on the work is on bytes: `/`, `?`, `&` and `=` are ASCII, so every index
+        // found is a character boundary, and no grapheme breaking is needed.
+        let bytes = rest.utf8
+        let mark = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = rest[..<(mark ?? rest.endIndex)]
         var query = Parameters()
-        if let mark = rest.firstIndex(of: "?") {
-            rawPath = rest[..<mark]
-            for pair in rest[rest.index(after: mark)...].split(separator: "&") {
-                if let equals = pair.firstIndex(of: "=") {
-                    query.append(
-                        name: try decode(pair[..<equals], plusAsSpace: true),
-                        value: try decode(pair[pair.index(after: equals)...], plusAsSpace: true)
-                    )
-                } else {
-                    query.append(name: try decode(pair, plusAsSpace: true), value: "")
+        if let mark {
+            var pairStart = bytes.index(after: mark)
+            var cursor = pairStart
+            while true {
+                let atEnd = cursor == bytes.endIndex
+                if atEnd || bytes[cursor] == UInt8(ascii: "&") {
+                    if pairStart != cursor { try appendPair(rest[pairStart..<cursor], to: &query) }
+                    if atEnd { break }
+                    pairStart = bytes.index(after: cursor)
                 }
+                cursor = bytes.index(after: cursor)
             }
-        } else {
-            rawPath = rest
         }
+        // The segments after the leading `/`, split before decoding so that `%2F` stays inside one.
+        let pathBytes = rawPath.utf8
         var segments: [String] = []
-        for segment in rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            segments.append(try decode(segment, plusAsSpace: false))
+        var segmentStart = pathBytes.isEmpty ? pathBytes.endIndex : pathBytes.index(after: pathBytes.startIndex)
+        var cursor = segmentStart
+        while cursor != pathBytes.endIndex {
+            if pathBytes[cursor] == UInt8(ascii: "/") {
+                segments.append(try decode(rawPath[segmentStart..<cursor], plusAsSpace: false))
+                segmentStart = pathBytes.index(after: cursor)
+            }
+            cursor = pathBytes.index(after: cursor)
         }
+        if !pathBytes.isEmpty { segments.append(try decode(rawPath[segmentStart...], plusAsSpace: false)) }
         return (try decode(rawPath, plusAsSpace: false), segments, query)
+    }
+
+    /// Appends `name=value` (or a bare `name`, with an empty value), decoded.
+    private static func appendPair(_ pair: Substring, to query: inout Parameters) throws(HTTPRequestError) {
+        if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
+            query.append(
+                name: try decode(pair[..<equals], plusAsSpace: true),
+                value: try decode(pair[pair.utf8.index(after: equals)...], plusAsSpace: true)
+            )
+        } else {
+            query.append(name: try decode(pair, plusAsSpace: true), value: "")
+        }
     }
 
     /// Decodes `%XX` escapes (and `+` in queries, as form encoding does); refuses malformed escapes,

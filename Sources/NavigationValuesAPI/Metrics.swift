@@ -24,13 +24,21 @@ public final class Metrics: Sendable {
         public var subscribers = 0
         /// Subscribers dropped for falling behind, since start.
         public var droppedSubscribers = 0
+        /// Loaded sessions whose rendered JSON is cached for reads without their actor.
+        public var cachedSessions = 0
+        /// Session reads answered from that cache, since start.
+        public var cachedReads = 0
 
-        public init(loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0)
-        {
+        public init(
+            loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0,
+            cachedSessions: Int = 0, cachedReads: Int = 0
+        ) {
             self.loadedSessions = loadedSessions
             self.eventsAppended = eventsAppended
             self.subscribers = subscribers
             self.droppedSubscribers = droppedSubscribers
+            self.cachedSessions = cachedSessions
+            self.cachedReads = cachedReads
         }
     }
 
@@ -50,17 +58,39 @@ public final class Metrics: Sendable {
         var buckets = [Int](repeating: 0, count: Metrics.latencyBucketBounds.count)
         var count = 0
         var sum: Double = 0
+
+        mutating func record(_ duration: Double) {
+            count += 1
+            sum += duration
+            for (index, bound) in Metrics.latencyBucketBounds.enumerated() where duration <= bound {
+                buckets[index] += 1
+            }
+        }
+    }
+
+    /// One route's figures, changed in place (one lookup, no copy) for each request.
+    private struct RouteFigures {
+        var counts: [Int: Int] = [:]
+        var latency = Latency()
+
+        mutating func record(status: Int, duration: Double) {
+            counts[status, default: 0] += 1
+            latency.record(duration)
+        }
     }
 
     private struct Requests {
-        var counts: [RouteKey: [Int: Int]] = [:]
-        var latencies: [RouteKey: Latency] = [:]
+        var routes: [RouteKey: RouteFigures] = [:]
     }
 
     private let requests = Mutex(Requests())
+    /// Whose dropped lines are reported (`navigation_values_log_lines_dropped_total`).
+    private let logger: Logger?
 
-    /// Creates empty figures.
-    public init() {}
+    /// Creates empty figures; `logger`'s dropped lines are reported with them.
+    public init(logger: Logger? = nil) {
+        self.logger = logger
+    }
 
     /// The methods that get a label of their own; any other is counted as `OTHER`, so that a
     /// client cannot add a time series by inventing a method (RFC 9110 lets a method be any token).
@@ -78,20 +108,13 @@ public final class Metrics: Sendable {
     public func recordRequest(method: String, route: String, status: Int, duration: Double) {
         let key = RouteKey(method: Self.methodLabel(method), route: route)
         requests.withLock { requests in
-            requests.counts[key, default: [:]][status, default: 0] += 1
-            var latency = requests.latencies[key] ?? Latency()
-            latency.count += 1
-            latency.sum += duration
-            for (index, bound) in Self.latencyBucketBounds.enumerated() where duration <= bound {
-                latency.buckets[index] += 1
-            }
-            requests.latencies[key] = latency
+            requests.routes[key, default: RouteFigures()].record(status: status, duration: duration)
         }
     }
 
     /// How many requests were answered with `status` on `method` `route` so far.
     public func requestCount(method: String, route: String, status: Int) -> Int {
-        requests.withLock { $0.counts[RouteKey(method: Self.methodLabel(method), route: route)]?[status] ?? 0 }
+        requests.withLock { $0.routes[RouteKey(method: Self.methodLabel(method), route: route)]?.counts[status] ?? 0 }
     }
 
     // MARK: - Rendering
@@ -103,8 +126,8 @@ public final class Metrics: Sendable {
         header(
             &out, "navigation_values_http_requests_total", "counter",
             "HTTP requests answered, by route pattern and status.")
-        for key in snapshot.counts.keys.sorted() {
-            for (status, count) in (snapshot.counts[key] ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for key in snapshot.routes.keys.sorted() {
+            for (status, count) in (snapshot.routes[key]?.counts ?? [:]).sorted(by: { $0.key < $1.key }) {
                 out += "navigation_values_http_requests_total{method=\(quoted(key.method)),route=\(quoted(key.route)),"
                 out += "status=\"\(status)\"} \(count)\n"
             }
@@ -112,8 +135,8 @@ public final class Metrics: Sendable {
         header(
             &out, "navigation_values_http_request_duration_seconds", "histogram",
             "Time from a request's head being read to its response head being ready.")
-        for key in snapshot.latencies.keys.sorted() {
-            guard let latency = snapshot.latencies[key] else { continue }
+        for key in snapshot.routes.keys.sorted() {
+            guard let latency = snapshot.routes[key]?.latency else { continue }
             let labels = "method=\(quoted(key.method)),route=\(quoted(key.route))"
             histogram(
                 &out, "navigation_values_http_request_duration_seconds", labels: labels,
@@ -121,12 +144,24 @@ public final class Metrics: Sendable {
         }
         header(&out, "navigation_values_sessions_loaded", "gauge", "Sessions whose state is held in memory.")
         out += "navigation_values_sessions_loaded \(figures.loadedSessions)\n"
+        header(
+            &out, "navigation_values_sessions_read_cached", "gauge",
+            "Loaded sessions whose rendered JSON answers GET /v1/sessions/{id} without their actor.")
+        out += "navigation_values_sessions_read_cached \(figures.cachedSessions)\n"
+        header(
+            &out, "navigation_values_session_reads_cached_total", "counter",
+            "GET /v1/sessions/{id} answered from that cache.")
+        out += "navigation_values_session_reads_cached_total \(figures.cachedReads)\n"
         header(&out, "navigation_values_events_appended_total", "counter", "Events committed to the database.")
         out += "navigation_values_events_appended_total \(figures.eventsAppended)\n"
         header(&out, "navigation_values_subscribers", "gauge", "Event-stream subscribers connected.")
         out += "navigation_values_subscribers \(figures.subscribers)\n"
         header(&out, "navigation_values_subscribers_dropped_total", "counter", "Event-stream subscribers cut off.")
         out += "navigation_values_subscribers_dropped_total \(figures.droppedSubscribers)\n"
+        header(
+            &out, "navigation_values_log_lines_dropped_total", "counter",
+            "Log lines dropped because the log writer fell behind (--log-buffer-bytes).")
+        out += "navigation_values_log_lines_dropped_total \(logger?.droppedLines ?? 0)\n"
         storeExposition(&out, store)
         return out
     }

@@ -163,7 +163,7 @@ public final class NavigationValuesServer: Sendable {
         let service = SessionService(
             store: store, configuration: serviceConfiguration, now: configuration.now,
             eventCommitted: { hub.publish($0, $1) })
-        let metrics = Metrics()
+        let metrics = Metrics(logger: configuration.logger)
         let router = Router()
         // CORS headers outermost, so that they mark every answer, errors included; preflights are
         // answered inside the logging, so that they are logged and counted like any request.

@@ -15,7 +15,8 @@ struct OperationalRoutes: Sendable {
         router.get("/metrics") { _ in
             let figures = Metrics.Figures(
                 loadedSessions: service.loadedSessionCount, eventsAppended: hub.publishedEventCount,
-                subscribers: hub.subscriberCount, droppedSubscribers: hub.droppedSubscriberCount)
+                subscribers: hub.subscriberCount, droppedSubscribers: hub.droppedSubscriberCount,
+                cachedSessions: service.cachedSessionCount, cachedReads: service.cachedReadCount)
             let text = metrics.exposition(figures, store: store.metrics)
             return Response(
                 status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],

@@ -3,6 +3,7 @@ import HTTPServer
 import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesWire
+import Synchronization
 
 /// The product's middleware: gives each request an id (`X-Request-Id`, echoed when the client
 /// sent a usable one, else generated), answers errors as problem+json, counts the request in
@@ -25,19 +26,20 @@ public struct RequestLogging: Middleware {
 
     let logger: Logger?
     let metrics: Metrics
-    let identifiers: IdentifierGenerator
+    let requestIDs: RequestIDGenerator
 
-    /// Creates the middleware; with no logger, requests are only counted.
+    /// Creates the middleware; with no logger, requests are only counted. `identifiers` gives
+    /// the random key request ids are derived from.
     public init(logger: Logger?, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
         self.logger = logger
         self.metrics = metrics
-        self.identifiers = identifiers
+        self.requestIDs = RequestIDGenerator(identifiers: identifiers)
     }
 
     /// Hands the request on, then stamps, counts and logs what comes back.
     public func respond(to request: Request, next: Next) -> ResponseFuture {
         let started = ContinuousClock.now
-        let requestID = Self.usableRequestID(request.headers["x-request-id"]) ?? identifiers.requestID()
+        let requestID = Self.usableRequestID(request.headers["x-request-id"]) ?? requestIDs.next()
         return next(request).map { result in
             finish(result, of: request, requestID: requestID, startedAt: started)
         }
@@ -61,7 +63,7 @@ public struct RequestLogging: Middleware {
         let duration = (ContinuousClock.now - started).seconds
         let status = response.status.code
         metrics.recordRequest(method: request.method.rawValue, route: route, status: status, duration: duration)
-        let level: Logger.Level = status >= 500 ? .error : Self.probeRoutes.contains(route) ? .debug : .info
+        let level: Logger.Level = status >= 500 ? .error : Self.isProbe(route) ? .debug : .info
         if let logger, logger.isEnabled(level) {
             var fields: [(String, JSONValue)] = [
                 ("method", .string(request.method.rawValue)), ("route", .string(route)),
@@ -74,6 +76,11 @@ public struct RequestLogging: Middleware {
         return response
     }
 
+    /// Whether `route` is one of `probeRoutes` (compared without hashing, once per request).
+    static func isProbe(_ route: String) -> Bool {
+        route == "/healthz" || route == "/readyz" || route == "/metrics"
+    }
+
     /// A client's request id, kept when it is 1-128 visible ASCII characters (so it cannot
     /// break a log line or a header).
     static func usableRequestID(_ value: String?) -> String? {
@@ -84,8 +91,63 @@ public struct RequestLogging: Middleware {
     }
 }
 
-extension IdentifierGenerator {
-    func requestID() -> String { Base64URL.encode(randomBytes(12), prefix: "r_") }
+/// Request ids for requests that bring none: `r_` and 16 base64url characters (96 bits), as
+/// before, but without a `getrandom(2)` per request. Each id is a keyed hash (SipHash, Swift's
+/// `Hasher`, under a 128-bit key drawn once from `IdentifierGenerator`) of a per-process counter:
+/// no two requests of a process share a counter value, so ids collide only by chance (about
+/// n² / 2⁹⁷ for n ids), and without the key they cannot be predicted from earlier ones. They
+/// correlate log lines with answers; they are not secrets and grant nothing.
+final class RequestIDGenerator: Sendable {
+    private let key: (UInt64, UInt64)
+    private let counter = Atomic<UInt64>(0)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    init(identifiers: IdentifierGenerator) {
+        let bytes = identifiers.randomBytes(16)
+        var first: UInt64 = 0
+        var second: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 { first = first << 8 | UInt64(byte) } else { second = second << 8 | UInt64(byte) }
+        }
+        key = (first, second)
+    }
+
+    /// The next id.
+    func next() -> String {
+        let count = counter.add(1, ordering: .relaxed).newValue
+        let high = hash(count, salt: 0)
+        let low = UInt32(truncatingIfNeeded: hash(count, salt: 1))
+        return String(unsafeUninitializedCapacity: 18) { output in
+            output[0] = UInt8(ascii: "r")
+            output[1] = UInt8(ascii: "_")
+            // 96 bits, 6 at a time: 64 from `high`, then 32 from `low`.
+            var at = 2
+            var bits = high
+            for _ in 0..<10 {  // 60 bits of `high`
+                output[at] = Self.alphabet[Int(bits >> 58)]
+                bits <<= 6
+                at += 1
+            }
+            // The last 4 bits of `high` and 32 of `low`: 36 bits, 6 characters.
+            var rest = (high & 0xF) << 32 | UInt64(low)
+            for _ in 0..<6 {
+                output[at] = Self.alphabet[Int(rest >> 30 & 0x3F)]
+                rest <<= 6
+                at += 1
+            }
+            return at
+        }
+    }
+
+    private func hash(_ count: UInt64, salt: UInt64) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(key.0)
+        hasher.combine(key.1)
+        hasher.combine(salt)
+        hasher.combine(count)
+        return UInt64(UInt(bitPattern: hasher.finalize()))
+    }
 }
 
 extension Duration {

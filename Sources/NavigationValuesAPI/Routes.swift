@@ -53,7 +53,7 @@ public struct SessionRoutes: Sendable {
         }
         router.post("/v1/sessions") { request in try await create(request) }
         router.get("/v1/sessions") { request in try await list(request) }
-        query("/v1/sessions/{id}", router) { _ in .session }
+        sessionRead(router)
         query("/v1/sessions/{id}/screens/{screen}", router) { request in .screen(request.parameters["screen"] ?? "") }
         command(.delete, "/v1/sessions/{id}", router) { request in .end(purge: try booleanQuery(request, "purge")) }
         command(.post, "/v1/sessions/{id}/push", router) { request in .push(try jsonBody(request) ?? [:]) }
@@ -139,6 +139,36 @@ public struct SessionRoutes: Sendable {
             let credential = try await requireCredential(request)
             return try await service.read(try query(request), of: sessionID(request), credential: credential).response
         }
+    }
+
+    /// `GET /v1/sessions/{id}`: answered at once, on the connection's thread, from the session's
+    /// JSON as its actor last rendered it when that is current and the credential is the admin
+    /// token or the session token the actor verified (`SessionService.cachedSession`); otherwise,
+    /// and for every other credential or error, as any other query. Both answer the same bytes.
+    func sessionRead(_ router: Router) {
+        router.on(
+            .get, "/v1/sessions/{id}",
+            future: { request in
+                if let cached = cachedSession(request) { return .ready(.success(cached)) }
+                return .async {
+                    _ = try idempotencyKey(request)
+                    let credential = try await requireCredential(request)
+                    return try await service.read(.session, of: sessionID(request), credential: credential).response
+                }
+            })
+    }
+
+    /// The cached answer to a session read, when one may be given without the actor.
+    func cachedSession(_ request: Request) -> Response? {
+        guard request.headers["idempotency-key"] == nil else { return nil }  // checked on the usual path
+        let credential = credential(request)
+        switch credential {
+        case .admin: break
+        case .token(let token) where !IdentifierGenerator.isWellFormedObserverToken(token): break
+        default: return nil
+        }
+        guard let rendered = service.cachedSession(sessionID(request), credential: credential) else { return nil }
+        return SessionQuery.Result.session(rendered).response
     }
 
     /// Registers a route that runs a command on the session named by `{id}`.

@@ -16,7 +16,7 @@ struct Serve: Command {
     static let abstract = "Run the server."
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
-        + "[--log-format text|json] [--log-level debug|info|warning|error] [--cors-origins O,O] "
+        + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
@@ -42,6 +42,11 @@ struct Serve: Command {
                 name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
+            Flag(
+                name: "log-buffer-bytes", valueName: "N",
+                help:
+                    "Bytes of log lines waiting to be written; past it lines are dropped and counted (default 1048576)."
+            ),
             Flag(
                 name: "cors-origins", valueName: "O,O",
                 help:
@@ -78,6 +83,7 @@ struct Serve: Command {
     var configuration = NavigationValuesServer.Configuration()
     var logLevel = Logger.Level.info
     var logFormat = Logger.Format.text
+    var logBufferBytes = 1024 * 1024
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
@@ -94,6 +100,7 @@ struct Serve: Command {
         if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
             logLevel = Logger.Level(rawValue: level) ?? .info
         }
+        if let bytes = try arguments.integer("log-buffer-bytes", in: 4096...1_073_741_824) { logBufferBytes = bytes }
         if let origins = arguments["cors-origins"] {
             do {
                 configuration.crossOriginPolicy = try CrossOriginPolicy(
@@ -177,7 +184,11 @@ struct Serve: Command {
     }
 
     func run() async throws -> Int32 {
-        let logger = Logger(level: logLevel, format: logFormat) { line in Console.error(line) }
+        // Lines are written to stderr by a thread of their own, batched; what is left is written
+        // before the command returns (after a signal's shutdown, or a failure to start).
+        let writer = LogWriter(fileDescriptor: STDERR_FILENO, maxBufferedBytes: logBufferBytes)
+        defer { writer.close() }
+        let logger = Logger(level: logLevel, format: logFormat, writer: writer)
         var configuration = configuration
         configuration.logger = logger
         // Catch the signals before the server starts, so that one sent right after the

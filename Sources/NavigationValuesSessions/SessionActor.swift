@@ -40,6 +40,7 @@ actor SessionActor {
         didSet {
             rendered = nil
             verifiedToken = nil
+            environment.readCache?.remove(id)
         }
     }
     /// The last token that matched the session's token hash: the next request with the same
@@ -89,9 +90,13 @@ actor SessionActor {
         try authorize(credential, for: session)
         switch query {
         case .session:
-            if let rendered, rendered.version == session.record.version { return .session(rendered) }
+            if let rendered, rendered.version == session.record.version {
+                environment.readCache?.fill(id, rendered: rendered, verifiedToken: verifiedToken, actor: self)
+                return .session(rendered)
+            }
             let fresh = RenderedSession(session.resource())
             rendered = fresh
+            environment.readCache?.fill(id, rendered: fresh, verifiedToken: verifiedToken, actor: self)
             return .session(fresh)
         case .screen(let reference):
             guard let entry = session.screen(reference: reference) else {
@@ -127,6 +132,7 @@ actor SessionActor {
     func perform(_ command: SessionCommand, context: CommandContext) async throws -> CommandOutcome? {
         await enter()
         defer { leave() }
+        environment.readCache?.remove(id)  // before anything changes: no cached read of the version before
         var attempt = 1
         while true {
             guard let session = try await loadedSession(fresh: false) else { return nil }

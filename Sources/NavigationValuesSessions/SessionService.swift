@@ -40,6 +40,8 @@ final class ServiceEnvironment: Sendable {
     /// Called once each event is committed, with its stored row and its typed form.
     let eventCommitted: @Sendable (StoredEvent, RecordedEvent) -> Void
     let tickets: StreamTicketSigner
+    /// Loaded sessions' rendered JSON for reads that need no actor; none on a shared store.
+    let readCache: SessionReadCache?
 
     init(
         store: any SessionStore, configuration: ServiceConfiguration, now: @escaping @Sendable () -> Date,
@@ -50,6 +52,7 @@ final class ServiceEnvironment: Sendable {
         self.now = now
         self.identifiers = identifiers
         self.eventCommitted = eventCommitted
+        readCache = store.isShared ? nil : SessionReadCache()
         tickets = StreamTicketSigner(
             secret: configuration.ticketSecret ?? Base64URL.encode(identifiers.randomBytes(32)))
     }
@@ -243,7 +246,10 @@ public final class SessionService: Sendable {
             actors[id] = nil
             return true
         }
-        if removed { loaded.subtract(1, ordering: .relaxed) }
+        if removed {
+            loaded.subtract(1, ordering: .relaxed)
+            environment.readCache?.remove(id)
+        }
     }
 
     /// Unloads the least recently used sessions that no request holds, down to 1/16 under the
@@ -276,6 +282,7 @@ public final class SessionService: Sendable {
             }
             if removed {
                 loaded.subtract(1, ordering: .relaxed)
+                environment.readCache?.remove(candidate.id)
                 excess -= 1
             }
         }
@@ -288,7 +295,10 @@ public final class SessionService: Sendable {
             actors[id] = nil
             return true
         }
-        if removed { loaded.subtract(1, ordering: .relaxed) }
+        if removed {
+            loaded.subtract(1, ordering: .relaxed)
+            environment.readCache?.remove(id)
+        }
     }
 
     /// When a request last took the session, if it is held in memory.
@@ -312,6 +322,25 @@ public final class SessionService: Sendable {
             try await actor.read(query, credential: credential)
         }
     }
+
+    /// The whole session as `read(.session, …)` would answer it now, from memory without its
+    /// actor, when the session is loaded, its rendering is current and `credential` is the admin
+    /// or the token its actor verified; nil otherwise (then `read` answers). Counts as a use of
+    /// the session, as a read does. See `SessionReadCache`.
+    package func cachedSession(_ id: SessionID, credential: Credential) -> RenderedSession? {
+        guard let entry = environment.readCache?.entry(id, credential: credential), let actor = entry.actor else {
+            return nil
+        }
+        actor.lastUsedTick.store(tick.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+        actor.lastUsedMilliseconds.store(environment.now().millisecondsSince1970, ordering: .relaxed)
+        return entry.rendered
+    }
+
+    /// Sessions whose rendered JSON is cached for reads without their actor (at most the loaded ones).
+    package var cachedSessionCount: Int { environment.readCache?.count ?? 0 }
+
+    /// Reads answered by `cachedSession(_:credential:)` since the start.
+    package var cachedReadCount: Int { environment.readCache?.hits ?? 0 }
 
     /// A reader's view of a session (version, ended, optional snapshot). `.notFound` when it does
     /// not exist.

@@ -128,7 +128,10 @@ private func isInTask() -> Bool {
     }
 
     @Test func anAcceptedExpectedBodyIsAnsweredByTheRouteItsHeadFound() async throws {
-        try await withRunningServer(Self.makeRouter()) { server in
+        // Timeouts far past the test's own pace: on a loaded machine its steps can be 30 s apart,
+        // and the connection must not be closed as idle between the 100 and the body.
+        try await withRunningServer(Self.makeRouter(), headerTimeout: .seconds(600), idleTimeout: .seconds(600)) {
+            server in
             let client = try RawClient(port: server.port)
             try await client.write(
                 "POST /items/a%20b HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")

@@ -114,7 +114,10 @@ import Testing
     }
 
     @Test func sendsContinueBeforeReadingAnExpectedBody() async throws {
-        try await withRunningServer(Self.makeRouter()) { server in
+        // Timeouts far past the test's own pace: on a loaded machine its steps can be 30 s apart,
+        // and the connection must not be closed as idle between the 100 and the body.
+        try await withRunningServer(Self.makeRouter(), headerTimeout: .seconds(600), idleTimeout: .seconds(600)) {
+            server in
             let client = try RawClient(port: server.port)
             try await client.write(
                 "POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
