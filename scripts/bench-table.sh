@@ -10,7 +10,8 @@
 # wrk -t2 -c64 --latency for DURATION, rounds alternating between ours and the anchors (medians
 # printed); then, once: WAL pages written per mutation (the store's own counter in /metrics,
 # SQLite's SQLITE_DBSTATUS_CACHE_WRITE), the p99 of push at half the peak rate (a paced open-loop
-# load, scripts/bench-table/paced-load.c: wrk2 is not packaged), and throughput at 1, 4, 16 and
+# load, scripts/bench-table/paced-load.c: wrk2 is not packaged) beside the same load against nginx
+# answering 204 (the floor under any p99 here), and throughput at 1, 4, 16 and
 # 64 connections beside Redis's. Builds release, installs wrk, nginx, redis-server, sqlite3 and
 # libsqlite3-dev with apt when missing; every server runs in a temporary folder on the same disk
 # (not tmpfs: syncs cost what they cost) on ports of its own, and is stopped on exit.
