@@ -62,8 +62,11 @@ extension PostgresSessionStore: GatedStore {
                             return (position, error)
                         }
                     }
+                    // Queued one at a time, in seq order: child tasks started together may reach
+                    // the queue in any order, and a seq queued before the one below it is a
+                    // conflict (seen at load: 9 failures instead of 1).
+                    try await waitUntilQueued(store, count: position + 1)
                 }
-                try await waitUntilQueued(store, count: seqs.count)
                 gate.release()
                 var results = [StoreError?](repeating: nil, count: seqs.count)
                 for try await (position, error) in group { results[position] = error }
