@@ -2,18 +2,15 @@ extension JSONValue {
     /// The value as compact JSON text, object members sorted by name so that equal values always
     /// serialize to the same text.
     public func serialized() -> String {
-        var output: [UInt8] = []
-        // Room for an event or a small answer at once (a few hundred bytes): growing from 64
-        // bytes took three or four copies each time.
-        output.reserveCapacity(512)
-        write(to: &output)
-        return String(decoding: output, as: UTF8.self)
+        String(decoding: serializedBytes(), as: UTF8.self)
     }
 
     /// The same text as ``serialized()``, as its UTF-8 bytes (for a response body: no string on
     /// the way).
     package func serializedBytes() -> [UInt8] {
         var output: [UInt8] = []
+        // Room for an event or a small answer at once (a few hundred bytes): growing from 64
+        // bytes took three or four copies each time.
         output.reserveCapacity(512)
         write(to: &output)
         return output

@@ -229,9 +229,11 @@ actor SessionActor {
             }
             // The answer rendered once: its size checked, kept for retries and sent, the same bytes.
             answer = context.answer?(result)
-            try output.check(
-                eventBytes: stored.json.utf8.count,
-                answerBytes: answer?.body.count ?? result.json?.serializedByteCount ?? 0)
+            if let answer {
+                try output.check(eventBytes: stored.json.utf8.count, answerBytes: answer.body.count)
+            } else {
+                try output.check(eventBytes: stored.json.utf8.count, answer: result)
+            }
         } catch {
             // Refused by a limit, or a validated operation that does not apply (our bug): the
             // state is changed in memory only. Drop it; the next request reloads what is committed.
