@@ -193,6 +193,34 @@ public final class Metrics: Sendable {
             &out, "navigation_values_store_pages_written_total", "counter",
             "Database pages written by commits (SQLite: WAL frames; 0 on PostgreSQL).")
         out += "navigation_values_store_pages_written_total \(store.pagesWritten)\n"
+        checkpointExposition(&out, store)
+    }
+
+    private func checkpointExposition(_ out: inout String, _ store: StoreMetrics) {
+        header(
+            &out, "navigation_values_store_checkpoints_total", "counter",
+            "Checkpoints of the write-ahead log (SQLite): passive ones off the writer by result, forced ones past the hard limit."
+        )
+        out += "navigation_values_store_checkpoints_total{mode=\"passive\",result=\"complete\"} "
+        out += "\(store.checkpoints - store.partialCheckpoints)\n"
+        out +=
+            "navigation_values_store_checkpoints_total{mode=\"passive\",result=\"partial\"} \(store.partialCheckpoints)\n"
+        out +=
+            "navigation_values_store_checkpoints_total{mode=\"passive\",result=\"failed\"} \(store.failedCheckpoints)\n"
+        out +=
+            "navigation_values_store_checkpoints_total{mode=\"truncate\",result=\"complete\"} \(store.forcedCheckpoints)\n"
+        out +=
+            "navigation_values_store_checkpoints_total{mode=\"truncate\",result=\"busy\"} \(store.busyForcedCheckpoints)\n"
+        header(
+            &out, "navigation_values_store_pages_checkpointed_total", "counter",
+            "Pages copied from the write-ahead log into the database file.")
+        out += "navigation_values_store_pages_checkpointed_total \(store.pagesCheckpointed)\n"
+        header(
+            &out, "navigation_values_store_wal_pages", "gauge", "Frames in the write-ahead log after the latest commit."
+        )
+        out += "navigation_values_store_wal_pages \(store.walPages)\n"
+        header(&out, "navigation_values_store_wal_bytes", "gauge", "Size of the write-ahead-log file in bytes.")
+        out += "navigation_values_store_wal_bytes \(store.walBytes)\n"
     }
 
     private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {

@@ -44,6 +44,14 @@ public final class SQLiteSessionStore: SessionStore {
         /// The largest the database file may grow, in bytes (`PRAGMA max_page_count`); nil: no
         /// limit. Writes past it fail with `.unavailable`, as on a full disk.
         public var maxDatabaseBytes: Int?
+        /// Frames in the write-ahead log (about a page each) that wake the checkpointer, which
+        /// copies them into the database file on a connection and thread of its own, never inside
+        /// a commit. At least 1; SQLite's own automatic checkpoint uses 1,000.
+        public var walCheckpointPages = 1_000
+        /// Frames past which the writer forces a TRUNCATE checkpoint between batches (the log
+        /// could not be copied while commits ran, or a reader held it); nil: ten times
+        /// ``walCheckpointPages``.
+        public var walHardLimitPages: Int?
         /// The clock for idempotency expiry.
         public var now: @Sendable () -> Date = { Date() }
 
@@ -55,6 +63,8 @@ public final class SQLiteSessionStore: SessionStore {
     public let path: String
     let configuration: Configuration
     let writer: SerialConnection
+    /// Checkpoints the write-ahead log off the writer; nil for `:memory:` and read-only stores.
+    let checkpointer: Checkpointer?
     /// Read connections; empty for `:memory:`, whose reads go through the writer.
     let readers: [SerialConnection]
     let nextReader = Mutex(0)
@@ -73,7 +83,7 @@ public final class SQLiteSessionStore: SessionStore {
     ///   binary, `.unavailable` when it cannot be opened.
     public init(path: String, configuration: Configuration = Configuration()) throws {
         do {
-            (writer, readers) = try Self.openConnections(path: path, configuration: configuration)
+            (writer, readers, checkpointer) = try Self.openConnections(path: path, configuration: configuration)
         } catch var error as StoreError {
             // SQLite's messages do not name the file; operators need it.
             if !error.message.contains(path) { error.message = "\(path): \(error.message)" }
@@ -85,12 +95,26 @@ public final class SQLiteSessionStore: SessionStore {
 
     private static func openConnections(
         path: String, configuration: Configuration
-    ) throws -> (writer: SerialConnection, readers: [SerialConnection]) {
+    ) throws -> (writer: SerialConnection, readers: [SerialConnection], checkpointer: Checkpointer?) {
         let database = try Database(path: path, access: configuration.access, busyTimeout: configuration.busyTimeout)
+        var checkpointer: Checkpointer?
         if configuration.access == .readWrite {
-            try database.enableWriteAheadLog(synchronous: configuration.sync == .full ? .full : .normal)
+            let synchronous: Database.Synchronous = configuration.sync == .full ? .full : .normal
+            try database.enableWriteAheadLog(synchronous: synchronous)
             try Migrator().migrate(database, now: configuration.now())
             if let bytes = configuration.maxDatabaseBytes { try database.limitSize(to: bytes) }
+            if path != ":memory:" {
+                let threshold = max(1, configuration.walCheckpointPages)
+                let opened = try Checkpointer(
+                    path: path, synchronous: synchronous, threshold: threshold,
+                    hardLimit: configuration.walHardLimitPages ?? threshold * 10, forcedWait: .milliseconds(200))
+                // A log that restarts keeps at most twice the threshold's frames on disk.
+                let frameBytes = try database.pageSize + 24
+                try database.observeWriteAheadLog(journalSizeLimit: 2 * threshold * frameBytes + 32) { frames in
+                    opened.committed(frames: frames)
+                }
+                checkpointer = opened
+            }
         } else {
             let pending = try Migrator().pendingMigrations(in: database)
             guard pending.isEmpty else {
@@ -106,14 +130,27 @@ public final class SQLiteSessionStore: SessionStore {
                 readers.append(SerialConnection(reader, label: "NavigationValuesStore.reader.\(index)"))
             }
         }
-        return (SerialConnection(database, label: "NavigationValuesStore.writer"), readers)
+        return (SerialConnection(database, label: "NavigationValuesStore.writer"), readers, checkpointer)
     }
 
     /// Commits waiting for the writer (not counting the batch it is running).
     var queuedCommitCount: Int { writeQueue.withLock { $0.count } }
 
     /// The write figures so far (commit latency, batch sizes), for `/metrics`.
-    public var metrics: StoreMetrics { figures.withLock { $0 } }
+    public var metrics: StoreMetrics {
+        var metrics = figures.withLock { $0 }
+        if let checkpoints = checkpointer?.metrics {
+            metrics.checkpoints = checkpoints.passive
+            metrics.partialCheckpoints = checkpoints.passivePartial
+            metrics.failedCheckpoints = checkpoints.passiveBusy + checkpoints.failed
+            metrics.forcedCheckpoints = checkpoints.forced
+            metrics.busyForcedCheckpoints = checkpoints.forcedBusy
+            metrics.pagesCheckpointed = checkpoints.pagesCheckpointed
+            metrics.walPages = checkpoints.logFrames
+            metrics.walBytes = checkpoints.logBytes
+        }
+        return metrics
+    }
 
     /// False: a SQLite file is served by one process.
     public var isShared: Bool { false }
@@ -141,6 +178,7 @@ public final class SQLiteSessionStore: SessionStore {
         }
         await writer.close()
         for reader in readers { await reader.close() }
+        await checkpointer?.close(busyTimeout: configuration.busyTimeout)
     }
 
     // MARK: - SessionStore
@@ -171,7 +209,6 @@ public final class SQLiteSessionStore: SessionStore {
             }
         }
     }
-
 
     // MARK: - Group commit
 
@@ -205,6 +242,7 @@ public final class SQLiteSessionStore: SessionStore {
         for (request, result) in zip(batch, results) {
             request.continuation.resume(with: result)
         }
+        checkpointer?.enforceHardLimit()
         writer.queue.async { self.drainWriteQueue() }
     }
 
