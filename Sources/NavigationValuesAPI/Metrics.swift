@@ -221,6 +221,13 @@ public final class Metrics: Sendable {
         out += "navigation_values_store_wal_pages \(store.walPages)\n"
         header(&out, "navigation_values_store_wal_bytes", "gauge", "Size of the write-ahead-log file in bytes.")
         out += "navigation_values_store_wal_bytes \(store.walBytes)\n"
+        header(
+            &out, "navigation_values_store_thread_cpu_seconds_total", "counter",
+            "CPU time of the store's threads (SQLite): the writer while it runs batches, the checkpointer while it checkpoints."
+        )
+        out += "navigation_values_store_thread_cpu_seconds_total{thread=\"writer\"} \(number(store.writerCPUSeconds))\n"
+        out += "navigation_values_store_thread_cpu_seconds_total{thread=\"checkpointer\"} "
+        out += "\(number(store.checkpointerCPUSeconds))\n"
     }
 
     private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {

@@ -65,7 +65,12 @@ final class Checkpointer: @unchecked Sendable {
 
     /// A PASSIVE checkpoint on the checkpointer's connection.
     private func runPassive() {
-        defer { isScheduled.store(false, ordering: .releasing) }
+        let cpuStart = threadCPUSeconds()
+        defer {
+            isScheduled.store(false, ordering: .releasing)
+            let spent = threadCPUSeconds() - cpuStart
+            figures.withLock { $0.cpuSeconds += spent }
+        }
         let generation = generation.load(ordering: .relaxed)
         guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_PASSIVE) }) else { return }
         record(outcome, generation: generation, forced: false)
@@ -159,4 +164,12 @@ struct CheckpointFigures: Sendable, Equatable {
     var pagesCheckpointed = 0
     var logFrames = 0
     var logBytes = 0
+    var cpuSeconds: Double = 0
+}
+
+/// The calling thread's CPU time so far, in seconds (`CLOCK_THREAD_CPUTIME_ID`).
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

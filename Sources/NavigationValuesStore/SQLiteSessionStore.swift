@@ -148,6 +148,7 @@ public final class SQLiteSessionStore: SessionStore {
             metrics.pagesCheckpointed = checkpoints.pagesCheckpointed
             metrics.walPages = checkpoints.logFrames
             metrics.walBytes = checkpoints.logBytes
+            metrics.checkpointerCPUSeconds = checkpoints.cpuSeconds
         }
         return metrics
     }
@@ -218,6 +219,7 @@ public final class SQLiteSessionStore: SessionStore {
         let (batch, closeWaiters) = writeQueue.withLock { $0.takeBatch(maximum: configuration.maximumBatchSize) }
         for waiter in closeWaiters { waiter.resume() }
         guard !batch.isEmpty else { return }
+        let cpuStart = threadCPUSeconds()
         let started = ContinuousClock.now
         let results: [Result<Void, any Error>]
         var pagesWritten: Int?
@@ -243,6 +245,8 @@ public final class SQLiteSessionStore: SessionStore {
             request.continuation.resume(with: result)
         }
         checkpointer?.enforceHardLimit()
+        let spent = threadCPUSeconds() - cpuStart
+        figures.withLock { $0.writerCPUSeconds += spent }
         writer.queue.async { self.drainWriteQueue() }
     }
 

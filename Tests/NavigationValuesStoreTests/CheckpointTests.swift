@@ -41,6 +41,8 @@ struct CheckpointTests {
             #expect(metrics.committedMutations == 16 * 120)
             #expect(metrics.checkpoints > 0)
             #expect(metrics.pagesCheckpointed > 0)
+            #expect(metrics.writerCPUSeconds > 0)
+            #expect(metrics.checkpointerCPUSeconds > 0)
             #expect(metrics.pagesWritten > 640, "the writes wrote more than the hard limit in all")
             // The hard limit is ten times the threshold; past it the writer forces a checkpoint
             // after the batch that crossed it, so the log never holds much more than that.
