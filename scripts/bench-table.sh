@@ -192,13 +192,16 @@ writer_cpu() {
     c="$(metric "$1" 'navigation_values_store_thread_cpu_seconds_total{thread="checkpointer"}')"
     if [ -n "$w" ]; then echo "$w $c"; fi
 }
-# utime+stime clock ticks of a process's threads: "http-loop http-worker other all".
+# utime+stime clock ticks of a process: "http-loop http-worker other all", other being the whole
+# process's (/proc/PID/stat, which keeps the time of threads that have exited: dispatch's worker
+# threads come and go) less the loop and worker threads'.
 thread_cpu() {
-    local task
+    local task all
+    all="$(sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }')"
     for task in /proc/"$1"/task/*; do
         printf '%s %s\n' "$(cat "$task/comm" 2>/dev/null | tr ' ' '_')" "$(sed 's/.*) //' "$task/stat" 2>/dev/null)"
-    done | awk '{ t = $13 + $14; all += t; if ($1 ~ /^http-loop/) l += t; else if ($1 ~ /^http-worker/) w += t; else o += t }
-        END { printf "%d %d %d %d\n", l, w, o, all }'
+    done | awk -v all="$all" '{ t = $13 + $14; if ($1 ~ /^http-loop/) l += t; else if ($1 ~ /^http-worker/) w += t }
+        END { printf "%d %d %d %d\n", l, w, all - l - w, all }'
 }
 
 echo "== bench-table: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), binary $binary"
@@ -414,10 +417,10 @@ fi
 echo "plain SQLite, 1 row per commit: $(m sqlite_pages) pages per commit"
 
 echo
-echo "== CPU per mutation of the --sync full server over the table's rounds (threads' utime+stime from /proc/PID/task, by name)"
+echo "== CPU per mutation of the --sync full server over the table's rounds (utime+stime from /proc/PID/stat and /proc/PID/task, by thread name)"
 awk -v a="$cpu_full_start" -v b="$cpu_full_end" -v c="$((commits_full_end - commits_full_start))" -v t="$(getconf CLK_TCK)" 'BEGIN {
     split(a, x, " "); split(b, y, " ")
-    printf "http-loop threads %.0f us, http-worker threads %.0f us, other threads (the store'"'"'s dispatch queues: writer, checkpointer, readers) %.0f us, in all %.0f us per mutation (%d mutations)\n",
+    printf "http-loop threads %.0f us, http-worker threads %.0f us, the rest (chiefly the store'"'"'s dispatch queues: writer, checkpointer, readers) %.0f us, in all %.0f us per mutation (%d mutations)\n",
         (y[1] - x[1]) / t / c * 1e6, (y[2] - x[2]) / t / c * 1e6, (y[3] - x[3]) / t / c * 1e6, (y[4] - x[4]) / t / c * 1e6, c }'
 if [ -n "$writer_cpu_full_start" ] && [ -n "$writer_cpu_full_end" ]; then
     awk -v a="$writer_cpu_full_start" -v b="$writer_cpu_full_end" -v c="$((commits_full_end - commits_full_start))" 'BEGIN {
