@@ -6,7 +6,8 @@ import Synchronization
 /// Checkpoints of the write-ahead log (https://sqlite.org/wal.html#ckpt) away from commits.
 ///
 /// The writer runs with `wal_autocheckpoint=0`; its write-ahead-log hook reports the frames in
-/// the log after each commit (``committed(frames:)``). Once they reach `threshold`, a PASSIVE
+/// the log after each commit (``committed(frames:)``). Once they reach `threshold` (and then each
+/// time they grow by another quarter of it), a PASSIVE
 /// checkpoint runs on the checkpointer's own connection and serial queue: it copies what it can
 /// into the database file (syncing it, under `synchronous=FULL` and `NORMAL` alike) without
 /// taking the write lock and without waiting for readers, so commits never queue behind it.
@@ -38,6 +39,10 @@ final class Checkpointer: @unchecked Sendable {
     /// Counts the log's restarts seen by the writer, so pages checkpointed are counted once.
     private let generation = Atomic<Int>(0)
     private let isScheduled = Atomic<Bool>(false)
+    /// The frames and generation of the log when the latest checkpoint was started; written by
+    /// the writer's thread only.
+    private let scheduledFrames = Atomic<Int>(0)
+    private let scheduledGeneration = Atomic<Int>(-1)
     private let figures = Mutex(CheckpointFigures())
     /// The generation and backfilled frames after the latest checkpoint.
     private let lastBackfill = Mutex((generation: 0, backfilled: 0))
@@ -59,7 +64,18 @@ final class Checkpointer: @unchecked Sendable {
     func committed(frames count: Int) {
         let previous = frames.exchange(count, ordering: .relaxed)
         if count < previous { generation.add(1, ordering: .relaxed) }
-        guard count >= threshold, !isScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard count >= threshold else { return }
+        // Past the threshold every commit would start one: once per quarter of it is enough (a
+        // checkpoint costs two syncs), except in a log that restarted since.
+        let current = generation.load(ordering: .relaxed)
+        if current == scheduledGeneration.load(ordering: .relaxed),
+            count < scheduledFrames.load(ordering: .relaxed) + max(1, threshold / 4)
+        {
+            return
+        }
+        guard !isScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        scheduledFrames.store(count, ordering: .relaxed)
+        scheduledGeneration.store(current, ordering: .relaxed)
         connection.queue.async { self.runPassive() }
     }
 
