@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// The writer runs with `wal_autocheckpoint=0`; its write-ahead-log hook reports the frames in
 /// the log after each commit (``committed(frames:)``). Once they reach `threshold` (and then each
-/// time they grow by another quarter of it), a PASSIVE
+/// time they grow by as many again), a PASSIVE
 /// checkpoint runs on the checkpointer's own connection and serial queue: it copies what it can
 /// into the database file (syncing it, under `synchronous=FULL` and `NORMAL` alike) without
 /// taking the write lock and without waiting for readers, so commits never queue behind it.
@@ -65,11 +65,13 @@ final class Checkpointer: @unchecked Sendable {
         let previous = frames.exchange(count, ordering: .relaxed)
         if count < previous { generation.add(1, ordering: .relaxed) }
         guard count >= threshold else { return }
-        // Past the threshold every commit would start one: once per quarter of it is enough (a
-        // checkpoint costs two syncs), except in a log that restarted since.
+        // Past the threshold every commit would start one: each copies the threshold's worth of
+        // new frames instead, as SQLite's own automatic checkpoints do (a checkpoint costs two
+        // syncs and copies a page again each time it changed since), except in a log that
+        // restarted since.
         let current = generation.load(ordering: .relaxed)
         if current == scheduledGeneration.load(ordering: .relaxed),
-            count < scheduledFrames.load(ordering: .relaxed) + max(1, threshold / 4)
+            count < scheduledFrames.load(ordering: .relaxed) + threshold
         {
             return
         }
