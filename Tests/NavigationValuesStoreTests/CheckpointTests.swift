@@ -65,7 +65,7 @@ struct CheckpointTests {
 
     @Test func aReaderHoldingTheLogMakesTheWriterForceACheckpointOnceItLetsGo() async throws {
         try await withTemporaryDatabase { path in
-            let store = try SQLiteSessionStore(path: path, configuration: configuration(threshold: 16, hardLimit: 64))
+            let store = try SQLiteSessionStore(path: path, configuration: configuration(threshold: 16, hardLimit: 256))
             let sample = SampleSession()
             try await store.commit(sample.creation)
             var seq: Int64 = 1
@@ -86,7 +86,7 @@ struct CheckpointTests {
                     try await write()
                     return store.metrics.busyForcedCheckpoints >= 1
                 })
-            #expect(store.metrics.walPages >= 64)
+            #expect(store.metrics.walPages >= 256)
             #expect(store.metrics.partialCheckpoints + store.metrics.failedCheckpoints >= 1)
             #expect(store.metrics.forcedCheckpoints == 0)
             // The reader still sees its snapshot.
@@ -98,11 +98,11 @@ struct CheckpointTests {
             #expect(
                 try await eventually {
                     try await write()
-                    return store.metrics.walBytes <= logBytes(frames: 64)
+                    return store.metrics.walBytes <= logBytes(frames: 256)
                 })
             let metrics = store.metrics
-            #expect(metrics.walPages < 64)
-            #expect(metrics.walBytes <= logBytes(frames: 64))
+            #expect(metrics.walPages < 256)
+            #expect(metrics.walBytes <= logBytes(frames: 256))
             #expect(metrics.failedMutations == 0)
             #expect(try await store.loadSession(sample.id)?.record.version == seq)
             await store.close()
