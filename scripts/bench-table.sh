@@ -11,7 +11,8 @@
 # printed); then, once: WAL pages written per mutation (the store's own counter in /metrics,
 # SQLite's SQLITE_DBSTATUS_CACHE_WRITE), the p99 of push at half the peak rate (a paced open-loop
 # load, scripts/bench-table/paced-load.c: wrk2 is not packaged) beside the same load against nginx
-# answering 204 (the floor under any p99 here), and throughput at 1, 4, 16 and
+# answering 204 (the floor under any p99 here) and against Redis with appendfsync always (what a
+# durable write's p99 is on this disk with the anchor store), and throughput at 1, 4, 16 and
 # 64 connections beside Redis's. Builds release, installs wrk, nginx, redis-server, sqlite3 and
 # libsqlite3-dev with apt when missing; every server runs in a temporary folder on the same disk
 # (not tmpfs: syncs cost what they cost) on ports of its own, and is stopped on exit.
@@ -427,7 +428,7 @@ if [ -n "$writer_cpu_full_start" ] && [ -n "$writer_cpu_full_end" ]; then
         split(a, x, " "); split(b, y, " ")
         printf "the store'"'"'s own counters: writer %.0f us per mutation while running batches, checkpointer %.0f us per mutation\n",
             (y[1] - x[1]) / c * 1e6, (y[2] - x[2]) / c * 1e6 }'
-    echo "checkpoints (--sync full): $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="complete"}') complete, $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="partial"}') partial, $(metric full 'navigation_values_store_checkpoints_total{mode="truncate",result="complete"}') forced; WAL $(metric full navigation_values_store_wal_pages) pages"
+    echo "checkpoints (--sync full): $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="complete"}') complete, $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="partial"}') partial, $(metric full 'navigation_values_store_checkpoints_total{mode="restart",result="complete"}') forced; WAL $(metric full navigation_values_store_wal_pages) pages"
 else
     echo "the server has no navigation_values_store_thread_cpu_seconds_total in /metrics (an older build)"
 fi
@@ -454,6 +455,13 @@ done
 "$work/paced-load" "$nginx_paced_port" "$work/sessions-full" "$half" 64 "$seconds" | while read -r kind rate p50 p90 p99 p999 max _; do
     awk -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
         printf "nginx 204     %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: same load, an answer that does nothing)\n", k, r, a, b, c, d, e }'
+done
+# And against redis-server with appendfsync always (LPUSH and LPOP on a list per session, same
+# schedule): what a durable write's p99 is on this machine's disk when the store is Redis.
+"$work/paced-load" "$redis_port" "$work/sessions-full" "$half" 64 "$seconds" redis | while read -r kind rate p50 p90 p99 p999 max bad; do
+    [ "$bad" = 0 ] || echo "($bad redis errors)"
+    awk -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
+        printf "redis always  %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: LPUSH / LPOP, appendfsync always)\n", (k == "push" ? "push" : "pop"), r, a, b, c, d, e }'
 done
 
 echo

@@ -199,18 +199,24 @@ public final class Metrics: Sendable {
     private func checkpointExposition(_ out: inout String, _ store: StoreMetrics) {
         header(
             &out, "navigation_values_store_checkpoints_total", "counter",
-            "Checkpoints of the write-ahead log (SQLite): passive ones off the writer by result, forced ones past the hard limit."
+            "Checkpoints of the write-ahead log (SQLite) by who ran them and result: passive ones on the checkpointer's thread, the writer's between batches, forced ones past the hard limit."
         )
-        out += "navigation_values_store_checkpoints_total{mode=\"passive\",result=\"complete\"} "
-        out += "\(store.checkpoints - store.partialCheckpoints)\n"
-        out +=
-            "navigation_values_store_checkpoints_total{mode=\"passive\",result=\"partial\"} \(store.partialCheckpoints)\n"
-        out +=
-            "navigation_values_store_checkpoints_total{mode=\"passive\",result=\"failed\"} \(store.failedCheckpoints)\n"
-        out +=
-            "navigation_values_store_checkpoints_total{mode=\"truncate\",result=\"complete\"} \(store.forcedCheckpoints)\n"
-        out +=
-            "navigation_values_store_checkpoints_total{mode=\"truncate\",result=\"busy\"} \(store.busyForcedCheckpoints)\n"
+        let rows: [(String, String, Int)] = [
+            ("passive", "complete", store.checkpoints - store.partialCheckpoints),
+            ("passive", "partial", store.partialCheckpoints),
+            ("passive", "failed", store.failedCheckpoints),
+            ("writer", "complete", store.writerCheckpoints - store.partialWriterCheckpoints),
+            ("writer", "partial", store.partialWriterCheckpoints),
+            ("restart", "complete", store.forcedCheckpoints),
+            ("restart", "busy", store.busyForcedCheckpoints),
+        ]
+        for (mode, result, count) in rows {
+            out += "navigation_values_store_checkpoints_total{mode=\"\(mode)\",result=\"\(result)\"} \(count)\n"
+        }
+        header(
+            &out, "navigation_values_store_wal_restarts_total", "counter",
+            "Times the write-ahead log restarted from its beginning after a checkpoint copied all of it (SQLite).")
+        out += "navigation_values_store_wal_restarts_total \(store.walRestarts)\n"
         header(
             &out, "navigation_values_store_pages_checkpointed_total", "counter",
             "Pages copied from the write-ahead log into the database file.")
@@ -228,6 +234,11 @@ public final class Metrics: Sendable {
         out += "navigation_values_store_thread_cpu_seconds_total{thread=\"writer\"} \(number(store.writerCPUSeconds))\n"
         out += "navigation_values_store_thread_cpu_seconds_total{thread=\"checkpointer\"} "
         out += "\(number(store.checkpointerCPUSeconds))\n"
+        header(
+            &out, "navigation_values_store_writer_checkpoint_cpu_seconds_total", "counter",
+            "Of the writer's CPU time, its checkpoints between batches (SQLite).")
+        out +=
+            "navigation_values_store_writer_checkpoint_cpu_seconds_total \(number(store.writerCheckpointCPUSeconds))\n"
     }
 
     private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {

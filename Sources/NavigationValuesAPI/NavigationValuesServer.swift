@@ -30,9 +30,9 @@ public final class NavigationValuesServer: Sendable {
         /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
         /// answer 503 and `/readyz` is not ready. Nil: no limit but the disk's.
         public var maxDatabaseBytes: Int?
-        /// SQLite: write-ahead-log pages that wake the checkpointer, which copies them into the
-        /// database file off the writer's thread; ten times as many force a checkpoint.
-        public var walCheckpointPages = 1_000
+        /// SQLite: write-ahead-log pages that start a checkpoint, which copies them into the
+        /// database file off the writer's thread; four times as many force one.
+        public var walCheckpointPages = 10_000
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
         public var service = ServiceConfiguration()

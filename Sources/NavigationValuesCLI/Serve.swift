@@ -43,7 +43,7 @@ struct Serve: Command {
             Flag(
                 name: "wal-checkpoint-pages", valueName: "N",
                 help:
-                    "SQLite: WAL pages that start a checkpoint off the writer; ten times it forces one (default 1000)."),
+                    "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."),
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
             Flag(
@@ -98,7 +98,7 @@ struct Serve: Command {
         if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
             configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
         }
-        if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...10_000_000) {
+        if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...1_000_000) {
             configuration.walCheckpointPages = pages
         }
         if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {

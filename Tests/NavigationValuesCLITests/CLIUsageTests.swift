@@ -90,7 +90,7 @@ import Testing
         (["serve", "--max-stacks", "0"], "--max-stacks must be an integer from 1 to 10000, not '0'"),
         (
             ["serve", "--wal-checkpoint-pages", "0"],
-            "--wal-checkpoint-pages must be an integer from 1 to 10000000, not '0'"
+            "--wal-checkpoint-pages must be an integer from 1 to 1000000, not '0'"
         ),
         (
             ["serve", "--max-presentation-depth", "deep"],

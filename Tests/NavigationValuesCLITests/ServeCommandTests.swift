@@ -64,11 +64,11 @@ import Testing
         func checkpoints() async throws -> Int {
             let text = try await server.send("GET", "/metrics", headers: ["Authorization": "Bearer admin"]).text
             return text.split(separator: "\n").filter {
-                $0.hasPrefix("navigation_values_store_checkpoints_total{mode=\"passive\"")
+                $0.hasPrefix("navigation_values_store_checkpoints_total{")
             }
             .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
         }
-        // Ten pushes write a few dozen pages: far from the default threshold of 1,000.
+        // Ten pushes write a few dozen pages: far from the default threshold of 10,000.
         for _ in 0..<10 {
             let pushed = try await server.send(
                 "POST", "/v1/sessions/\(id)/push", body: #"{"name": "Detail"}"#,
