@@ -83,6 +83,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["NavigationValues", "CSpawn"], path: "Tests/TestSupport"),
         // The glibc calls ChildProcess spawns with that Swift's Glibc module hides behind _GNU_SOURCE.
         .systemLibrary(name: "CSpawn", path: "Tests/CSpawn"),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         // Children the kill -9 tests run (test-only executables, not products). Commits in a loop
         // and prints each acknowledged seq:
         .executableTarget(
