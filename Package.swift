@@ -80,7 +80,10 @@ let package = Package(
     targets: [
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
         // Black-box clients only: it imports the core (for JSONValue) and nothing else of ours.
-        .target(name: "TestSupport", dependencies: ["NavigationValues"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["NavigationValues", "CSpawn"], path: "Tests/TestSupport"),
+        // The glibc calls ChildProcess spawns with that Swift's Glibc module hides behind _GNU_SOURCE.
+        .systemLibrary(name: "CSpawn", path: "Tests/CSpawn"),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         // Children the kill -9 tests run (test-only executables, not products). Commits in a loop
         // and prints each acknowledged seq:
         .executableTarget(

@@ -1,3 +1,4 @@
+import CSpawn
 import Foundation
 import Synchronization
 
@@ -20,6 +21,10 @@ public struct ChildProcessError: Error, CustomStringConvertible {
 
 /// A child process (a built executable of this package, or a system tool) with its stdout and
 /// stderr read to their ends on threads of their own, so the child never blocks on a full pipe.
+///
+/// Spawned with posix_spawn(3), never Foundation's `Process` (whose child setup in
+/// swift-corelibs-foundation 6.3 can crash the whole test process): stdin reads /dev/null, and
+/// no descriptor of the test process but the two pipes reaches the child, CLOEXEC or not.
 ///
 /// No child outlives the test process: every child gets SIGKILL as its parent-death signal
 /// (`setpriv --pdeathsig KILL`, util-linux), so a test process that crashes or is killed leaves
@@ -74,36 +79,63 @@ public final class ChildProcess: Sendable {
     public let standardOutput: ChildOutput
     /// The child's stderr.
     public let standardError: ChildOutput
-    private let process: Process
-    private let ending = Ending()
+    private let ending: Ending
 
     /// Starts `executable` with `arguments`, in `directory` (default: ours), with `environment`
     /// (default: ours) and stdin reading nothing.
+    ///
+    /// - Throws: ``ChildProcessError`` with the path and strerror(3) when the child cannot start:
+    ///   `executable` or `directory` missing (ENOENT), not executable (EACCES).
     public init(
         _ executable: URL, arguments: [String] = [], environment: [String: String]? = nil, directory: URL? = nil
     ) throws {
-        let process = Process()
-        if FileManager.default.isExecutableFile(atPath: Self.setpriv) {
-            process.executableURL = URL(fileURLWithPath: Self.setpriv)
-            process.arguments = ["--pdeathsig", "KILL", "--", executable.path] + arguments
+        try checkRunnable(executable.path, in: directory?.path)
+        let path: String
+        let argv: [String]
+        if Self.hasSetpriv {
+            path = Self.setpriv
+            argv = [Self.setpriv, "--pdeathsig", "KILL", "--", executable.path] + arguments
         } else {
-            process.executableURL = executable
-            process.arguments = arguments
+            path = executable.path
+            argv = [executable.path] + arguments
         }
-        if let environment { process.environment = environment }
-        if let directory { process.currentDirectoryURL = directory }
-        let output = Pipe()
-        let errorOutput = Pipe()
-        process.standardOutput = output
-        process.standardError = errorOutput
-        process.standardInput = FileHandle.nullDevice
-        self.process = process
-        standardOutput = ChildOutput(output)
-        standardError = ChildOutput(errorOutput)
-        processIdentifier = try Spawner.shared.run(process) { [ending] process in
-            ending.record(
-                process.terminationReason == .uncaughtSignal
-                    ? .signalled(process.terminationStatus) : .exited(process.terminationStatus))
+        let output = try PipeEnds()
+        let errorOutput: PipeEnds
+        do { errorOutput = try PipeEnds() } catch {
+            output.close()
+            throw error
+        }
+        let request = SpawnRequest(
+            path: path, arguments: argv,
+            environment: environment.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } },
+            directory: directory?.path, standardOutput: output.write, standardError: errorOutput.write)
+        do { processIdentifier = try Spawner.spawn(request) } catch {
+            output.close()
+            errorOutput.close()
+            throw error
+        }
+        // The child holds its own copies now: the pipes reach their ends when it (and whatever it
+        // started) closes them.
+        close(output.write)
+        close(errorOutput.write)
+        let ending = Ending(processIdentifier: processIdentifier)
+        self.ending = ending
+        // Each ChildOutput owns its read end from here, closing it even when it cannot start.
+        let abandon = {
+            ending.send(SIGKILL)
+            ending.reap()
+        }
+        do { standardOutput = try ChildOutput(readingFrom: output.read) } catch {
+            close(errorOutput.read)
+            abandon()
+            throw error
+        }
+        do {
+            standardError = try ChildOutput(readingFrom: errorOutput.read)
+            try startThread(named: "ChildReaper") { ending.reap() }
+        } catch {
+            abandon()
+            throw error
         }
     }
 
@@ -116,10 +148,11 @@ public final class ChildProcess: Sendable {
     }
 
     deinit {
-        if process.isRunning { Glibc.kill(processIdentifier, SIGKILL) }
+        ending.send(SIGKILL)
     }
 
     private static let setpriv = "/usr/bin/setpriv"
+    private static let hasSetpriv = access(setpriv, X_OK) == 0
 
     /// The executable `name` in the build folder (`.build/debug`): beside the test bundle, or
     /// beside the running test binary. A test target that runs one depends on its target, so
@@ -173,9 +206,9 @@ public final class ChildProcess: Sendable {
     /// Whether the child still runs.
     public var isRunning: Bool { ending.exit == nil }
 
-    /// Sends `signal` to the child.
+    /// Sends `signal` to the child, unless it has ended (never to another process given its pid).
     public func signal(_ signal: Int32) {
-        if isRunning { Glibc.kill(processIdentifier, signal) }
+        ending.send(signal)
     }
 
     /// Kills the child with SIGKILL (`kill -9`).
@@ -183,36 +216,9 @@ public final class ChildProcess: Sendable {
 
     /// Waits for the child to end; after `timeout`, kills it and throws ``TestTimeout``.
     public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Exit {
-        let processIdentifier = processIdentifier
-        let killChild: @Sendable () -> Void = { Glibc.kill(processIdentifier, SIGKILL) }
+        let killChild: @Sendable () -> Void = { [ending] in ending.send(SIGKILL) }
         return try await withTimeout(timeout, "the child's exit", onTimeout: killChild) { [ending] in
             await ending.wait()
-        }
-    }
-
-    /// How the child ended, once it has, and who waits for that.
-    private final class Ending: Sendable {
-        private let state = Mutex<(exit: Exit?, waiters: [CheckedContinuation<Exit, Never>])>((nil, []))
-
-        var exit: Exit? { state.withLock { $0.exit } }
-
-        func record(_ exit: Exit) {
-            let waiters = state.withLock { state in
-                state.exit = exit
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: exit) }
-        }
-
-        func wait() async -> Exit {
-            await withCheckedContinuation { continuation in
-                let exit = state.withLock { state -> Exit? in
-                    if state.exit == nil { state.waiters.append(continuation) }
-                    return state.exit
-                }
-                if let exit { continuation.resume(returning: exit) }
-            }
         }
     }
 
@@ -250,33 +256,46 @@ public final class ChildOutput: Sendable {
     private let state = Mutex<(bytes: [UInt8], isClosed: Bool, waiters: [CheckedContinuation<Void, Never>])>(
         ([], false, []))
 
-    init(_ pipe: Pipe) {
-        let handle = pipe.fileHandleForReading
+    /// Reads `descriptor` (the read end of a pipe, which this output then owns) to its end with
+    /// read(2) on a thread of its own, and closes it there. When that thread cannot start, closes
+    /// the descriptor and throws.
+    init(readingFrom descriptor: Int32) throws {
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
         self.lines = lines
-        let thread = Thread { [self] in
-            var pending: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 16_384)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { break }
-                state.withLock { $0.bytes += chunk[..<count] }
-                pending += chunk[..<count]
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    continuation.yield(String(decoding: pending[..<newline], as: UTF8.self))
-                    pending.removeSubrange(...newline)
-                }
+        do {
+            try startThread(named: "ChildOutput") { [self] in
+                read(from: descriptor, lines: continuation)
             }
-            continuation.finish()
-            let waiters = state.withLock { state in
-                state.isClosed = true
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
+        } catch {
+            close(descriptor)
+            throw error
         }
-        thread.start()
+    }
+
+    private func read(from descriptor: Int32, lines: AsyncStream<String>.Continuation) {
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            state.withLock { $0.bytes += chunk[..<count] }
+            pending += chunk[..<count]
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                lines.yield(String(decoding: pending[start..<newline], as: UTF8.self))
+                start = newline + 1
+            }
+            pending.removeSubrange(..<start)
+        }
+        close(descriptor)
+        lines.finish()
+        let waiters = state.withLock { state in
+            state.isClosed = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Waits for the pipe to close (the child exited, or closed it) and returns all it carried.
@@ -289,55 +308,6 @@ public final class ChildOutput: Sendable {
             if isClosed { continuation.resume() }
         }
         return String(decoding: state.withLock { $0.bytes }, as: UTF8.self)
-    }
-}
-
-/// Starts every child from one thread that lives as long as the test process. The parent-death
-/// signal fires when the thread that started a child ends (prctl(2), PR_SET_PDEATHSIG), and the
-/// cooperative pool's threads may end while their children still run; this one never does.
-private final class Spawner: Sendable {
-    static let shared = Spawner()
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
-    private let wakeUp = DispatchSemaphore(value: 0)
-
-    private init() {
-        let thread = Thread { [self] in
-            while true {
-                wakeUp.wait()
-                let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-                job?()
-            }
-        }
-        thread.name = "TestSupport.Spawner"
-        thread.start()
-    }
-
-    /// Runs `process` on the spawning thread, with `terminated` as its termination handler;
-    /// returns its process id.
-    func run(_ process: Process, terminated: @escaping @Sendable (Process) -> Void) throws -> Int32 {
-        final class Outcome: Sendable {
-            let result = Mutex<Result<Int32, any Error>?>(nil)
-            let done = DispatchSemaphore(value: 0)
-        }
-        let outcome = Outcome()
-        process.terminationHandler = terminated
-        jobs.withLock {
-            $0.append {
-                outcome.result.withLock {
-                    $0 = Result {
-                        try process.run()
-                        return process.processIdentifier
-                    }
-                }
-                outcome.done.signal()
-            }
-        }
-        wakeUp.signal()
-        outcome.done.wait()
-        guard let result = outcome.result.withLock({ $0 }) else {
-            preconditionFailure("the spawning thread signalled without a result")
-        }
-        return try result.get()
     }
 }
 
