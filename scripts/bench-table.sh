@@ -11,7 +11,8 @@
 # printed); then, once: WAL pages written per mutation (the store's own counter in /metrics,
 # SQLite's SQLITE_DBSTATUS_CACHE_WRITE), the p99 of push at half the peak rate (a paced open-loop
 # load, scripts/bench-table/paced-load.c: wrk2 is not packaged) beside the same load against nginx
-# answering 204 (the floor under any p99 here), and throughput at 1, 4, 16 and
+# answering 204 (the floor under any p99 here) and against Redis with appendfsync always (what a
+# durable write's p99 is on this disk with the anchor store), and throughput at 1, 4, 16 and
 # 64 connections beside Redis's. Builds release, installs wrk, nginx, redis-server, sqlite3 and
 # libsqlite3-dev with apt when missing; every server runs in a temporary folder on the same disk
 # (not tmpfs: syncs cost what they cost) on ports of its own, and is stopped on exit.
@@ -185,6 +186,24 @@ metric() { # metric NAME SAMPLE: the sample's value in the server's /metrics (em
 }
 pages_written() { metric "$1" navigation_values_store_pages_written_total; }
 committed() { metric "$1" 'navigation_values_store_commits_total{result="committed"}'; }
+# The store's writer and checkpointer CPU seconds ("writer checkpointer"), empty for an older build.
+writer_cpu() {
+    local w c
+    w="$(metric "$1" 'navigation_values_store_thread_cpu_seconds_total{thread="writer"}')"
+    c="$(metric "$1" 'navigation_values_store_thread_cpu_seconds_total{thread="checkpointer"}')"
+    if [ -n "$w" ]; then echo "$w $c"; fi
+}
+# utime+stime clock ticks of a process: "http-loop http-worker other all", other being the whole
+# process's (/proc/PID/stat, which keeps the time of threads that have exited: dispatch's worker
+# threads come and go) less the loop and worker threads'.
+thread_cpu() {
+    local task all
+    all="$(sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }')"
+    for task in /proc/"$1"/task/*; do
+        printf '%s %s\n' "$(cat "$task/comm" 2>/dev/null | tr ' ' '_')" "$(sed 's/.*) //' "$task/stat" 2>/dev/null)"
+    done | awk -v all="$all" '{ t = $13 + $14; if ($1 ~ /^http-loop/) l += t; else if ($1 ~ /^http-worker/) w += t }
+        END { printf "%d %d %d %d\n", l, w, all - l - w, all }'
+}
 
 echo "== bench-table: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), binary $binary"
 echo "   repository at $(git -C "$repository" describe --always --dirty 2>/dev/null || echo '?') (a --binary may be another build); disk of the temp folder: $(df -P "$work" | awk 'NR == 2 {print $1}')"
@@ -314,6 +333,7 @@ run_wrk 2 64 2s "http://127.0.0.1:$nginx_port/healthz" scripts/bench-table/auth.
 
 pages_full_start="$(pages_written full)"; commits_full_start="$(committed full)"
 pages_normal_start="$(pages_written normal)"; commits_normal_start="$(committed normal)"
+cpu_full_start="$(thread_cpu "$pid_full")"; writer_cpu_full_start="$(writer_cpu full)"
 declare -A figures
 record() { figures[$1]="${figures[$1]:-} $2"; }
 echo "-- table rounds: wrk -t2 -c64 -d$duration --latency; redis-benchmark -c 64 -r 1000, $redis_requests requests each of LPUSH and RPOP"
@@ -361,6 +381,7 @@ m() { median ${figures[$1]}; }
 n() { printf '%.0f' "$(m "$1")"; } # the median, rounded
 pages_full_end="$(pages_written full)"; commits_full_end="$(committed full)"
 pages_normal_end="$(pages_written normal)"; commits_normal_end="$(committed normal)"
+cpu_full_end="$(thread_cpu "$pid_full")"; writer_cpu_full_end="$(writer_cpu full)"
 
 echo
 echo "== the table (medians of $rounds rounds; ratio = ours / anchor)"
@@ -395,6 +416,22 @@ else
     echo "the server has no navigation_values_store_pages_written_total in /metrics (an older build)"
 fi
 echo "plain SQLite, 1 row per commit: $(m sqlite_pages) pages per commit"
+
+echo
+echo "== CPU per mutation of the --sync full server over the table's rounds (utime+stime from /proc/PID/stat and /proc/PID/task, by thread name)"
+awk -v a="$cpu_full_start" -v b="$cpu_full_end" -v c="$((commits_full_end - commits_full_start))" -v t="$(getconf CLK_TCK)" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "http-loop threads %.0f us, http-worker threads %.0f us, the rest (chiefly the store'"'"'s dispatch queues: writer, checkpointer, readers) %.0f us, in all %.0f us per mutation (%d mutations)\n",
+        (y[1] - x[1]) / t / c * 1e6, (y[2] - x[2]) / t / c * 1e6, (y[3] - x[3]) / t / c * 1e6, (y[4] - x[4]) / t / c * 1e6, c }'
+if [ -n "$writer_cpu_full_start" ] && [ -n "$writer_cpu_full_end" ]; then
+    awk -v a="$writer_cpu_full_start" -v b="$writer_cpu_full_end" -v c="$((commits_full_end - commits_full_start))" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        printf "the store'"'"'s own counters: writer %.0f us per mutation while running batches, checkpointer %.0f us per mutation\n",
+            (y[1] - x[1]) / c * 1e6, (y[2] - x[2]) / c * 1e6 }'
+    echo "checkpoints (--sync full): $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="complete"}') complete, $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="partial"}') partial, $(metric full 'navigation_values_store_checkpoints_total{mode="restart",result="complete"}') forced; WAL $(metric full navigation_values_store_wal_pages) pages"
+else
+    echo "the server has no navigation_values_store_thread_cpu_seconds_total in /metrics (an older build)"
+fi
 for name in full normal; do
     echo "$name: database $(du -k "$work/$name/bench.sqlite" | cut -f1) KiB, WAL $(du -k "$work/$name/bench.sqlite-wal" 2>/dev/null | cut -f1 || echo 0) KiB after $(committed "$name") mutations"
 done
@@ -418,6 +455,13 @@ done
 "$work/paced-load" "$nginx_paced_port" "$work/sessions-full" "$half" 64 "$seconds" | while read -r kind rate p50 p90 p99 p999 max _; do
     awk -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
         printf "nginx 204     %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: same load, an answer that does nothing)\n", k, r, a, b, c, d, e }'
+done
+# And against redis-server with appendfsync always (LPUSH and LPOP on a list per session, same
+# schedule): what a durable write's p99 is on this machine's disk when the store is Redis.
+"$work/paced-load" "$redis_port" "$work/sessions-full" "$half" 64 "$seconds" redis | while read -r kind rate p50 p90 p99 p999 max bad; do
+    [ "$bad" = 0 ] || echo "($bad redis errors)"
+    awk -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
+        printf "redis always  %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: LPUSH / LPOP, appendfsync always)\n", (k == "push" ? "push" : "pop"), r, a, b, c, d, e }'
 done
 
 echo

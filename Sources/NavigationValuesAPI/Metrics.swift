@@ -193,6 +193,52 @@ public final class Metrics: Sendable {
             &out, "navigation_values_store_pages_written_total", "counter",
             "Database pages written by commits (SQLite: WAL frames; 0 on PostgreSQL).")
         out += "navigation_values_store_pages_written_total \(store.pagesWritten)\n"
+        checkpointExposition(&out, store)
+    }
+
+    private func checkpointExposition(_ out: inout String, _ store: StoreMetrics) {
+        header(
+            &out, "navigation_values_store_checkpoints_total", "counter",
+            "Checkpoints of the write-ahead log (SQLite) by who ran them and result: passive ones on the checkpointer's thread, the writer's between batches, forced ones past the hard limit."
+        )
+        let rows: [(String, String, Int)] = [
+            ("passive", "complete", store.checkpoints - store.partialCheckpoints),
+            ("passive", "partial", store.partialCheckpoints),
+            ("passive", "failed", store.failedCheckpoints),
+            ("writer", "complete", store.writerCheckpoints - store.partialWriterCheckpoints),
+            ("writer", "partial", store.partialWriterCheckpoints),
+            ("restart", "complete", store.forcedCheckpoints),
+            ("restart", "busy", store.busyForcedCheckpoints),
+        ]
+        for (mode, result, count) in rows {
+            out += "navigation_values_store_checkpoints_total{mode=\"\(mode)\",result=\"\(result)\"} \(count)\n"
+        }
+        header(
+            &out, "navigation_values_store_wal_restarts_total", "counter",
+            "Times the write-ahead log restarted from its beginning after a checkpoint copied all of it (SQLite).")
+        out += "navigation_values_store_wal_restarts_total \(store.walRestarts)\n"
+        header(
+            &out, "navigation_values_store_pages_checkpointed_total", "counter",
+            "Pages copied from the write-ahead log into the database file.")
+        out += "navigation_values_store_pages_checkpointed_total \(store.pagesCheckpointed)\n"
+        header(
+            &out, "navigation_values_store_wal_pages", "gauge", "Frames in the write-ahead log after the latest commit."
+        )
+        out += "navigation_values_store_wal_pages \(store.walPages)\n"
+        header(&out, "navigation_values_store_wal_bytes", "gauge", "Size of the write-ahead-log file in bytes.")
+        out += "navigation_values_store_wal_bytes \(store.walBytes)\n"
+        header(
+            &out, "navigation_values_store_thread_cpu_seconds_total", "counter",
+            "CPU time of the store's threads (SQLite): the writer while it runs batches, the checkpointer while it checkpoints."
+        )
+        out += "navigation_values_store_thread_cpu_seconds_total{thread=\"writer\"} \(number(store.writerCPUSeconds))\n"
+        out += "navigation_values_store_thread_cpu_seconds_total{thread=\"checkpointer\"} "
+        out += "\(number(store.checkpointerCPUSeconds))\n"
+        header(
+            &out, "navigation_values_store_writer_checkpoint_cpu_seconds_total", "counter",
+            "Of the writer's CPU time, its checkpoints between batches (SQLite).")
+        out +=
+            "navigation_values_store_writer_checkpoint_cpu_seconds_total \(number(store.writerCheckpointCPUSeconds))\n"
     }
 
     private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {

@@ -30,6 +30,9 @@ public final class NavigationValuesServer: Sendable {
         /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
         /// answer 503 and `/readyz` is not ready. Nil: no limit but the disk's.
         public var maxDatabaseBytes: Int?
+        /// SQLite: write-ahead-log pages that start a checkpoint, which copies them into the
+        /// database file off the writer's thread; four times as many force one.
+        public var walCheckpointPages = 10_000
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
         public var service = ServiceConfiguration()
@@ -216,6 +219,7 @@ public final class NavigationValuesServer: Sendable {
         var storeConfiguration = SQLiteSessionStore.Configuration()
         storeConfiguration.sync = configuration.sync
         storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
+        storeConfiguration.walCheckpointPages = configuration.walCheckpointPages
         storeConfiguration.now = configuration.now
         return try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
     }

@@ -40,6 +40,10 @@ struct Serve: Command {
             Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
             Flag(
                 name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
+            Flag(
+                name: "wal-checkpoint-pages", valueName: "N",
+                help:
+                    "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."),
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
             Flag(
@@ -93,6 +97,9 @@ struct Serve: Command {
         configuration.adminToken = arguments["admin-token"]
         if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
             configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
+        }
+        if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...1_000_000) {
+            configuration.walCheckpointPages = pages
         }
         if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
             logFormat = Logger.Format(rawValue: format) ?? .text

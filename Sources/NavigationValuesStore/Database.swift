@@ -30,6 +30,8 @@ public final class Database {
     public let path: String
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// The write-ahead-log hook's closure, kept alive as long as SQLite may call it.
+    private var walHook: WALHookBox?
 
     /// Opens (creating it when `access` is `.readWrite`) the database at `path`.
     ///
@@ -48,15 +50,15 @@ public final class Database {
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
         csqlite_db_config_defensive(handle, 1)
-        let milliseconds =
-            busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        sqlite3_busy_timeout(handle, Int32(clamping: busyTimeout.milliseconds))
         try execute("PRAGMA foreign_keys = ON")
     }
 
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)
+        // After the close: SQLite no longer calls the hook.
+        walHook = nil
     }
 
     /// Pages this connection has written since it opened: in WAL mode, the frames appended to
@@ -83,6 +85,58 @@ public final class Database {
         }
         // PRAGMA arguments cannot be bound; the value comes from a closed enum, not from input.
         try execute("PRAGMA synchronous = \(synchronous.rawValue)")
+    }
+
+    /// Takes checkpoints away from commits (https://sqlite.org/wal.html#ckpt): turns off
+    /// SQLite's automatic checkpoint (which runs inside whichever commit crosses its threshold)
+    /// and calls `committed` after every commit of this connection with the frames now in the
+    /// write-ahead log, so that another connection can checkpoint on its own thread. Also caps
+    /// what the log file keeps once it restarts at `journalSizeLimit` bytes.
+    ///
+    /// `committed` runs on the committing thread, inside SQLite: it must be quick and must not
+    /// use this connection.
+    func observeWriteAheadLog(journalSizeLimit: Int, _ committed: @escaping (Int) -> Void) throws {
+        try execute("PRAGMA wal_autocheckpoint = 0")
+        // PRAGMA arguments cannot be bound; the value is an integer we computed.
+        _ = try fetchOne("PRAGMA journal_size_limit = \(max(0, journalSizeLimit))") { $0.int(0) }
+        let box = WALHookBox(committed)
+        walHook = box
+        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+            context, _, _, frames in
+            if let context {
+                Unmanaged<WALHookBox>.fromOpaque(context).takeUnretainedValue().committed(Int(frames))
+            }
+            return SQLITE_OK
+        }
+        sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// What one `sqlite3_wal_checkpoint_v2` did.
+    struct CheckpointOutcome {
+        /// SQLite's result: `SQLITE_OK`, or `SQLITE_BUSY` when a lock or a reader stopped it.
+        var code: Int32
+        /// Frames in the log when it ran.
+        var frames: Int
+        /// Frames of the log now copied into the database file (including earlier checkpoints').
+        var backfilled: Int
+    }
+
+    /// Runs a checkpoint of the main database (https://sqlite.org/c3ref/wal_checkpoint_v2.html).
+    func checkpoint(_ mode: Int32) -> CheckpointOutcome {
+        var frames: Int32 = -1
+        var backfilled: Int32 = -1
+        let code = sqlite3_wal_checkpoint_v2(handle, "main", mode, &frames, &backfilled)
+        return CheckpointOutcome(code: code, frames: Int(max(0, frames)), backfilled: Int(max(0, backfilled)))
+    }
+
+    /// Sets how long this connection waits for a lock, from now on.
+    func setBusyTimeout(_ timeout: Duration) {
+        sqlite3_busy_timeout(handle, Int32(clamping: timeout.milliseconds))
+    }
+
+    /// The database's page size in bytes.
+    var pageSize: Int {
+        get throws { try fetchOne("PRAGMA page_size") { $0.int(0) } ?? 4096 }
     }
 
     /// Caps the main database at `bytes` (https://sqlite.org/pragma.html#pragma_max_page_count):
@@ -221,3 +275,16 @@ public final class Database {
 
 @available(*, unavailable)
 extension Database: Sendable {}
+
+/// The closure a connection's write-ahead-log hook calls, boxed so SQLite can hold a pointer.
+private final class WALHookBox {
+    let committed: (Int) -> Void
+    init(_ committed: @escaping (Int) -> Void) { self.committed = committed }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -28,6 +28,40 @@ public struct StoreMetrics: Sendable, Equatable {
     /// Database pages the writer has written (SQLite: WAL frames appended by commits); 0 for a
     /// store that cannot count them (PostgreSQL).
     public var pagesWritten = 0
+    /// PASSIVE checkpoints of the write-ahead log run by the checkpointer's own thread (SQLite; 0
+    /// on PostgreSQL), the final one at close included.
+    public var checkpoints = 0
+    /// Of ``checkpoints``, those that left frames in the log uncopied (commits appended while
+    /// they ran, or a reader held an older snapshot).
+    public var partialCheckpoints = 0
+    /// Checkpoints that could not start (another one held the checkpoint lock) or failed.
+    public var failedCheckpoints = 0
+    /// PASSIVE checkpoints the writer ran between batches to copy the little the checkpointer's
+    /// left, so that the log restarts.
+    public var writerCheckpoints = 0
+    /// Of ``writerCheckpoints``, those that left frames uncopied (a reader held an older
+    /// snapshot).
+    public var partialWriterCheckpoints = 0
+    /// Times the write-ahead log restarted from its beginning (after a checkpoint copied all of
+    /// it).
+    public var walRestarts = 0
+    /// RESTART checkpoints the writer forced because the log passed its hard limit.
+    public var forcedCheckpoints = 0
+    /// Forced checkpoints that readers stopped (they are tried again a second later at most).
+    public var busyForcedCheckpoints = 0
+    /// Pages copied from the write-ahead log into the database file by checkpoints.
+    public var pagesCheckpointed = 0
+    /// Frames in the write-ahead log after the latest commit.
+    public var walPages = 0
+    /// Size of the write-ahead-log file in bytes (0 when there is none).
+    public var walBytes = 0
+    /// CPU time, in seconds, of the thread running the group commit while it ran batches
+    /// (SQLite; 0 on PostgreSQL).
+    public var writerCPUSeconds: Double = 0
+    /// CPU time, in seconds, of the checkpointer's thread while it ran checkpoints (SQLite).
+    public var checkpointerCPUSeconds: Double = 0
+    /// Of ``writerCPUSeconds``, the writer's checkpoints between batches.
+    public var writerCheckpointCPUSeconds: Double = 0
 
     /// Creates empty figures.
     public init() {}

@@ -34,7 +34,7 @@ import Testing
         let outcome = try await run(["serve", "--help"])
         for flag in [
             "host", "port", "db", "admin-token", "schema", "sync", "log-format", "log-level", "cors-origins",
-            "ticket-lifetime", "max-observers", "max-copied-events",
+            "ticket-lifetime", "max-observers", "max-copied-events", "wal-checkpoint-pages",
         ] {
             #expect(outcome.stdout.contains("\n  --\(flag) "), "--\(flag)")
         }
@@ -88,6 +88,10 @@ import Testing
             "--max-copied-events must be an integer from 1 to 10000000, not '-1'"
         ),
         (["serve", "--max-stacks", "0"], "--max-stacks must be an integer from 1 to 10000, not '0'"),
+        (
+            ["serve", "--wal-checkpoint-pages", "0"],
+            "--wal-checkpoint-pages must be an integer from 1 to 1000000, not '0'"
+        ),
         (
             ["serve", "--max-presentation-depth", "deep"],
             "--max-presentation-depth must be an integer from 0 to 1000, not 'deep'"

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValues
 import TestSupport
 import Testing
 
@@ -48,6 +49,33 @@ import Testing
         let page = try await server.send("GET", "/inspector/")
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(try await server.stop().status == 0)
+    }
+
+    /// `NAVIGATION_VALUES_WAL_CHECKPOINT_PAGES` sets the checkpointer's threshold: with 2 pages,
+    /// a few mutations start checkpoints, which `/metrics` counts.
+    @Test func theCheckpointThresholdFromItsVariableStartsCheckpoints() async throws {
+        let server = try await ServeProcess(
+            ["--admin-token", "admin"], environment: ["NAVIGATION_VALUES_WAL_CHECKPOINT_PAGES": "2"])
+        let created = try await server.send("POST", "/v1/sessions", body: #"{"root": {"name": "Home"}}"#)
+        #expect(created.status == 201)
+        let id = try #require(created.json?["id"]?.stringValue)
+        let token = try #require(created.json?["token"]?.stringValue)
+        func checkpoints() async throws -> Int {
+            let text = try await server.send("GET", "/metrics", headers: ["Authorization": "Bearer admin"]).text
+            return text.split(separator: "\n").filter {
+                $0.hasPrefix("navigation_values_store_checkpoints_total{")
+            }
+            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+        }
+        // Ten pushes write a few dozen pages: far from the default threshold of 10,000.
+        for _ in 0..<10 {
+            let pushed = try await server.send(
+                "POST", "/v1/sessions/\(id)/push", body: #"{"name": "Detail"}"#,
+                headers: ["Authorization": "Bearer \(token)"])
+            #expect(pushed.status == 201)
+        }
+        #expect(try await eventually { try await checkpoints() > 0 })
         #expect(try await server.stop().status == 0)
     }
 

@@ -7,7 +7,10 @@
 // behind it (no coordinated omission). Prints two lines:
 //   push achieved_rate p50_ms p90_ms p99_ms p999_ms max_ms non_2xx
 //   pop  ...
-// Usage: paced-load PORT SESSIONS_FILE RATE CONNECTIONS SECONDS
+// With a sixth argument `redis`, PORT is a redis-server's and each connection alternates
+// `LPUSH list:<session id> <screen>` and `LPOP list:<session id>` (RESP) on the same schedule: the
+// same paced load against the anchor, counting every reply that is not an error as 2xx.
+// Usage: paced-load PORT SESSIONS_FILE RATE CONNECTIONS SECONDS [redis]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +28,7 @@ static int port, connections;
 static double rate, seconds, start;
 static char **ids, **tokens;
 static int sessionCount;
+static int redis;
 
 typedef struct {
     int index;
@@ -89,6 +93,30 @@ static int exchange(int fd, const char *request, size_t length, char *buffer, si
     return status;
 }
 
+// Reads one RESP reply to an LPUSH (`:N`) or an LPOP (`$N` and N bytes, or `$-1`, `_`); returns
+// 200, or 500 for an error reply (`-ERR ...`).
+static int redisReply(int fd, char *buffer, size_t size) {
+    size_t have = 0;
+    char *lineEnd = 0;
+    while (!lineEnd) {
+        ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
+        if (n <= 0) { fprintf(stderr, "recv: redis closed the connection or failed\n"); exit(1); }
+        have += n;
+        buffer[have] = 0;
+        lineEnd = strstr(buffer, "\r\n");
+    }
+    if (buffer[0] == '-') return 500;
+    if (buffer[0] != '$') return 200;
+    long length = strtol(buffer + 1, 0, 10);
+    size_t total = (lineEnd + 2 - buffer) + (length > 0 ? (size_t)length + 2 : 0);
+    while (have < total) {
+        ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
+        if (n <= 0) { fprintf(stderr, "recv: redis closed the connection or failed\n"); exit(1); }
+        have += n;
+    }
+    return 200;
+}
+
 static void *run(void *argument) {
     Worker *worker = argument;
     int fd = connectTo();
@@ -100,12 +128,34 @@ static void *run(void *argument) {
     for (long k = 0, session = worker->index; due < start + seconds; k++, due += interval) {
         int kind = k % 2;
         if (kind == 0 && k > 0) session = (session + connections) % sessionCount;
-        size_t length = snprintf(requests[kind], sizeof requests[kind],
-                                 "POST /v1/sessions/%s/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-                                 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                                 ids[session], verbs[kind], tokens[session], strlen(bodies[kind]), bodies[kind]);
+        size_t length;
+        if (redis && kind == 0) {
+            char key[300];
+            int keyLength = snprintf(key, sizeof key, "list:%s", ids[session]);
+            length = snprintf(requests[kind], sizeof requests[kind], "*3\r\n$5\r\nLPUSH\r\n$%d\r\n%s\r\n$%zu\r\n%s\r\n",
+                              keyLength, key, strlen(bodies[0]), bodies[0]);
+        } else if (redis) {
+            char key[300];
+            int keyLength = snprintf(key, sizeof key, "list:%s", ids[session]);
+            length = snprintf(requests[kind], sizeof requests[kind], "*2\r\n$4\r\nLPOP\r\n$%d\r\n%s\r\n", keyLength, key);
+        } else {
+            length = snprintf(requests[kind], sizeof requests[kind],
+                              "POST /v1/sessions/%s/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                              "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                              ids[session], verbs[kind], tokens[session], strlen(bodies[kind]), bodies[kind]);
+        }
         sleepUntil(due);
-        int status = exchange(fd, requests[kind], length, buffer, sizeof buffer);
+        int status;
+        if (redis) {
+            for (size_t sent = 0; sent < length;) {
+                ssize_t n = send(fd, requests[kind] + sent, length - sent, MSG_NOSIGNAL);
+                if (n <= 0) { perror("send"); exit(1); }
+                sent += n;
+            }
+            status = redisReply(fd, buffer, sizeof buffer);
+        } else {
+            status = exchange(fd, requests[kind], length, buffer, sizeof buffer);
+        }
         double latency = now() - due;
         if (status < 200 || status > 299) worker->bad++;
         if (worker->counts[kind] == worker->capacity) {
@@ -119,10 +169,11 @@ static void *run(void *argument) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s PORT SESSIONS_FILE RATE CONNECTIONS SECONDS\n", argv[0]);
+    if (argc != 6 && !(argc == 7 && strcmp(argv[6], "redis") == 0)) {
+        fprintf(stderr, "usage: %s PORT SESSIONS_FILE RATE CONNECTIONS SECONDS [redis]\n", argv[0]);
         return 2;
     }
+    redis = argc == 7;
     port = atoi(argv[1]);
     rate = atof(argv[3]);
     connections = atoi(argv[4]);

@@ -1,0 +1,239 @@
+import CSQLite
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Checkpoints of the write-ahead log (https://sqlite.org/wal.html#ckpt) that commits never wait
+/// long for.
+///
+/// SQLite's automatic checkpoint runs inside whichever commit crosses its threshold: it syncs the
+/// log, copies every page changed since the last one into the database file and syncs that file,
+/// while every commit queued behind it waits (10-20 ms every few hundred commits on a small
+/// machine, which was most of a paced load's p99). Here the writer runs with
+/// `wal_autocheckpoint=0` and its write-ahead-log hook reports the frames in the log after each
+/// commit (``committed(frames:)``). A checkpoint then runs in two parts:
+///
+/// 1. Once the log holds `threshold` frames, PASSIVE checkpoints run on the checkpointer's own
+///    connection and serial queue. They take no write lock and wait for no reader, so commits go
+///    on meanwhile; each copies what the log held when it began and syncs the database file.
+///    Commits made while one runs are copied by the next, up to a few rounds, until what is
+///    left is at most a quarter of `finishingFrames`.
+/// 2. Between two batches, the writer itself runs a PASSIVE checkpoint of that small rest
+///    (``afterBatch(_:)``): a few pages and two short syncs. Nothing is appended while it runs,
+///    so it copies the whole log, and the next write transaction restarts the log from its
+///    beginning, overwriting the file in place (no new blocks to allocate and journal, so the
+///    syncs of later commits stay cheap).
+///
+/// Without the second part, a log under a load that never pauses is never copied whole (commits
+/// append while a concurrent checkpoint runs), so it never restarts and grows.
+///
+/// Each finishing step still costs the writer a few milliseconds (the two syncs), so the
+/// threshold sets how often commits see one: at SQLite's 1,000 frames, five times a second at 500
+/// mutations/s, which a p99 sees; at the default 10,000, every couple of seconds.
+///
+/// Bounded: past `hardLimit` frames (a reader kept an old snapshot, so no checkpoint could pass
+/// it), the writer waits between two batches for a RESTART checkpoint on the checkpointer's
+/// connection, which waits at most `forcedWait` for readers and is tried again a second later
+/// at the earliest when they still hold the log. That is back-pressure: commits queue behind it.
+///
+/// @unchecked because `connection` is used on its queue only; the rest is atomics and mutexes.
+final class Checkpointer: @unchecked Sendable {
+    /// Frames in the log that start a checkpoint.
+    let threshold: Int
+    /// The most frames the writer copies itself to finish a checkpoint (what background rounds
+    /// left, plus what the writer appended since: a batch under load appends hundreds).
+    let finishingFrames: Int
+    /// Frames in the log past which the writer forces a RESTART checkpoint.
+    let hardLimit: Int
+    /// The longest a forced checkpoint waits for readers.
+    let forcedWait: Duration
+    /// Background rounds per wake-up before the writer is asked to finish anyway, or the next
+    /// commit starts more.
+    static let rounds = 4
+    private let connection: SerialConnection
+    /// The path of the log file (`<database>-wal`).
+    let logPath: String
+
+    /// Frames in the log after the writer's latest commit.
+    private let frames = Atomic<Int>(0)
+    /// Counts the log's restarts seen by the writer.
+    private let generation = Atomic<Int>(0)
+    /// True while background rounds are queued or running.
+    private let isRunning = Atomic<Bool>(false)
+    /// The state of the latest checkpoint: its log's generation and how many of its frames are
+    /// copied into the database file.
+    private let backfill = Mutex((generation: -1, backfilled: 0))
+    private let figures = Mutex(CheckpointFigures())
+    private let nextForcedAttempt = Mutex(ContinuousClock.Instant.now)
+
+    init(
+        path: String, synchronous: Database.Synchronous, threshold: Int, hardLimit: Int, forcedWait: Duration
+    ) throws {
+        // Only the forced and the final checkpoints wait for locks: at most `forcedWait`.
+        let database = try Database(path: path, access: .readWrite, busyTimeout: forcedWait)
+        // The checkpoint syncs the log and the database file as this connection's setting says.
+        try database.execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        connection = SerialConnection(database, label: "NavigationValuesStore.checkpointer")
+        self.threshold = max(1, threshold)
+        self.finishingFrames = max(64, self.threshold / 2)
+        self.hardLimit = max(self.threshold * 2, hardLimit)
+        self.forcedWait = forcedWait
+        self.logPath = path + "-wal"
+    }
+
+    /// Called by the writer's hook after each of its commits, on the writer's thread, inside
+    /// SQLite: quick, and never uses the writer's connection.
+    func committed(frames count: Int) {
+        let previous = frames.exchange(count, ordering: .relaxed)
+        if count < previous {
+            generation.add(1, ordering: .relaxed)
+            figures.withLock { $0.restarts += 1 }
+        }
+        guard count >= threshold, !isRunning.load(ordering: .relaxed) else { return }
+        // Left for the writer to finish: it will at its next batch's end.
+        if remaining(frames: count) <= finishingFrames / 4 { return }
+        guard !isRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.queue.async { self.runBackground() }
+    }
+
+    /// Frames of the current log not yet copied into the database file, by what the latest
+    /// checkpoint reported.
+    private func remaining(frames count: Int) -> Int {
+        let current = generation.load(ordering: .relaxed)
+        let last = backfill.withLock { $0 }
+        return last.generation == current ? count - last.backfilled : count
+    }
+
+    /// PASSIVE checkpoints on the checkpointer's connection until what is left is small enough
+    /// for the writer to finish, the log restarted, or `rounds` ran.
+    private func runBackground() {
+        let cpuStart = threadCPUSeconds()
+        defer {
+            let spent = threadCPUSeconds() - cpuStart
+            figures.withLock { $0.cpuSeconds += spent }
+            isRunning.store(false, ordering: .releasing)
+        }
+        for _ in 0..<Self.rounds {
+            let generation = generation.load(ordering: .relaxed)
+            guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_PASSIVE) }) else { return }
+            record(outcome, generation: generation, kind: .background)
+            guard outcome.code == SQLITE_OK else { return }
+            // The writer restarted the log meanwhile: nothing more to do in this one.
+            guard generation == self.generation.load(ordering: .relaxed) else { return }
+            if frames.load(ordering: .relaxed) - outcome.backfilled <= finishingFrames / 4 { return }
+        }
+    }
+
+    /// Called by the writer between batches, on its queue, with its connection. Finishes a
+    /// checkpoint the background rounds left small; past the hard limit, waits for a forced one.
+    func afterBatch(_ db: Database) {
+        let count = frames.load(ordering: .relaxed)
+        guard count >= threshold else { return }
+        if count >= hardLimit {
+            forceRestart()
+            return
+        }
+        guard !isRunning.load(ordering: .acquiring) else { return }
+        let left = remaining(frames: count)
+        guard left <= finishingFrames else { return }
+        let cpuStart = threadCPUSeconds()
+        let generation = generation.load(ordering: .relaxed)
+        let outcome = db.checkpoint(SQLITE_CHECKPOINT_PASSIVE)
+        record(outcome, generation: generation, kind: .writer)
+        let spent = threadCPUSeconds() - cpuStart
+        figures.withLock { $0.writerCheckpointCPUSeconds += spent }
+    }
+
+    /// A RESTART checkpoint on the checkpointer's queue (behind background rounds still
+    /// running), at most once a second while readers keep stopping it.
+    private func forceRestart() {
+        let now = ContinuousClock.now
+        guard nextForcedAttempt.withLock({ $0 }) <= now else { return }
+        connection.queue.sync {
+            let generation = generation.load(ordering: .relaxed)
+            guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_RESTART) }) else { return }
+            record(outcome, generation: generation, kind: .forced)
+            if outcome.code != SQLITE_OK { nextForcedAttempt.withLock { $0 = now + .seconds(1) } }
+        }
+    }
+
+    private enum Kind { case background, writer, forced, final }
+
+    private func record(_ outcome: Database.CheckpointOutcome, generation: Int, kind: Kind) {
+        let copied = backfill.withLock { last in
+            let sameLog = last.generation == generation && outcome.backfilled >= last.backfilled
+            let copied = sameLog ? outcome.backfilled - last.backfilled : outcome.backfilled
+            if outcome.code == SQLITE_OK { last = (generation, outcome.backfilled) }
+            return outcome.code == SQLITE_OK ? copied : 0
+        }
+        let complete = outcome.backfilled >= outcome.frames
+        figures.withLock { figures in
+            figures.pagesCheckpointed += copied
+            switch (kind, outcome.code) {
+            case (.background, SQLITE_OK), (.final, SQLITE_OK):
+                figures.passive += 1
+                if !complete { figures.passivePartial += 1 }
+            case (.writer, SQLITE_OK):
+                figures.writer += 1
+                if !complete { figures.writerPartial += 1 }
+            case (.forced, SQLITE_OK):
+                figures.forced += 1
+            case (.forced, SQLITE_BUSY), (.forced, SQLITE_LOCKED):
+                figures.forcedBusy += 1
+            default:
+                figures.failed += 1
+            }
+        }
+    }
+
+    /// The checkpoint figures so far, with the log's current size.
+    var metrics: CheckpointFigures {
+        var current = figures.withLock { $0 }
+        current.logFrames = frames.load(ordering: .relaxed)
+        var status = stat()
+        current.logBytes = stat(logPath, &status) == 0 ? Int(status.st_size) : 0
+        return current
+    }
+
+    /// The final checkpoint, once the writer and the readers are closed: everything in the log
+    /// goes into the database file and the log is emptied; then the connection closes.
+    func close(busyTimeout: Duration) async {
+        _ = try? await connection.run { db in
+            db.setBusyTimeout(busyTimeout)
+            let generation = self.generation.load(ordering: .relaxed)
+            var outcome = db.checkpoint(SQLITE_CHECKPOINT_TRUNCATE)
+            if outcome.code == SQLITE_OK {
+                // The log is empty now: all of it was copied.
+                let before = self.frames.load(ordering: .relaxed)
+                outcome.frames = before
+                outcome.backfilled = before
+            }
+            self.record(outcome, generation: generation, kind: .final)
+        }
+        await connection.close()
+    }
+}
+
+/// What the checkpointer did (see ``StoreMetrics``).
+struct CheckpointFigures: Sendable, Equatable {
+    var passive = 0
+    var passivePartial = 0
+    var writer = 0
+    var writerPartial = 0
+    var forced = 0
+    var forcedBusy = 0
+    var failed = 0
+    var restarts = 0
+    var pagesCheckpointed = 0
+    var logFrames = 0
+    var logBytes = 0
+    var cpuSeconds: Double = 0
+    var writerCheckpointCPUSeconds: Double = 0
+}
+
+/// The calling thread's CPU time so far, in seconds (`CLOCK_THREAD_CPUTIME_ID`).
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}

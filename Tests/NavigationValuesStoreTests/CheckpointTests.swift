@@ -1,0 +1,165 @@
+import Foundation
+import NavigationValuesStore
+import NavigationValuesWire
+import TestSupport
+import Testing
+
+/// Checkpoints of the write-ahead log run off the writer, are counted, and keep the log bounded.
+struct CheckpointTests {
+    /// Bytes of `frames` frames of the log (a 24-byte header per 4,096-byte page, and the log's
+    /// 32-byte header).
+    func logBytes(frames: Int) -> Int { frames * (4096 + 24) + 32 }
+
+    func configuration(threshold: Int, hardLimit: Int? = nil) -> SQLiteSessionStore.Configuration {
+        var configuration = SQLiteSessionStore.Configuration()
+        configuration.walCheckpointPages = threshold
+        configuration.walHardLimitPages = hardLimit
+        return configuration
+    }
+
+    /// A value of about 1 KB, so that each mutation writes pages.
+    func largeValue(_ round: Int) -> String { "\"\(String(repeating: "v", count: 1_000))\(round)\"" }
+
+    @Test func checkpointsRunAndTheLogStaysBoundedUnderSustainedWrites() async throws {
+        try await withTemporaryDatabase { path in
+            let store = try SQLiteSessionStore(path: path, configuration: configuration(threshold: 64))
+            let sessions = (0..<16).map { SampleSession("s_\($0)") }
+            for session in sessions { try await store.commit(session.creation) }
+            var largestLog = 0
+            for round in 2...120 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for session in sessions {
+                        let mutation = session.mutation(
+                            Int64(round), [.setValue(session.root, key: "k\(round % 7)", json: largeValue(round))])
+                        group.addTask { try await store.commit(mutation) }
+                    }
+                    try await group.waitForAll()
+                }
+                largestLog = max(largestLog, store.metrics.walBytes)
+            }
+            let metrics = store.metrics
+            #expect(metrics.committedMutations == 16 * 120)
+            #expect(metrics.checkpoints + metrics.writerCheckpoints > 0)
+            #expect(metrics.pagesCheckpointed > 0)
+            #expect(metrics.writerCPUSeconds > 0)
+            #expect(metrics.checkpointerCPUSeconds > 0)
+            #expect(metrics.pagesWritten > 640, "the writes wrote more than the hard limit in all")
+            // The hard limit is four times the threshold; past it the writer forces a checkpoint
+            // after the batch that crossed it, so the log never holds much more than that.
+            #expect(largestLog > 0)
+            #expect(largestLog <= logBytes(frames: 256 + 400), "largest log \(largestLog) bytes")
+            await store.close()
+
+            // The final checkpoint copied everything and removed the log.
+            let logSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+            #expect(logSize == 0)
+            let reopened = try SQLiteSessionStore(path: path)
+            for session in sessions {
+                let loaded = try #require(try await reopened.loadSession(session.id))
+                #expect(loaded.record.version == 120)
+                #expect(try await reopened.events(of: session.id, after: 0, limit: 1_000).count == 120)
+            }
+            await reopened.close()
+        }
+    }
+
+    /// Under writers that never pause, a checkpoint running beside them rarely copies the whole
+    /// log (commits append while it runs): the writer finishes it between batches, and the log
+    /// restarts cycle after cycle. (With the finishing step removed, `writerCheckpoints` is 0.)
+    @Test func theLogRestartsUnderWritesThatNeverPause() async throws {
+        try await withTemporaryDatabase { path in
+            // No forced checkpoint: only the background rounds and the writer's finishing steps.
+            let store = try SQLiteSessionStore(
+                path: path, configuration: configuration(threshold: 64, hardLimit: 1_000_000))
+            let sessions = (0..<8).map { SampleSession("s_\($0)") }
+            for session in sessions { try await store.commit(session.creation) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for session in sessions {
+                    group.addTask {
+                        // Each writer commits again as soon as its commit returns.
+                        for seq in 2...150 {
+                            try await store.commit(
+                                session.mutation(
+                                    Int64(seq), [.setValue(session.root, key: "k\(seq % 5)", json: largeValue(seq))]))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let metrics = store.metrics
+            #expect(metrics.committedMutations == 8 * 150)
+            #expect(metrics.pagesWritten > 20 * 64, "the writes filled the threshold many times over")
+            #expect(metrics.writerCheckpoints >= 1)
+            #expect(metrics.walRestarts >= 3)
+            // Every restart cuts the file back to journal_size_limit (four times the threshold);
+            // between two, the log holds a cycle's frames.
+            #expect(metrics.walPages < 20 * 64, "\(metrics.walPages) frames in the log")
+            await store.close()
+            let reopened = try SQLiteSessionStore(path: path)
+            for session in sessions {
+                #expect(try await reopened.loadSession(session.id)?.record.version == 150)
+            }
+            await reopened.close()
+        }
+    }
+
+    @Test func aReaderHoldingTheLogMakesTheWriterForceACheckpointOnceItLetsGo() async throws {
+        try await withTemporaryDatabase { path in
+            let store = try SQLiteSessionStore(path: path, configuration: configuration(threshold: 16, hardLimit: 128))
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            var seq: Int64 = 1
+            func write() async throws {
+                seq += 1
+                // Four values of 4 KB: a few dozen pages a commit, so that few commits reach the
+                // limits even on a loaded machine.
+                let value = "\"\(String(repeating: "w", count: 4_000))\(seq)\""
+                try await store.commit(
+                    sample.mutation(seq, (0..<4).map { .setValue(sample.root, key: "k\($0)", json: value) }))
+            }
+
+            // A reader (as an operator's sqlite3 shell might) keeps its snapshot open: no
+            // checkpoint can copy the frames written after it, so the log grows past the limit,
+            // and the writer's forced checkpoints report the reader, yet every commit succeeds.
+            let reader = try Database(path: path, access: .readOnly)
+            try reader.execute("BEGIN")
+            #expect(try reader.fetchOne("SELECT count(*) FROM events") { $0.int(0) } == 1)
+            #expect(
+                try await eventually(timeout: .seconds(120)) {
+                    try await write()
+                    return store.metrics.busyForcedCheckpoints >= 1
+                })
+            #expect(store.metrics.walPages >= 128)
+            #expect(store.metrics.partialCheckpoints + store.metrics.failedCheckpoints >= 1)
+            #expect(store.metrics.forcedCheckpoints == 0)
+            // The reader still sees its snapshot.
+            #expect(try reader.fetchOne("SELECT count(*) FROM events") { $0.int(0) } == 1)
+            try reader.execute("COMMIT")
+
+            // Once it lets go, the log is copied and restarts (by the passive checkpoints and the
+            // writer's finishing step, or by the next forced one), and its file is cut back to
+            // journal_size_limit at the first commit after the restart.
+            #expect(
+                try await eventually(timeout: .seconds(120)) {
+                    try await write()
+                    return store.metrics.walBytes <= logBytes(frames: 128)
+                })
+            let metrics = store.metrics
+            #expect(metrics.walPages <= 128)
+            #expect(metrics.walBytes <= logBytes(frames: 128))
+            #expect(metrics.failedMutations == 0)
+            #expect(try await store.loadSession(sample.id)?.record.version == seq)
+            await store.close()
+        }
+    }
+
+    @Test func aStoreInMemoryHasNoCheckpointer() async throws {
+        let store = try SQLiteSessionStore(path: ":memory:", configuration: configuration(threshold: 1))
+        let sample = SampleSession()
+        try await store.commit(sample.creation)
+        try await store.commit(sample.mutation(2, [.setValue(sample.root, key: "k", json: largeValue(2))]))
+        #expect(store.metrics.checkpoints == 0)
+        #expect(store.metrics.walBytes == 0)
+        await store.close()
+    }
+}
