@@ -1,0 +1,102 @@
+-- Fewer pages written per mutation (issue 12). A rowid table with a PRIMARY KEY or UNIQUE on other
+-- columns is two b-trees, the table and its index, and a commit writes a page of each; a WITHOUT
+-- ROWID table is one b-tree ordered by its primary key (https://sqlite.org/withoutrowid.html).
+-- * events: the table's appending last page plus a page of its UNIQUE (session, seq) index
+--   become one page of a b-tree keyed by (session, seq), which still reads in seq order.
+-- * screen_contexts: the table's appending last page plus a page of its id index become one page
+--   of a b-tree keyed by id. Its three child tables and screen_stacks (whose presenter refers to
+--   it) are rebuilt with it, as 0003 did and for the same reason: a migration runs inside a
+--   transaction with foreign keys on (PRAGMA foreign_keys cannot change there;
+--   https://sqlite.org/lang_altertable.html), so the new tables are created referencing the new
+--   screen_contexts and filled, the old ones are dropped children first (so the implicit DELETE
+--   of dropping screen_contexts cascades into nothing), and renaming the new ones rewrites every
+--   reference to the final names.
+-- Every column, type, CHECK, foreign key and ON DELETE CASCADE stays as it was.
+
+CREATE TABLE events_new (
+    session TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL CHECK (seq >= 1),
+    type    TEXT    NOT NULL,
+    json    TEXT    NOT NULL CHECK (json_valid(json)),
+    at      INTEGER NOT NULL,
+    PRIMARY KEY (session, seq)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO events_new (session, seq, type, json, at)
+SELECT session, seq, type, json, at FROM events ORDER BY session, seq;
+
+DROP TABLE events;
+ALTER TABLE events_new RENAME TO events;
+
+CREATE TABLE screen_contexts_new (
+    id       TEXT    PRIMARY KEY NOT NULL,
+    session  TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    stack    TEXT    NOT NULL DEFAULT 'main',  -- 'main', or the id of a row of screen_stacks
+    idx      INTEGER NOT NULL CHECK (idx >= 0),  -- position in its stack, 0 for the stack's root
+    name     TEXT    NOT NULL,
+    role     TEXT    NOT NULL CHECK (role IN ('screen', 'navigationStack')),
+    previous TEXT    REFERENCES screen_contexts_new (id),  -- a presentation's root: its presenter
+    UNIQUE (session, stack, idx)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO screen_contexts_new (id, session, stack, idx, name, role, previous)
+SELECT id, session, stack, idx, name, role, previous FROM screen_contexts ORDER BY id;
+
+CREATE TABLE context_values_new (
+    screen TEXT NOT NULL REFERENCES screen_contexts_new (id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    json   TEXT NOT NULL CHECK (json_valid(json)),
+    PRIMARY KEY (screen, key)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO context_values_new (screen, key, json) SELECT screen, key, json FROM context_values;
+
+CREATE TABLE preference_handlers_new (
+    screen      TEXT    NOT NULL REFERENCES screen_contexts_new (id) ON DELETE CASCADE,
+    key         TEXT    NOT NULL,
+    pass_back   INTEGER NOT NULL CHECK (pass_back IN (0, 1)),
+    last_value  TEXT    CHECK (last_value IS NULL OR json_valid(last_value)),
+    last_passed TEXT    CHECK (last_passed IS NULL OR json_valid(last_passed)),
+    PRIMARY KEY (screen, key)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO preference_handlers_new (screen, key, pass_back, last_value, last_passed)
+SELECT screen, key, pass_back, last_value, last_passed FROM preference_handlers;
+
+CREATE TABLE received_preferences_new (
+    screen TEXT NOT NULL REFERENCES screen_contexts_new (id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    json   TEXT NOT NULL CHECK (json_valid(json)),
+    PRIMARY KEY (screen, key)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO received_preferences_new (screen, key, json) SELECT screen, key, json FROM received_preferences;
+
+CREATE TABLE screen_stacks_new (
+    session   TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    id        TEXT    NOT NULL,  -- a tab's name or a presentation's id (p_…); never 'main'
+    position  INTEGER NOT NULL CHECK (position >= 1),  -- creation order: tab order; a presenter's stack first
+    kind      TEXT    NOT NULL CHECK (kind IN ('tab', 'sheet', 'fullScreenCover')),
+    presenter TEXT    REFERENCES screen_contexts_new (id),  -- the screen presenting it; NULL for a tab
+    PRIMARY KEY (session, id),
+    CHECK (id <> 'main'),
+    CHECK ((kind = 'tab') = (presenter IS NULL))
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO screen_stacks_new (session, id, position, kind, presenter)
+SELECT session, id, position, kind, presenter FROM screen_stacks;
+
+DROP TABLE screen_stacks;
+DROP TABLE context_values;
+DROP TABLE preference_handlers;
+DROP TABLE received_preferences;
+DROP TABLE screen_contexts;
+
+ALTER TABLE screen_contexts_new RENAME TO screen_contexts;
+ALTER TABLE context_values_new RENAME TO context_values;
+ALTER TABLE preference_handlers_new RENAME TO preference_handlers;
+ALTER TABLE received_preferences_new RENAME TO received_preferences;
+ALTER TABLE screen_stacks_new RENAME TO screen_stacks;
+
+CREATE INDEX screen_contexts_by_previous ON screen_contexts (previous);
+CREATE INDEX screen_stacks_by_presenter ON screen_stacks (presenter);
