@@ -28,6 +28,11 @@ CREATE TABLE screen_contexts_new (
     UNIQUE (session, stack, idx)
 ) STRICT, WITHOUT ROWID;
 
+-- While a screen is copied before the one it links to, the link is an outstanding violation, and each
+-- later insert looks for screens linking to it: through this index, not by scanning the table (a
+-- scan per row made the copy quadratic). It takes the final name once the old table is gone.
+CREATE INDEX screen_contexts_new_by_previous ON screen_contexts_new (previous);
+
 INSERT INTO screen_contexts_new (id, session, stack, idx, name, role, previous)
 SELECT id, session, stack, idx, name, role, previous FROM screen_contexts ORDER BY id;
 
@@ -87,5 +92,6 @@ ALTER TABLE preference_handlers_new RENAME TO preference_handlers;
 ALTER TABLE received_preferences_new RENAME TO received_preferences;
 ALTER TABLE screen_stacks_new RENAME TO screen_stacks;
 
+DROP INDEX screen_contexts_new_by_previous;
 CREATE INDEX screen_contexts_by_previous ON screen_contexts (previous);
 CREATE INDEX screen_stacks_by_presenter ON screen_stacks (presenter);
