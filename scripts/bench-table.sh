@@ -450,19 +450,20 @@ for name in full normal; do
             printf "\n" }'
     done
 done
-# The same paced load, same machine, against nginx answering 204 at once: the floor this machine's
-# scheduling and the load generator put under any p99 (the goal's 2 ms is measured against it).
-"$work/paced-load" "$nginx_paced_port" "$work/sessions-full" "$half" 64 "$seconds" | while read -r kind rate p50 p90 p99 p999 max _; do
-    awk -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
-        printf "nginx 204     %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: same load, an answer that does nothing)\n", k, r, a, b, c, d, e }'
-done
-# And against redis-server with appendfsync always (LPUSH and LPOP on a list per session, same
-# schedule): what a durable write's p99 is on this machine's disk when the store is Redis.
-"$work/paced-load" "$redis_port" "$work/sessions-full" "$half" 64 "$seconds" redis | while read -r kind rate p50 p90 p99 p999 max bad; do
-    [ "$bad" = 0 ] || echo "($bad redis errors)"
-    awk -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
-        printf "redis always  %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: LPUSH / LPOP, appendfsync always)\n", (k == "push" ? "push" : "pop"), r, a, b, c, d, e }'
-done
+# The same paced load, same machine, against an anchor: paced_anchor LABEL NOTE PORT [redis].
+paced_anchor() {
+    "$work/paced-load" "$3" "$work/sessions-full" "$half" 64 "$seconds" ${4:-} | while read -r kind rate p50 p90 p99 p999 max bad; do
+        [ "$bad" = 0 ] || echo "($bad errors)"
+        awk -v l="$1" -v note="$2" -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" 'BEGIN {
+            printf "%-13s %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms   (the anchor: %s)\n", l, k, r, a, b, c, d, e, note }'
+    done
+}
+# nginx answering 204 at once: the floor this machine's scheduling and the load generator put
+# under any p99 (the goal's 2 ms is measured against it).
+paced_anchor "nginx 204" "same load, an answer that does nothing" "$nginx_paced_port"
+# redis-server with appendfsync always (LPUSH and LPOP on a list per session, same schedule): what a
+# durable write's p99 is on this machine's disk when the store is Redis.
+paced_anchor "redis always" "LPUSH / LPOP, appendfsync always" "$redis_port" redis
 
 echo
 echo "== throughput by connections (push/pop --sync full vs redis LPUSH always, ${half_seconds} s each)"

@@ -65,31 +65,38 @@ static int connectTo(void) {
     return fd;
 }
 
-// Sends `request` and reads one answer (Content-Length bodies only); returns its status.
-static int exchange(int fd, const char *request, size_t length, char *buffer, size_t size) {
+// Sends all `length` bytes of `request`.
+static void sendAll(int fd, const char *request, size_t length) {
     for (size_t sent = 0; sent < length;) {
         ssize_t n = send(fd, request + sent, length - sent, MSG_NOSIGNAL);
         if (n <= 0) { perror("send"); exit(1); }
         sent += n;
     }
+}
+
+// Reads what has arrived into `buffer` after its first `have` bytes, NUL-terminated; returns the
+// new count.
+static size_t receiveMore(int fd, char *buffer, size_t size, size_t have) {
+    ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
+    if (n <= 0) { fprintf(stderr, "recv: the server closed the connection or failed\n"); exit(1); }
+    have += n;
+    buffer[have] = 0;
+    return have;
+}
+
+// Reads one HTTP answer (Content-Length bodies only); returns its status.
+static int httpAnswer(int fd, char *buffer, size_t size) {
     size_t have = 0;
     char *headEnd = 0;
     while (!headEnd) {
-        ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
-        if (n <= 0) { fprintf(stderr, "recv: the server closed the connection or failed\n"); exit(1); }
-        have += n;
-        buffer[have] = 0;
+        have = receiveMore(fd, buffer, size, have);
         headEnd = strstr(buffer, "\r\n\r\n");
     }
     int status = atoi(buffer + 9);
     char *field = strcasestr(buffer, "\r\ncontent-length:");
     size_t body = field && field < headEnd ? strtoul(field + 17, 0, 10) : 0;
     size_t total = (headEnd + 4 - buffer) + body;
-    while (have < total) {
-        ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
-        if (n <= 0) { fprintf(stderr, "recv: the server closed the connection or failed\n"); exit(1); }
-        have += n;
-    }
+    while (have < total) have = receiveMore(fd, buffer, size, have);
     return status;
 }
 
@@ -99,21 +106,14 @@ static int redisReply(int fd, char *buffer, size_t size) {
     size_t have = 0;
     char *lineEnd = 0;
     while (!lineEnd) {
-        ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
-        if (n <= 0) { fprintf(stderr, "recv: redis closed the connection or failed\n"); exit(1); }
-        have += n;
-        buffer[have] = 0;
+        have = receiveMore(fd, buffer, size, have);
         lineEnd = strstr(buffer, "\r\n");
     }
     if (buffer[0] == '-') return 500;
     if (buffer[0] != '$') return 200;
     long length = strtol(buffer + 1, 0, 10);
     size_t total = (lineEnd + 2 - buffer) + (length > 0 ? (size_t)length + 2 : 0);
-    while (have < total) {
-        ssize_t n = recv(fd, buffer + have, size - 1 - have, 0);
-        if (n <= 0) { fprintf(stderr, "recv: redis closed the connection or failed\n"); exit(1); }
-        have += n;
-    }
+    while (have < total) have = receiveMore(fd, buffer, size, have);
     return 200;
 }
 
@@ -129,15 +129,13 @@ static void *run(void *argument) {
         int kind = k % 2;
         if (kind == 0 && k > 0) session = (session + connections) % sessionCount;
         size_t length;
-        if (redis && kind == 0) {
+        if (redis) {
             char key[300];
             int keyLength = snprintf(key, sizeof key, "list:%s", ids[session]);
-            length = snprintf(requests[kind], sizeof requests[kind], "*3\r\n$5\r\nLPUSH\r\n$%d\r\n%s\r\n$%zu\r\n%s\r\n",
-                              keyLength, key, strlen(bodies[0]), bodies[0]);
-        } else if (redis) {
-            char key[300];
-            int keyLength = snprintf(key, sizeof key, "list:%s", ids[session]);
-            length = snprintf(requests[kind], sizeof requests[kind], "*2\r\n$4\r\nLPOP\r\n$%d\r\n%s\r\n", keyLength, key);
+            length = kind == 0
+                ? snprintf(requests[kind], sizeof requests[kind], "*3\r\n$5\r\nLPUSH\r\n$%d\r\n%s\r\n$%zu\r\n%s\r\n",
+                           keyLength, key, strlen(bodies[0]), bodies[0])
+                : snprintf(requests[kind], sizeof requests[kind], "*2\r\n$4\r\nLPOP\r\n$%d\r\n%s\r\n", keyLength, key);
         } else {
             length = snprintf(requests[kind], sizeof requests[kind],
                               "POST /v1/sessions/%s/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
@@ -145,17 +143,8 @@ static void *run(void *argument) {
                               ids[session], verbs[kind], tokens[session], strlen(bodies[kind]), bodies[kind]);
         }
         sleepUntil(due);
-        int status;
-        if (redis) {
-            for (size_t sent = 0; sent < length;) {
-                ssize_t n = send(fd, requests[kind] + sent, length - sent, MSG_NOSIGNAL);
-                if (n <= 0) { perror("send"); exit(1); }
-                sent += n;
-            }
-            status = redisReply(fd, buffer, sizeof buffer);
-        } else {
-            status = exchange(fd, requests[kind], length, buffer, sizeof buffer);
-        }
+        sendAll(fd, requests[kind], length);
+        int status = redis ? redisReply(fd, buffer, sizeof buffer) : httpAnswer(fd, buffer, sizeof buffer);
         double latency = now() - due;
         if (status < 200 || status > 299) worker->bad++;
         if (worker->counts[kind] == worker->capacity) {
