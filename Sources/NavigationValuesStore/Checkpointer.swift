@@ -17,7 +17,7 @@ import Synchronization
 ///    connection and serial queue. They take no write lock and wait for no reader, so commits go
 ///    on meanwhile; each copies what the log held when it began and syncs the database file.
 ///    Commits made while one runs are copied by the next, up to a few rounds, until what is
-///    left is at most a quarter of `finishingFrames`.
+///    left is at most `backgroundTarget`.
 /// 2. Between two batches, the writer itself runs a PASSIVE checkpoint of that small rest
 ///    (``afterBatch(_:)``): a few pages and two short syncs. Nothing is appended while it runs,
 ///    so it copies the whole log, and the next write transaction restarts the log from its
@@ -43,6 +43,9 @@ final class Checkpointer: @unchecked Sendable {
     /// The most frames the writer copies itself to finish a checkpoint (what background rounds
     /// left, plus what the writer appended since: a batch under load appends hundreds).
     let finishingFrames: Int
+    /// What background rounds leave for the writer at most: a quarter of ``finishingFrames``,
+    /// so that what commits append before the writer's next batch ends still fits.
+    let backgroundTarget: Int
     /// Frames in the log past which the writer forces a RESTART checkpoint.
     let hardLimit: Int
     /// The longest a forced checkpoint waits for readers.
@@ -76,6 +79,7 @@ final class Checkpointer: @unchecked Sendable {
         connection = SerialConnection(database, label: "NavigationValuesStore.checkpointer")
         self.threshold = max(1, threshold)
         self.finishingFrames = max(64, self.threshold / 2)
+        self.backgroundTarget = finishingFrames / 4
         self.hardLimit = max(self.threshold * 2, hardLimit)
         self.forcedWait = forcedWait
         self.logPath = path + "-wal"
@@ -91,7 +95,7 @@ final class Checkpointer: @unchecked Sendable {
         }
         guard count >= threshold, !isRunning.load(ordering: .relaxed) else { return }
         // Left for the writer to finish: it will at its next batch's end.
-        if remaining(frames: count) <= finishingFrames / 4 { return }
+        if remaining(frames: count) <= backgroundTarget { return }
         guard !isRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.queue.async { self.runBackground() }
     }
@@ -120,7 +124,7 @@ final class Checkpointer: @unchecked Sendable {
             guard outcome.code == SQLITE_OK else { return }
             // The writer restarted the log meanwhile: nothing more to do in this one.
             guard generation == self.generation.load(ordering: .relaxed) else { return }
-            if frames.load(ordering: .relaxed) - outcome.backfilled <= finishingFrames / 4 { return }
+            if remaining(frames: frames.load(ordering: .relaxed)) <= backgroundTarget { return }
         }
     }
 
