@@ -33,6 +33,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repository="$(pwd)"
+# One run at a time on a machine: two would share its 2 cores and its disk, and each would print
+# the other's load as its own figures.
+exec 9>"${TMPDIR:-/tmp}/navigation-values-bench-table.lock"
+if ! flock -n 9; then
+    echo "bench-table.sh: another run holds ${TMPDIR:-/tmp}/navigation-values-bench-table.lock; waiting for it" >&2
+    flock 9
+fi
 binary=""
 duration="10s"
 rounds=3
@@ -428,7 +435,11 @@ if [ -n "$writer_cpu_full_start" ] && [ -n "$writer_cpu_full_end" ]; then
         split(a, x, " "); split(b, y, " ")
         printf "the store'"'"'s own counters: writer %.0f us per mutation while running batches, checkpointer %.0f us per mutation\n",
             (y[1] - x[1]) / c * 1e6, (y[2] - x[2]) / c * 1e6 }'
-    echo "checkpoints (--sync full): $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="complete"}') complete, $(metric full 'navigation_values_store_checkpoints_total{mode="passive",result="partial"}') partial, $(metric full 'navigation_values_store_checkpoints_total{mode="restart",result="complete"}') forced; WAL $(metric full navigation_values_store_wal_pages) pages"
+    checkpoints() { metric full "navigation_values_store_checkpoints_total{mode=\"$1\",result=\"$2\"}"; }
+    echo "checkpoints (--sync full): checkpointer $(checkpoints passive complete) complete, $(checkpoints passive partial) partial, $(checkpoints passive failed) failed;" \
+        "writer $(checkpoints writer complete) complete, $(checkpoints writer partial) partial, $(checkpoints writer failed) failed;" \
+        "forced $(checkpoints restart complete), $(checkpoints restart busy) busy;" \
+        "the log restarted $(metric full navigation_values_store_wal_restarts_total) times; WAL $(metric full navigation_values_store_wal_pages) pages"
 else
     echo "the server has no navigation_values_store_thread_cpu_seconds_total in /metrics (an older build)"
 fi

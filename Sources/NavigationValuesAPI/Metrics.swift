@@ -207,8 +207,10 @@ public final class Metrics: Sendable {
             ("passive", "failed", store.failedCheckpoints),
             ("writer", "complete", store.writerCheckpoints - store.partialWriterCheckpoints),
             ("writer", "partial", store.partialWriterCheckpoints),
+            ("writer", "failed", store.failedWriterCheckpoints),
             ("restart", "complete", store.forcedCheckpoints),
             ("restart", "busy", store.busyForcedCheckpoints),
+            ("restart", "failed", store.failedForcedCheckpoints),
         ]
         for (mode, result, count) in rows {
             out += "navigation_values_store_checkpoints_total{mode=\"\(mode)\",result=\"\(result)\"} \(count)\n"

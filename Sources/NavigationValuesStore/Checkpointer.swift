@@ -43,8 +43,9 @@ final class Checkpointer: @unchecked Sendable {
     /// The most frames the writer copies itself to finish a checkpoint (what background rounds
     /// left, plus what the writer appended since: a batch under load appends hundreds).
     let finishingFrames: Int
-    /// What background rounds leave for the writer at most: a quarter of ``finishingFrames``,
-    /// so that what commits append before the writer's next batch ends still fits.
+    /// What background rounds leave for the writer at most: a quarter of ``finishingFrames``
+    /// (of the threshold, when that is smaller), so that what commits append before the writer's
+    /// next batch ends still fits.
     let backgroundTarget: Int
     /// Frames in the log past which the writer forces a RESTART checkpoint.
     let hardLimit: Int
@@ -53,6 +54,10 @@ final class Checkpointer: @unchecked Sendable {
     /// Background rounds per wake-up before the writer is asked to finish anyway, or the next
     /// commit starts more.
     static let rounds = 4
+    /// The least ``finishingFrames``, whatever the threshold: a batch of a few dozen mutations
+    /// appends a few hundred frames, and a writer that could finish only less than its own
+    /// batch appends would never finish under a load that never pauses.
+    static let leastFinishingFrames = 256
     private let connection: SerialConnection
     /// The path of the log file (`<database>-wal`).
     let logPath: String
@@ -63,6 +68,8 @@ final class Checkpointer: @unchecked Sendable {
     private let generation = Atomic<Int>(0)
     /// True while background rounds are queued or running.
     private let isRunning = Atomic<Bool>(false)
+    /// The log generation whose background rounds last ended, handing the rest to the writer.
+    private let handedOver = Atomic<Int>(-1)
     /// The state of the latest checkpoint: its log's generation and how many of its frames are
     /// copied into the database file.
     private let backfill = Mutex((generation: -1, backfilled: 0))
@@ -78,8 +85,8 @@ final class Checkpointer: @unchecked Sendable {
         try database.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         connection = SerialConnection(database, label: "NavigationValuesStore.checkpointer")
         self.threshold = max(1, threshold)
-        self.finishingFrames = max(64, self.threshold / 2)
-        self.backgroundTarget = finishingFrames / 4
+        self.finishingFrames = max(Self.leastFinishingFrames, self.threshold / 2)
+        self.backgroundTarget = max(1, min(finishingFrames, self.threshold) / 4)
         self.hardLimit = max(self.threshold * 2, hardLimit)
         self.forcedWait = forcedWait
         self.logPath = path + "-wal"
@@ -94,8 +101,14 @@ final class Checkpointer: @unchecked Sendable {
             figures.withLock { $0.restarts += 1 }
         }
         guard count >= threshold, !isRunning.load(ordering: .relaxed) else { return }
-        // Left for the writer to finish: it will at its next batch's end.
-        if remaining(frames: count) <= backgroundTarget { return }
+        let left = remaining(frames: count)
+        if left <= backgroundTarget { return }
+        // Background rounds already ran on this log and handed the rest to the writer, which
+        // finishes it at its next batch's end: more rounds now would only keep it from doing so
+        // (it finishes only while none runs).
+        if left <= finishingFrames, handedOver.load(ordering: .relaxed) == generation.load(ordering: .relaxed) {
+            return
+        }
         guard !isRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.queue.async { self.runBackground() }
     }
@@ -115,6 +128,7 @@ final class Checkpointer: @unchecked Sendable {
         defer {
             let spent = threadCPUSeconds() - cpuStart
             figures.withLock { $0.cpuSeconds += spent }
+            handedOver.store(generation.load(ordering: .relaxed), ordering: .relaxed)
             isRunning.store(false, ordering: .releasing)
         }
         for _ in 0..<Self.rounds {
@@ -144,6 +158,10 @@ final class Checkpointer: @unchecked Sendable {
         let generation = generation.load(ordering: .relaxed)
         let outcome = db.checkpoint(SQLITE_CHECKPOINT_PASSIVE)
         record(outcome, generation: generation, kind: .writer)
+        // A reader kept the writer from copying it all: background rounds take over again.
+        if outcome.code != SQLITE_OK || outcome.backfilled < outcome.frames {
+            handedOver.store(-1, ordering: .relaxed)
+        }
         let spent = threadCPUSeconds() - cpuStart
         figures.withLock { $0.writerCheckpointCPUSeconds += spent }
     }
@@ -184,7 +202,11 @@ final class Checkpointer: @unchecked Sendable {
                 figures.forced += 1
             case (.forced, SQLITE_BUSY), (.forced, SQLITE_LOCKED):
                 figures.forcedBusy += 1
-            default:
+            case (.writer, _):
+                figures.writerFailed += 1
+            case (.forced, _):
+                figures.forcedFailed += 1
+            case (.background, _), (.final, _):
                 figures.failed += 1
             }
         }
@@ -224,8 +246,10 @@ struct CheckpointFigures: Sendable, Equatable {
     var passivePartial = 0
     var writer = 0
     var writerPartial = 0
+    var writerFailed = 0
     var forced = 0
     var forcedBusy = 0
+    var forcedFailed = 0
     var failed = 0
     var restarts = 0
     var pagesCheckpointed = 0

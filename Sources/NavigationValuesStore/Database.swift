@@ -226,7 +226,7 @@ public final class Database {
             result = try body()
             try execute("COMMIT")
         } catch {
-            rollback()
+            try rollback(after: error)
             throw error
         }
         return result
@@ -234,6 +234,9 @@ public final class Database {
 
     /// Runs `body` inside a savepoint of the current transaction: on error only its own changes
     /// are undone (https://sqlite.org/lang_savepoint.html).
+    ///
+    /// When they cannot be undone, the whole transaction is rolled back instead, so that nothing
+    /// of a failed `body` can be committed by the transaction's `COMMIT`; the error then says so.
     public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         try execute("SAVEPOINT nested")
         do {
@@ -242,16 +245,43 @@ public final class Database {
             return result
         } catch {
             // Undo the savepoint's changes, then drop it; the outer transaction stays open.
-            try? execute("ROLLBACK TO nested")
-            try? execute("RELEASE nested")
+            do {
+                try execute("ROLLBACK TO nested")
+                try execute("RELEASE nested")
+            } catch let undo {
+                try rollback(after: error)
+                throw StoreError(
+                    code: .failed,
+                    message:
+                        "\(error); its changes could not be undone alone (\(undo)), so the whole transaction was rolled back"
+                )
+            }
             throw error
         }
     }
 
-    /// Rolls back the open transaction, if any. A failed rollback leaves nothing to undo.
-    func rollback() {
-        if sqlite3_get_autocommit(handle) == 0 {
-            try? execute("ROLLBACK")
+    /// Rolls back the open transaction, if any.
+    ///
+    /// - Throws: ``StoreError`` when SQLite could not roll it back and it is still open. The
+    ///   connection must not be used for writes then: its next `COMMIT` would keep what the
+    ///   failed transaction wrote.
+    func rollback() throws {
+        guard sqlite3_get_autocommit(handle) == 0 else { return }
+        do {
+            try execute("ROLLBACK")
+        } catch {
+            // Some errors roll the transaction back by themselves; only one still open is a failure.
+            guard sqlite3_get_autocommit(handle) == 0 else { return }
+            throw error
+        }
+    }
+
+    /// Rolls back after `error` ended a transaction's body, or throws both errors together.
+    private func rollback(after error: any Error) throws {
+        do { try rollback() } catch let rollbackError {
+            throw StoreError(
+                code: .failed,
+                message: "\(error); then the rollback failed, and the transaction is still open: \(rollbackError)")
         }
     }
 

@@ -154,6 +154,8 @@ public final class SQLiteSessionStore: SessionStore {
             metrics.writerCheckpointCPUSeconds = checkpoints.writerCheckpointCPUSeconds
             metrics.forcedCheckpoints = checkpoints.forced
             metrics.busyForcedCheckpoints = checkpoints.forcedBusy
+            metrics.failedForcedCheckpoints = checkpoints.forcedFailed
+            metrics.failedWriterCheckpoints = checkpoints.writerFailed
             metrics.pagesCheckpointed = checkpoints.pagesCheckpointed
             metrics.walPages = checkpoints.logFrames
             metrics.walBytes = checkpoints.logBytes
@@ -289,7 +291,9 @@ public final class SQLiteSessionStore: SessionStore {
         do {
             try db.execute("COMMIT")
         } catch {
-            db.rollback()
+            // A rollback that fails leaves the transaction open: the next batch's BEGIN then fails
+            // and its callers hear of it; nothing is committed by mistake.
+            try? db.rollback()
             return results.map { result in result.flatMap { .failure(error) } }
         }
         return results

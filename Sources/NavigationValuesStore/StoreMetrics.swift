@@ -34,7 +34,8 @@ public struct StoreMetrics: Sendable, Equatable {
     /// Of ``checkpoints``, those that left frames in the log uncopied (commits appended while
     /// they ran, or a reader held an older snapshot).
     public var partialCheckpoints = 0
-    /// Checkpoints that could not start (another one held the checkpoint lock) or failed.
+    /// Checkpoints of the checkpointer's thread that could not start (another one held the
+    /// checkpoint lock) or failed.
     public var failedCheckpoints = 0
     /// PASSIVE checkpoints the writer ran between batches to copy the little the checkpointer's
     /// left, so that the log restarts.
@@ -42,6 +43,8 @@ public struct StoreMetrics: Sendable, Equatable {
     /// Of ``writerCheckpoints``, those that left frames uncopied (a reader held an older
     /// snapshot).
     public var partialWriterCheckpoints = 0
+    /// Checkpoints the writer tried between batches that could not start or failed.
+    public var failedWriterCheckpoints = 0
     /// Times the write-ahead log restarted from its beginning (after a checkpoint copied all of
     /// it).
     public var walRestarts = 0
@@ -49,6 +52,8 @@ public struct StoreMetrics: Sendable, Equatable {
     public var forcedCheckpoints = 0
     /// Forced checkpoints that readers stopped (they are tried again a second later at most).
     public var busyForcedCheckpoints = 0
+    /// Forced checkpoints that failed for another reason than readers (an I/O error).
+    public var failedForcedCheckpoints = 0
     /// Pages copied from the write-ahead log into the database file by checkpoints.
     public var pagesCheckpointed = 0
     /// Frames in the write-ahead log after the latest commit.

@@ -68,8 +68,9 @@ final class PostgresConnection {
         handle = connection
         self.timeout = timeout
         guard PQsetnonblocking(connection, 1) == 0, PQenterPipelineMode(connection) == 1 else {
+            // Every stored property is set, so deinit runs and finishes the connection: finishing
+            // it here too would free it twice.
             let message = Self.message(of: connection)
-            PQfinish(connection)
             throw StoreError(code: .unavailable, message: "cannot set up the PostgreSQL connection: \(message)")
         }
     }
