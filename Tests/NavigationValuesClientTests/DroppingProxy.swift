@@ -64,20 +64,31 @@ final class DroppingProxy: Sendable {
     /// The request lines relayed (the dropped ones included), in arrival order.
     var requestLines: [String] { state.withLock { $0.requests } }
 
-    /// Stops accepting and closes every connection.
+    /// Stops accepting and ends every connection.
+    ///
+    /// Only shuts sockets down, which wakes the threads blocked on them; each is closed by the
+    /// thread that uses it, once it is done with it (the listener by the accepting thread). A
+    /// descriptor closed here could be handed out again at once, in this test process full of
+    /// other suites' sockets and files, and the thread still using the old number would then
+    /// accept, read or write on someone else's: another test's server would lose connections.
+    /// The shutdowns run under the lock that ``forget(_:)`` takes before a relay closes its two
+    /// sockets, so none is shut down after it was closed.
     func close() {
-        let sockets = state.withLock { state in
+        state.withLock { state in
+            // Once only: after the first, the accepting thread may have closed the listener.
+            guard !state.isClosed else { return }
             state.isClosed = true
-            return state.sockets
+            shutdown(listener, Int32(SHUT_RDWR))
+            for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
-        for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     // MARK: - Relaying
 
     private func acceptLoop() {
+        // The only thread that uses the listener closes it, once accept fails for good (`close()`
+        // shut it down).
+        defer { Glibc.close(listener) }
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
