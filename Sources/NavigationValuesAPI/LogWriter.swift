@@ -47,6 +47,8 @@ public final class LogWriter: Sendable {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
+    /// Set once `close` saw the thread stop.
+    private let hasStopped = Atomic<Bool>(false)
     private let dropped = Atomic<Int>(0)
 
     /// Starts the writer thread for `fileDescriptor` (2 for stderr), which stays open; at most
@@ -108,7 +110,12 @@ public final class LogWriter: Sendable {
 
     /// Writes what is left (waiting at most `timeout`), then stops the thread; lines appended
     /// afterwards are dropped silently.
-    public func close(timeout: Duration = .seconds(5)) {
+    ///
+    /// - Returns: whether the thread has stopped (it is given a second more). Only then is the
+    ///   descriptor written no more, so that a caller may close it: a write to a closed number
+    ///   could land in whatever file or socket got that number next.
+    @discardableResult
+    public func close(timeout: Duration = .seconds(5)) -> Bool {
         flush(timeout: timeout)
         let mustWake = state.withLock { state -> Bool in
             guard !state.isClosed else { return false }
@@ -117,8 +124,9 @@ public final class LogWriter: Sendable {
         }
         if mustWake {
             wake.signal()
-            _ = stopped.wait(timeout: .now() + .seconds(1))
+            if stopped.wait(timeout: .now() + .seconds(1)) == .success { hasStopped.store(true, ordering: .releasing) }
         }
+        return hasStopped.load(ordering: .acquiring)
     }
 
     // MARK: - The thread

@@ -49,8 +49,16 @@ final class PipeCollector: Sendable {
         }
     }
 
-    /// Closes the write end: the reader then sees the end of the stream.
-    func closeWriting() { close(writeEnd) }
+    /// Closes `writer`, then the write end, so that the reader sees the end of the stream. When
+    /// the writer's thread did not stop, the write end stays open (and the test fails): a
+    /// thread still writing to a closed number could write into another suite's file or socket.
+    func closeWriting(after writer: LogWriter, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard writer.close() else {
+            Issue.record("the log writer's thread did not stop", sourceLocation: sourceLocation)
+            return
+        }
+        close(writeEnd)
+    }
 
     deinit {
         close(readEnd)
@@ -83,8 +91,7 @@ final class PipeCollector: Sendable {
         #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == 200 })
         #expect(pipe.lines == reference.withLock { $0 })
         #expect(writer.droppedLines == 0)
-        writer.close()
-        pipe.closeWriting()
+        pipe.closeWriting(after: writer)
     }
 
     @Test func aFullBufferDropsAndCountsLinesAndNeverBlocksTheCaller() async throws {
@@ -112,8 +119,7 @@ final class PipeCollector: Sendable {
         #expect(indexes == indexes.sorted())
         #expect(Set(indexes).count == indexes.count)
         #expect(writer.droppedLines == dropped)
-        writer.close()
-        pipe.closeWriting()
+        pipe.closeWriting(after: writer)
     }
 
     @Test func metricsReportTheDroppedLines() async throws {
@@ -132,8 +138,7 @@ final class PipeCollector: Sendable {
             #expect(figure <= writer.droppedLines)
             pipe.startReading()  // let the server's own lines through, so that it can stop
         }
-        writer.close()
-        pipe.closeWriting()
+        pipe.closeWriting(after: writer)
     }
 
     @Test func requestIDsAreDistinctAndKeepTheirShape() async throws {
