@@ -81,14 +81,23 @@ extension SQLiteSessionStore {
 // MARK: - Retention
 
 extension SQLiteSessionStore: SessionStoreMaintenance {
+    /// Retention's query (state ?1, before ?2, limit ?3), through
+    /// sessions_by_state_and_updated_minute (Migrations/0008): updated_minute is updated_at rounded
+    /// down to its minute, so the order is oldest change first, and updated_at is checked only on
+    /// the rows of the minute `before` falls in.
+    package static let sessionsByStateAndAge = """
+        SELECT id, version, updated_at FROM sessions
+        WHERE state = ?1 AND updated_minute < ?2 AND updated_at < ?2
+        ORDER BY updated_minute, updated_at LIMIT ?3
+        """
+
     public func sessions(in state: SessionState, updatedBefore before: Date, limit: Int) async throws
         -> [SessionStamp]
     {
         guard limit > 0 else { return [] }
         return try await read { db in
             try db.fetchAll(
-                "SELECT id, version, updated_at FROM sessions WHERE state = ? AND updated_at < ? ORDER BY updated_at LIMIT ?",
-                [.text(state.rawValue), .milliseconds(before), .integer(limit)]
+                Self.sessionsByStateAndAge, [.text(state.rawValue), .milliseconds(before), .integer(limit)]
             ) { row in SessionStamp(id: SessionID(row.string(0)), version: row.int64(1), updatedAt: row.date(2)) }
         }
     }

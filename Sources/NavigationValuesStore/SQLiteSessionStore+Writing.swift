@@ -54,8 +54,9 @@ extension SQLiteSessionStore {
             try db.execute(
                 """
                 INSERT INTO sessions
-                    (id, version, state, schema, token_hash, created_at, updated_at, origin_session, origin_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (id, version, state, schema, token_hash, created_at, updated_at, updated_minute,
+                     origin_session, origin_version)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 - ?7 % 60000, ?8, ?9)
                 """,
                 [
                     .text(session.id.rawValue), .integer(session.version), .text(session.state.rawValue),
@@ -64,10 +65,18 @@ extension SQLiteSessionStore {
                     session.origin.map { .integer($0.version) } ?? .null,
                 ])
         case .updateSession(let id, let version, let state, let updatedAt):
+            // state and updated_minute are the keys of retention's index: SQLite rewrites an
+            // index entry whenever an UPDATE assigns one of its columns, even to the value it had,
+            // so they are assigned only when one of them changes (Migrations/0008).
             try db.execute(
-                "UPDATE sessions SET version = ?, state = ?, updated_at = ? WHERE id = ?",
-                [.integer(version), .text(state.rawValue), .milliseconds(updatedAt), .text(id.rawValue)])
+                "UPDATE sessions SET version = ?, updated_at = ? WHERE id = ?",
+                [.integer(version), .milliseconds(updatedAt), .text(id.rawValue)])
             try expectOneRow(in: db, "session \(id) does not exist")
+            try db.execute(
+                """
+                UPDATE sessions SET state = ?1, updated_minute = updated_at - updated_at % 60000
+                WHERE id = ?2 AND (state IS NOT ?1 OR updated_minute IS NOT updated_at - updated_at % 60000)
+                """, [.text(state.rawValue), .text(id.rawValue)])
         case .insertScreen(let screen):
             try db.execute(
                 """

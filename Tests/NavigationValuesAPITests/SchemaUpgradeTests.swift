@@ -3,18 +3,20 @@ import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesSessions
 import NavigationValuesStore
+import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Migration 0007 (screen_contexts and the tables that reference it rebuilt WITHOUT ROWID, issue 12) upgrades a file made
-/// by the schema before it in place: a server started on it shows the same sessions, histories and
-/// replays, keeps every record, takes new mutations, and a purge still leaves nothing behind.
+/// Migrations 0007 (screen_contexts and the tables that reference it rebuilt WITHOUT ROWID) and
+/// 0008 (retention's index on updated_minute), both issue 12, upgrade a file made by the schema
+/// before them in place: a server started on it shows the same sessions, histories and replays,
+/// keeps every record, takes new mutations, and a purge still leaves nothing behind.
 ///
-/// The old file is made by `Migrator` with migrations 0001-0006 only, and holds rows the real
-/// server wrote: a server fills a file of its own, and its rows are copied table by table into the
-/// old schema (0007 changes no column, so every row fits as it is).
+/// The old file is made by `Migrator` with migrations 0001-0006 (or 0001-0007) only, and holds rows
+/// the real server wrote: a server fills a file of its own, and its rows are copied table by table
+/// into the old schema, in the old schema's columns (0007 changes no column; 0008 adds one, which it
+/// fills from updated_at).
 @Suite struct SchemaUpgradeTests {
-    static let before = Array(Migration.embedded.prefix(6))
 
     /// Every table that holds rows, parents before children.
     static let tables = [
@@ -47,9 +49,12 @@ import Testing
         var purgedID = ""
         var sheet = ""
         var observerToken = ""
+        var stamps: [SessionState: [SessionStamp]] = [:]
     }
 
-    @Test func aFileOfTheSchemaBefore0007UpgradesInPlaceAndKeepsEverything() async throws {
+    /// How many migrations the old file has: the schema before 0007, and the one before 0008.
+    @Test(arguments: [6, 7])
+    func aFileOfAnOlderSchemaUpgradesInPlaceAndKeepsEverything(applied: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-upgrade-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -59,12 +64,19 @@ import Testing
         let seen = try await withRunningServer(databasePath: filled, configure: configure) { client, server in
             try await fill(client, server)
         }
-        try copyIntoTheOldSchema(from: filled, to: old)
+        try copyIntoTheOldSchema(from: filled, to: old, applied: applied)
 
         let main = try #require(seen.main)
         let compacted = try #require(seen.compacted)
-        try await withRunningServer(databasePath: old, configure: configure) { client, _ in
+        try await withRunningServer(databasePath: old, configure: configure) { client, server in
             #expect(try Migrator().appliedMigrations(in: Database(path: old)).count == Migration.embedded.count)
+            // Retention finds the old sessions through the new index as it did: oldest change first.
+            let store = try #require(server.service.store as? any SessionStoreMaintenance)
+            let farFuture = Date().addingTimeInterval(86_400)
+            for state in [SessionState.active, .ended] {
+                let found = try await store.sessions(in: state, updatedBefore: farFuture, limit: 100)
+                #expect(found == seen.stamps[state], "\(state)")
+            }
             // Every session, history and replay as before.
             for (id, shown) in seen.sessions {
                 let answer = try await client.send("GET", "/v1/sessions/\(id)", token: client.adminToken)
@@ -130,6 +142,10 @@ import Testing
             #expect(orphans == 0, "\(table)")
             #expect(try count(db, "SELECT count(*) FROM \(table)") > 0, "\(table) still has the fresh session's rows")
         }
+        // updated_minute is updated_at's minute in every row, old and new.
+        #expect(
+            try count(db, "SELECT count(*) FROM sessions WHERE updated_minute IS NOT updated_at - updated_at % 60000")
+                == 0)
         // The rebuilt table has no rowid any more.
         #expect(throws: StoreError.self) { try db.execute("SELECT rowid FROM screen_contexts") }
     }
@@ -208,6 +224,12 @@ import Testing
             #expect(answer["type"] == nil, "\(query) answered a problem: \(answer)")
         }
         seen.list = try await client.send("GET", "/v1/sessions?limit=100", token: client.adminToken).json ?? .null
+        let store = try #require(server.service.store as? any SessionStoreMaintenance)
+        for state in [SessionState.active, .ended] {
+            seen.stamps[state] = try await store.sessions(
+                in: state, updatedBefore: Date().addingTimeInterval(86_400), limit: 100)
+            #expect(seen.stamps[state]?.isEmpty == false, "\(state)")
+        }
         seen.main = main
         seen.compacted = compacted
         seen.ended = ended
@@ -216,17 +238,18 @@ import Testing
         return seen
     }
 
-    /// Creates `old` with migrations 0001-0006 and copies every row of `filled` into it, in one
-    /// transaction with foreign keys checked at its end.
-    func copyIntoTheOldSchema(from filled: String, to old: String) throws {
+    /// Creates `old` with the first `applied` migrations and copies every row of `filled` into it
+    /// (the old schema's columns), in one transaction with foreign keys checked at its end.
+    func copyIntoTheOldSchema(from filled: String, to old: String, applied: Int) throws {
         let db = try Database(path: old)
-        try Migrator(migrations: Self.before).migrate(db)
-        #expect(try Migrator().pendingMigrations(in: db).map(\.version) == [7])
+        try Migrator(migrations: Array(Migration.embedded.prefix(applied))).migrate(db)
+        #expect(
+            try Migrator().pendingMigrations(in: db).map(\.version) == Array((applied + 1)...Migration.embedded.count))
         try db.execute("ATTACH DATABASE ? AS filled", [.text(filled)])
         try db.inTransaction(.immediate) {
             try db.execute("PRAGMA defer_foreign_keys = ON")
             for table in Self.tables {
-                let columns = try db.fetchAll("SELECT name FROM pragma_table_info(?, 'filled')", [.text(table)]) {
+                let columns = try db.fetchAll("SELECT name FROM pragma_table_info(?, 'main')", [.text(table)]) {
                     "\"\($0.string(0))\""
                 }.joined(separator: ", ")
                 try db.execute("INSERT INTO main.\(table) (\(columns)) SELECT \(columns) FROM filled.\(table)")

@@ -142,6 +142,66 @@ import Testing
         }
     }
 
+    /// SQLite's retention index is on updated_at rounded down to its minute, moved only when a
+    /// change crosses into another minute or changes the state (Migrations/0008): within one
+    /// minute, and across minutes, what retention finds still follows the exact last change.
+    @Test(arguments: StoreSetup.contract)
+    func retentionFollowsTheExactLastChangeWithinAndAcrossMinutes(setup: StoreSetup) async throws {
+        let minute = Date(millisecondsSince1970: 1_796_000_040_000)  // a minute's first millisecond
+        func at(_ milliseconds: Int64) -> Date {
+            Date(millisecondsSince1970: minute.millisecondsSince1970 + milliseconds)
+        }
+        func change(_ session: SampleSession, to version: Int64, at date: Date, _ state: SessionState = .active)
+            -> StoredMutation
+        {
+            var event = session.event(version)
+            event.at = date
+            return StoredMutation(
+                session: session.id, event: event,
+                changes: [.updateSession(session.id, version: version, state: state, updatedAt: date)])
+        }
+        try await withStore(setup) { subject in
+            let store = subject.store
+            let early = SampleSession("s_early", at: at(10_000))
+            let moved = SampleSession("s_moved", at: at(5_000))  // changed again later in the minute
+            let crossed = SampleSession("s_crossed", at: at(-50_000))  // the minute before, changed in this one
+            let ended = SampleSession("s_ended", at: at(15_000))
+            let stale = SampleSession("s_stale", at: at(-50_001))  // left in the minute before
+            for session in [early, moved, crossed, ended, stale] { try await store.commit(session.creation) }
+            try await store.commit(change(moved, to: 2, at: at(30_000)))
+            try await store.commit(change(crossed, to: 2, at: at(20_000)))
+            try await store.commit(change(ended, to: 2, at: at(25_000), .ended))
+            let reader = try await subject.reading()
+            let maintenance = try #require(reader as? any SessionStoreMaintenance)
+            func found(_ state: SessionState, before milliseconds: Int64, limit: Int = 10) async throws -> [String] {
+                try await maintenance.sessions(in: state, updatedBefore: at(milliseconds), limit: limit)
+                    .map(\.id.rawValue)
+            }
+            // Strictly before, to the millisecond, oldest change first.
+            #expect(try await found(.active, before: 30_001) == ["s_stale", "s_early", "s_crossed", "s_moved"])
+            #expect(try await found(.active, before: 30_000) == ["s_stale", "s_early", "s_crossed"])
+            #expect(try await found(.active, before: 20_000) == ["s_stale", "s_early"])
+            #expect(try await found(.active, before: 10_000) == ["s_stale"])
+            #expect(try await found(.active, before: 0) == ["s_stale"])
+            #expect(try await found(.active, before: -50_001).isEmpty)
+            #expect(try await found(.active, before: 120_000, limit: 2) == ["s_stale", "s_early"])
+            // The ended session left the active ones, with its exact time.
+            #expect(try await found(.ended, before: 25_000).isEmpty)
+            let endedStamps = try await maintenance.sessions(in: .ended, updatedBefore: at(25_001), limit: 10)
+            #expect(endedStamps == [SessionStamp(id: ended.id, version: 2, updatedAt: at(25_000))])
+            let movedStamp = try await maintenance.sessions(in: .active, updatedBefore: at(60_000), limit: 10).last
+            #expect(movedStamp == SessionStamp(id: moved.id, version: 2, updatedAt: at(30_000)))
+            if subject.setup.isSQLiteFile {
+                // The stored minute is exactly updated_at's, for every row.
+                let db = try Database(path: subject.path)
+                #expect(
+                    try db.fetchOne(
+                        "SELECT count(*) FROM sessions WHERE updated_minute IS NOT updated_at - updated_at % 60000"
+                    ) { $0.int(0) } == 0)
+            }
+        }
+    }
+
     @Test(arguments: StoreSetup.contract)
     func idempotencyRecordsGoWithTheirSessionAndTombstonesExpire(setup: StoreSetup) async throws {
         let clock = TestClock(sample.at)
