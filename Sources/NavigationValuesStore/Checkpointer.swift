@@ -51,8 +51,8 @@ final class Checkpointer: @unchecked Sendable {
     let hardLimit: Int
     /// The longest a forced checkpoint waits for readers.
     let forcedWait: Duration
-    /// Background rounds per wake-up before the writer is asked to finish anyway, or the next
-    /// commit starts more.
+    /// Background rounds per wake-up. Then they hand the rest to the writer, and commits start
+    /// more only once the rest outgrows ``finishingFrames`` or a reader stopped the writer's step.
     static let rounds = 4
     /// The least ``finishingFrames``, whatever the threshold: a batch of a few dozen mutations
     /// appends a few hundred frames, and a writer that could finish only less than its own
