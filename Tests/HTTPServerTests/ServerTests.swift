@@ -114,9 +114,10 @@ import Testing
     }
 
     @Test func sendsContinueBeforeReadingAnExpectedBody() async throws {
-        // Timeouts far past the test's own pace: on a loaded machine its steps can be 30 s apart,
-        // and the connection must not be closed as idle between the 100 and the body.
-        try await withRunningServer(Self.makeRouter(), headerTimeout: .seconds(600), idleTimeout: .seconds(600)) {
+        // The helper's timeouts are far past the test's own pace: on a loaded machine its steps
+        // can be 30 s apart, and the connection must not be closed as idle between the 100 and
+        // the body.
+        try await withRunningServer(Self.makeRouter()) {
             server in
             let client = try RawClient(port: server.port)
             try await client.write(
@@ -235,8 +236,8 @@ extension ServerTests {
         let router = Router()
         router.get("/whoami") { request in Response(body: Array((request.remoteAddress ?? "unknown").utf8)) }
         // Idle connections are not closed while the test counts them, however slowly a loaded
-        // machine runs it (the default 30 s idle timeout closed the first one once: 2, not 3).
-        try await withRunningServer(router, idleTimeout: .seconds(600)) { server in
+        // machine runs it (a 30 s idle timeout closed the first one once: 2, not 3).
+        try await withRunningServer(router) { server in
             var clients: [RawClient] = []
             for _ in 0..<3 {
                 let client = try RawClient(port: server.port)

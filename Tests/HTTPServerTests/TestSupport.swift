@@ -5,10 +5,16 @@ import Testing
 
 /// Starts a server on 127.0.0.1, port 0, runs `body`, and shuts the server down on success
 /// and on failure (Hummingbird's `LiveTestFramework`).
+///
+/// The header and idle timeouts default to 10 minutes, far past any test's own pace: in a full
+/// parallel run on a loaded machine, a test's task can wait more than 30 s between connecting
+/// and sending its request, and a 30 s timeout then closed the connection under it ("closed
+/// while reading a line": 17 connections closed 30.1 s after their accept in one traced run).
+/// Tests of the timeouts pass their own.
 func withRunningServer(
     _ router: Router,
-    headerTimeout: Duration = .seconds(30),
-    idleTimeout: Duration = .seconds(30),
+    headerTimeout: Duration = .seconds(600),
+    idleTimeout: Duration = .seconds(600),
     streamHighWaterMark: Int = 64 * 1024,
     eventLoopCount: Int = 2,
     _ body: (HTTPServer) async throws -> Void
