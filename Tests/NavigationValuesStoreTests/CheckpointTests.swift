@@ -111,11 +111,12 @@ struct CheckpointTests {
             var seq: Int64 = 1
             func write() async throws {
                 seq += 1
-                // Four values of 4 KB: a few dozen pages a commit, so that few commits reach the
-                // limits even on a loaded machine.
+                // Sixteen values of 4 KB: dozens of pages a commit, so that a handful of commits
+                // reach the limits. In the ThreadSanitizer run of CI, beside the other suites, one
+                // commit took seconds, and four values a commit needed more than 120 s.
                 let value = "\"\(String(repeating: "w", count: 4_000))\(seq)\""
                 try await store.commit(
-                    sample.mutation(seq, (0..<4).map { .setValue(sample.root, key: "k\($0)", json: value) }))
+                    sample.mutation(seq, (0..<16).map { .setValue(sample.root, key: "k\($0)", json: value) }))
             }
 
             // A reader (as an operator's sqlite3 shell might) keeps its snapshot open: no
@@ -125,7 +126,7 @@ struct CheckpointTests {
             try reader.execute("BEGIN")
             #expect(try reader.fetchOne("SELECT count(*) FROM events") { $0.int(0) } == 1)
             #expect(
-                try await eventually(timeout: .seconds(120)) {
+                try await eventually(timeout: .seconds(300)) {
                     try await write()
                     return store.metrics.busyForcedCheckpoints >= 1
                 })
@@ -140,7 +141,7 @@ struct CheckpointTests {
             // writer's finishing step, or by the next forced one), and its file is cut back to
             // journal_size_limit at the first commit after the restart.
             #expect(
-                try await eventually(timeout: .seconds(120)) {
+                try await eventually(timeout: .seconds(300)) {
                     try await write()
                     return store.metrics.walBytes <= logBytes(frames: 128)
                 })
