@@ -142,8 +142,9 @@ import Testing
         }
     }
 
-    /// SQLite's retention index is on updated_at rounded down to its minute, moved only when a
-    /// change crosses into another minute or changes the state (Migrations/0008): within one
+    /// Retention's index is on updated_at rounded down to its minute, moved only when a change
+    /// crosses into another minute or changes the state (Migrations/0008; for PostgreSQL,
+    /// Migrations/postgres/0006): within one
     /// minute, and across minutes, what retention finds still follows the exact last change.
     @Test(arguments: StoreSetup.contract)
     func retentionFollowsTheExactLastChangeWithinAndAcrossMinutes(setup: StoreSetup) async throws {
@@ -198,6 +199,17 @@ import Testing
                     try db.fetchOne(
                         "SELECT count(*) FROM sessions WHERE updated_minute IS NOT updated_at - updated_at % 60000"
                     ) { $0.int(0) } == 0)
+            }
+            if subject.setup.isPostgres {
+                // The same on PostgreSQL (Migrations/postgres/0006), rounded in UTC.
+                let connection = try PostgresConnection(url: subject.path)
+                let rows = try connection.query(
+                    """
+                    SELECT count(*) FROM sessions
+                    WHERE updated_minute <> date_trunc('minute', updated_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                    """
+                ).rows
+                #expect(rows == [["0"]])
             }
         }
     }

@@ -48,16 +48,23 @@ extension PostgresSessionStore {
 }
 
 extension PostgresSessionStore: SessionStoreMaintenance {
+    /// Retention's query (state $1, before $2 in milliseconds, limit $3), through
+    /// sessions_by_state_and_updated_minute (Migrations/postgres/0006): updated_minute is
+    /// updated_at rounded down to its minute, so the order is oldest change first, and updated_at
+    /// decides only among the rows of the minute `before` falls in.
+    package static let sessionsByStateAndAge = """
+        SELECT id, version, \(milliseconds(column: "updated_at")) FROM sessions
+        WHERE state = $1 AND updated_minute < \(time(2)) AND updated_at < \(time(2))
+        ORDER BY updated_minute, updated_at LIMIT $3
+        """
+
     public func sessions(in state: SessionState, updatedBefore before: Date, limit: Int) async throws
         -> [SessionStamp]
     {
         guard limit > 0 else { return [] }
         let rows = try await read { connection in
             try connection.query(
-                """
-                SELECT id, version, \(Self.milliseconds(column: "updated_at")) FROM sessions
-                WHERE state = $1 AND updated_at < \(Self.time(2)) ORDER BY updated_at LIMIT $3
-                """, [state.rawValue, Self.milliseconds(before), "\(limit)"]
+                Self.sessionsByStateAndAge, [state.rawValue, Self.milliseconds(before), "\(limit)"]
             ).rows
         }
         return try rows.map { row in

@@ -108,8 +108,9 @@ extension PostgresSessionStore {
                 Statement(
                     """
                     INSERT INTO sessions
-                        (id, version, state, schema, token_hash, created_at, updated_at, origin_session, origin_version)
-                    VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), \(Self.time(7)), $8, $9)
+                        (id, version, state, schema, token_hash, created_at, updated_at, updated_minute,
+                         origin_session, origin_version)
+                    VALUES ($1, $2, $3, $4, $5, \(Self.time(6)), \(Self.time(7)), \(Self.minute(7)), $8, $9)
                     """,
                     [
                         session.id.rawValue, "\(session.version)", session.state.rawValue, session.schemaJSON,
@@ -236,6 +237,12 @@ extension PostgresSessionStore {
 
     /// SQL turning parameter `$n`, whole milliseconds since 1970, into a timestamptz.
     static func time(_ parameter: Int) -> String { "to_timestamp($\(parameter)::bigint / 1000.0)" }
+
+    /// SQL for parameter `parameter` (milliseconds since 1970) rounded down to its minute, as a
+    /// timestamptz: the sessions' updated_minute (Migrations/postgres/0006).
+    static func minute(_ parameter: Int) -> String {
+        "date_trunc('minute', \(time(parameter)) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'"
+    }
 
     /// SQL reading a timestamptz column back as whole milliseconds since 1970.
     static func milliseconds(column: String) -> String { "(extract(epoch FROM \(column)) * 1000)::bigint" }
