@@ -57,6 +57,8 @@ extension SQLiteSessionStore {
                 guard !db.isReadOnly else {
                     throw StoreError(code: .unavailable, message: "the database is read-only")
                 }
+                // As before a batch: a transaction a failed rollback left open is rolled back.
+                if db.isInTransaction { try? db.rollback() }
                 try db.inTransaction(.immediate) {
                     try db.execute(
                         """

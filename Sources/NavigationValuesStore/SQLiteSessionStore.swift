@@ -265,6 +265,11 @@ public final class SQLiteSessionStore: SessionStore {
     /// one failing request fails only its own caller. Every result is final: successes are
     /// committed.
     private func runBatch(_ requests: [[StoredMutation]], in db: Database) -> [Result<Void, any Error>] {
+        // A transaction still open here was left by a rollback that failed (the last resort
+        // below): none of its callers were told it committed. Try again, so that one failure does
+        // not fail every later batch; if it fails again, this batch's BEGIN fails and its callers
+        // hear of it, and readiness (checkWritable) reports the store unwritable.
+        if db.isInTransaction { try? db.rollback() }
         do {
             try db.execute("BEGIN IMMEDIATE")
         } catch {
@@ -291,8 +296,8 @@ public final class SQLiteSessionStore: SessionStore {
         do {
             try db.execute("COMMIT")
         } catch {
-            // A rollback that fails leaves the transaction open: the next batch's BEGIN then fails
-            // and its callers hear of it; nothing is committed by mistake.
+            // A rollback that fails leaves the transaction open: the next batch tries again before
+            // its BEGIN; nothing is committed by mistake.
             try? db.rollback()
             return results.map { result in result.flatMap { .failure(error) } }
         }
