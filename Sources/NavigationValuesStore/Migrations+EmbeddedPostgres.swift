@@ -310,12 +310,15 @@ CREATE TABLE readiness_probe (
 -- the pages already full make room as their old row versions are pruned).
 --
 -- The UPDATE below rewrites every session once, in this migration's transaction.
+--
+-- The column's default is for an instance of an older binary still running while others upgrade:
+-- its INSERT names no updated_minute. '-infinity' sorts before every minute, so retention still
+-- finds such a session when it is due (it checks updated_at exactly) and only meets it earlier in
+-- its scan; the session's next change, through the function below, sets its minute.
 
-ALTER TABLE sessions ADD COLUMN updated_minute timestamptz;
+ALTER TABLE sessions ADD COLUMN updated_minute timestamptz NOT NULL DEFAULT '-infinity';
 
 UPDATE sessions SET updated_minute = date_trunc('minute', updated_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
-
-ALTER TABLE sessions ALTER COLUMN updated_minute SET NOT NULL;
 
 DROP INDEX sessions_by_state_and_updated_at;
 CREATE INDEX sessions_by_state_and_updated_minute ON sessions (state, updated_minute);

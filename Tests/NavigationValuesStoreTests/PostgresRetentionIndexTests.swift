@@ -54,6 +54,25 @@ import Testing
                     ["updated_at", "timestamp with time zone", "NO"],
                     ["updated_minute", "timestamp with time zone", "NO"],
                 ])
+
+            // An instance of an older binary, still running during an upgrade, inserts sessions
+            // without updated_minute: they get '-infinity', and retention still finds them when
+            // due (first, since it checks updated_at exactly).
+            try await PostgresTestServer.psql(
+                url,
+                """
+                INSERT INTO sessions (id, version, state, schema, token_hash, created_at, updated_at)
+                VALUES ('s_older', 1, 'active', '{}', 'ab', to_timestamp(1796000050), to_timestamp(1796000050));
+                """)
+            let reopened = try await PostgresSessionStore.open(url: url, configuration: .testing())
+            let due = try await reopened.sessions(
+                in: .active, updatedBefore: Date(millisecondsSince1970: 1_796_000_060_000), limit: 10)
+            let notYet = try await reopened.sessions(
+                in: .active, updatedBefore: Date(millisecondsSince1970: 1_796_000_050_000), limit: 10)
+            await reopened.close()
+            #expect(due.map(\.id.rawValue) == ["s_older", "s_4", "s_3", "s_0"])
+            #expect(due.first?.updatedAt == Date(millisecondsSince1970: 1_796_000_050_000))
+            #expect(notYet.map(\.id.rawValue) == ["s_4", "s_3", "s_0"])
         }
     }
 
