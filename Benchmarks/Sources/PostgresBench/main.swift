@@ -8,6 +8,8 @@
 //      PostgreSQL with two instances (two servers in this process on one database): once with
 //      each connection on one instance (sessions split, sticky), once with every pop sent to the
 //      other instance than its push (no stickiness: every request may meet a stale copy);
+//      For the one instance: WAL bytes per mutation (pg_current_wal_lsn) and the share of the
+//      sessions' updates that were HOT (pg_stat_user_tables; Migrations/postgres/0006);
 //   2. cross-instance event latency: a writer pushes and pops through instance A while an SSE
 //      subscriber reads the session on instance B; p50/p99 from sending the write to the event
 //      on B (and the same with the subscriber on A, as the anchor).
@@ -91,7 +93,9 @@ struct BenchSession: Sendable {
 func createSessions(port: Int, count: Int) throws -> [BenchSession] {
     let connection = try HTTPConnection(port: port)
     return try (0..<count).map { _ in
-        let answer = try connection.send("POST", "/v1/sessions", json: #"{"root":{"name":"Home"}}"#)
+        // As the admin: exempt from the per-address creation limit (--create-burst 200).
+        let answer = try connection.send(
+            "POST", "/v1/sessions", token: "bench-admin", json: #"{"root":{"name":"Home"}}"#)
         guard answer.status == 201, let json = answer.json, let id = json["id"]?.stringValue,
             let token = json["token"]?.stringValue
         else { throw BenchError("create answered \(answer.status): \(answer.text)") }
@@ -101,9 +105,9 @@ func createSessions(port: Int, count: Int) throws -> [BenchSession] {
 
 /// Push-then-pop pairs for `seconds` on `connections` workers; worker `i` drives sessions `i`,
 /// `i + C`, … and sends its pushes to `pushPorts[i % count]`, its pops to `popPorts[i % count]`.
-/// Returns mutations per second.
+/// Returns the mutations and the seconds they took.
 func pushPop(pushPorts: [Int], popPorts: [Int], sessions: [BenchSession], connections: Int, seconds: Double)
-    async throws -> Double
+    async throws -> PushPopRun
 {
     let pushBody = Array(#"{"name":"Detail","values":{"title":"bench"}}"#.utf8)
     let popBody = Array(#"{"count":1}"#.utf8)
@@ -136,21 +140,55 @@ func pushPop(pushPorts: [Int], popPorts: [Int], sessions: [BenchSession], connec
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     var total = 0
     for count in counts { total += try count.get() }
-    return Double(total) / elapsed
+    return PushPopRun(mutations: total, seconds: elapsed)
 }
 
-/// Warms up for a second, then measures.
-func measure(_ label: String, pushPorts: [Int], popPorts: [Int], sessions: [BenchSession], _ options: Options)
-    async throws -> Double
-{
+struct PushPopRun {
+    var mutations: Int
+    var seconds: Double
+    var rate: Double { Double(mutations) / seconds }
+}
+
+/// Warms up for a second, calls `afterWarmUp`, then measures.
+func measure(
+    _ label: String, pushPorts: [Int], popPorts: [Int], sessions: [BenchSession], _ options: Options,
+    afterWarmUp: () throws -> Void = {}
+) async throws -> PushPopRun {
     _ = try await pushPop(
         pushPorts: pushPorts, popPorts: popPorts, sessions: sessions, connections: options.connections,
         seconds: min(1, options.seconds))
-    let rate = try await pushPop(
+    try afterWarmUp()
+    let run = try await pushPop(
         pushPorts: pushPorts, popPorts: popPorts, sessions: sessions, connections: options.connections,
         seconds: options.seconds)
-    say(String(format: "%@: %.0f mutations/s", label, rate))
-    return rate
+    say(String(format: "%@: %.0f mutations/s", label, run.rate))
+    return run
+}
+
+// MARK: - What PostgreSQL wrote
+
+/// `query`'s one value on `database`, by psql.
+func value(_ query: String, on database: String) throws -> String {
+    try run(["psql", "-X", "-A", "-t", "-q", "-d", database, "-c", query])
+}
+
+/// Updates of `sessions`, and how many of them were HOT (heap-only: no index entry added;
+/// Migrations/postgres/0006), from `pg_stat_user_tables`. A backend reports its counts when it
+/// exits: call after the servers on `database` shut down; waits up to 10 s for the counts to settle.
+func sessionUpdates(on database: String) throws -> (updates: Int, hot: Int) {
+    var last: (Int, Int) = (-1, -1)
+    for _ in 0..<20 {
+        let parts = try value(
+            "SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'sessions'",
+            on: database
+        ).split(separator: " ").compactMap { Int($0) }
+        guard parts.count == 2 else { throw BenchError("no statistics for sessions on \(database)") }
+        let counts = (parts[0], parts[1])
+        if counts == last { return counts }
+        last = counts
+        usleep(500_000)
+    }
+    return last
 }
 
 // MARK: - Event latency
@@ -273,16 +311,30 @@ do {
     let sqlite = try await startServer(database: folder.appendingPathComponent("bench.sqlite").path)
     let sqliteRate = try await measure(
         "SQLite (file, sync normal), one instance", pushPorts: [sqlite.port], popPorts: [sqlite.port],
-        sessions: try createSessions(port: sqlite.port, count: options.sessions), options)
+        sessions: try createSessions(port: sqlite.port, count: options.sessions), options
+    ).rate
     await sqlite.shutdown()
     try? FileManager.default.removeItem(at: folder)
 
-    // PostgreSQL, one instance.
-    let single = try await startServer(database: try createDatabase(admin: admin))
-    let singleRate = try await measure(
+    // PostgreSQL, one instance, and what it wrote: WAL bytes per mutation over the measured
+    // seconds, and the share of the sessions' updates that were HOT (warm-up included).
+    let singleDatabase = try createDatabase(admin: admin)
+    let single = try await startServer(database: singleDatabase)
+    var walStart = ""
+    let singleRun = try await measure(
         "PostgreSQL, one instance", pushPorts: [single.port], popPorts: [single.port],
-        sessions: try createSessions(port: single.port, count: options.sessions), options)
+        sessions: try createSessions(port: single.port, count: options.sessions), options,
+        afterWarmUp: { walStart = try value("SELECT pg_current_wal_lsn()", on: singleDatabase) })
+    let walBytes =
+        Double(try value("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '\(walStart)')", on: singleDatabase)) ?? 0
     await single.shutdown()
+    let singleRate = singleRun.rate
+    let updates = try sessionUpdates(on: singleDatabase)
+    let hotShare = updates.updates > 0 ? Double(updates.hot) / Double(updates.updates) : 0
+    say(
+        String(
+            format: "  WAL %.0f bytes per mutation; sessions' updates HOT: %.1f%% (%d of %d)",
+            walBytes / Double(max(1, singleRun.mutations)), hotShare * 100, updates.hot, updates.updates))
 
     // PostgreSQL, two instances on one database.
     let database = try createDatabase(admin: admin)
@@ -291,10 +343,12 @@ do {
     let shared = try createSessions(port: a.port, count: options.sessions)
     let splitRate = try await measure(
         "PostgreSQL, two instances (each connection on one)", pushPorts: [a.port, b.port], popPorts: [a.port, b.port],
-        sessions: shared, options)
+        sessions: shared, options
+    ).rate
     let alternatingRate = try await measure(
         "PostgreSQL, two instances (push on one, pop on the other)", pushPorts: [a.port, b.port],
-        popPorts: [b.port, a.port], sessions: shared, options)
+        popPorts: [b.port, a.port], sessions: shared, options
+    ).rate
     say(
         String(
             format: "ratios to SQLite: one instance %.2f, two instances %.2f (alternating %.2f); two / one: %.2f",
@@ -324,6 +378,9 @@ do {
         "minAlternatingMutationsPerSecond", alternatingRate, "PostgreSQL, two instances alternating",
         unit: "mutations/s",
         decimals: 0)
+    thresholds.check(
+        "minSessionUpdatesHOTShare", hotShare, "sessions' updates that were HOT (one instance)", unit: "",
+        decimals: 3)
     thresholds.check(
         "maxCrossInstanceLatencyP50Milliseconds", milliseconds(across, 0.5), "cross-instance p50", unit: "ms",
         decimals: 2)
