@@ -91,6 +91,10 @@ enum Bench {
         configuration.adminToken = "events-bench-admin"
         configuration.service.snapshotInterval = snapshotInterval
         configuration.eventLoopCount = eventLoops
+        // Every subscriber of a run is on one session: above the defaults (--max-subscribers-per-session
+        // 100, --max-subscribers 10,000), which would answer 503 from the 101st.
+        configuration.subscribers.maxPerSession = idleSubscribers + 100
+        configuration.subscribers.maxTotal = idleSubscribers + 100
         let server = try await NavigationValuesServer.start(configuration)
         do {
             let result = try await body(server)

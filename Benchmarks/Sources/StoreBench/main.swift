@@ -67,16 +67,13 @@ func append(writers: Int, sync: SQLiteSessionStore.SyncMode, in directory: URL) 
 func replay(in directory: URL) async throws -> Double {
     let store = try SQLiteSessionStore(path: directory.appendingPathComponent("replay.sqlite").path)
     let session = SessionID("s_replay")
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        // Queued together, they are written in a few large batches.
-        for seq in 1...Int64(eventCount) {
-            if seq == 1 {
-                try await store.commit(mutation(session: session, seq: 1))
-            } else {
-                group.addTask { try await store.commit(mutation(session: session, seq: seq)) }
-            }
-        }
-        try await group.waitForAll()
+    // In transactions of 1,000 events, in order: each event's commit expects the one before it
+    // (concurrent commits of one session could reach the writer in any order, and conflict).
+    var seq: Int64 = 1
+    while seq <= Int64(eventCount) {
+        let last = min(Int64(eventCount), seq + 999)
+        try await store.commitAll((seq...last).map { mutation(session: session, seq: $0) })
+        seq = last + 1
     }
     let start = ContinuousClock.now
     var read = 0
