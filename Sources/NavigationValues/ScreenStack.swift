@@ -76,7 +76,8 @@ public final class ScreenStack<Element> {
     /// Whether the topmost screen presents a stack (a child with `PresentationBehavior`): nothing
     /// may be pushed above it until that presentation is dismissed (docs/Stacks.md §1).
     public var isCoveredByPresentation: Bool {
-        guard let top = entries.last?.context else { return false }
+        guard !entries.isEmpty else { return false }
+        let top = entries[entries.count - 1].context
         return top.childrenUntracked.contains { $0.behavior is PresentationBehavior }
     }
 
@@ -87,13 +88,33 @@ public final class ScreenStack<Element> {
 
     /// The screen with this id. Searched from the top: most lookups name a screen near the top,
     /// and stacks are short, so no index is kept beside the array.
-    public func screen(id: ScreenID) -> Screen? { entries.last { $0.id == id } }
+    public func screen(id: ScreenID) -> Screen? { index(of: id).map { entries[$0] } }
 
     /// The position of the screen with this id, 0 for the root.
-    public func index(of id: ScreenID) -> Int? { entries.lastIndex { $0.id == id } }
+    public func index(of id: ScreenID) -> Int? {
+        // Loops over indexes rather than `lastIndex(where:)`: called from outside this module,
+        // a generic class's methods run unspecialised, and the collection adaptors would look up
+        // their generic metadata at every call (most of a push's and a pop's time, by perf).
+        var index = entries.count - 1
+        while index >= 0 {
+            if entries[index].id == id { return index }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// The position of a context of this stack, nil when it is not one of its screens.
+    private func index(of screen: ScreenContext) -> Int? {
+        var index = entries.count - 1
+        while index >= 0 {
+            if entries[index].context === screen { return index }
+            index -= 1
+        }
+        return nil
+    }
 
     /// The id of a context of this stack, nil when it is not one of its screens.
-    public func id(of screen: ScreenContext) -> ScreenID? { entries.last { $0.context === screen }?.id }
+    public func id(of screen: ScreenContext) -> ScreenID? { index(of: screen).map { entries[$0].id } }
 
     // MARK: - Pushing
 
@@ -111,7 +132,7 @@ public final class ScreenStack<Element> {
         configure: (ScreenContext) -> Void = { _ in }
     ) -> ScreenContext {
         let id = id ?? generator.next()
-        precondition(screen(id: id) == nil, "screen id \(id) is already on this stack")
+        precondition(index(of: id) == nil, "screen id \(id) is already on this stack")
         precondition(!isCoveredByPresentation, "the topmost screen presents a stack: dismiss it before pushing")
         let screen = ScreenContext(behavior)
         screen.attach(to: context)
@@ -135,27 +156,39 @@ public final class ScreenStack<Element> {
         let available = max(entries.count - 1, 0)
         let count = min(max(count, 0), available)
         guard count > 0 else { return [] }
-        let popped = entries.suffix(count).reversed().map { $0.context }
-        willRemoveScreens?(popped)
-        entries.removeLast(count)
-        for screen in popped { screen.detach() }
-        return popped
+        return removeTop(count)
+    }
+
+    /// Removes the topmost `count` screens (at most all of them) and cleans them up; returns their
+    /// contexts, topmost first. Index loops, as in `index(of:)`.
+    @discardableResult
+    private func removeTop(_ count: Int) -> [ScreenContext] {
+        let end = entries.count
+        let start = max(0, end - count)
+        var removed: [ScreenContext] = []
+        removed.reserveCapacity(end - start)
+        var index = end - 1
+        while index >= start {
+            removed.append(entries[index].context)
+            index -= 1
+        }
+        guard !removed.isEmpty else { return [] }
+        willRemoveScreens?(removed)
+        for _ in start..<end { entries.removeLast() }
+        for screen in removed { screen.detach() }
+        return removed
     }
 
     /// Pops every screen, the root too, topmost first (a dismissed presentation, a removed tab).
     func removeAll() {
-        let removed = entries.reversed().map { $0.context }
-        guard !removed.isEmpty else { return }
-        willRemoveScreens?(removed)
-        entries.removeAll()
-        for screen in removed { screen.detach() }
+        removeTop(entries.count)
     }
 
     /// Pops every screen above `screen`, keeping it; topmost first. Nothing when `screen` is not on
     /// this stack.
     @discardableResult
     public func pop(to screen: ScreenContext) -> [ScreenContext] {
-        guard let index = entries.lastIndex(where: { $0.context === screen }) else { return [] }
+        guard let index = index(of: screen) else { return [] }
         return pop(count: entries.count - 1 - index)
     }
 
@@ -163,7 +196,7 @@ public final class ScreenStack<Element> {
     /// pops everything above it.
     @discardableResult
     public func pop(from screen: ScreenContext) -> [ScreenContext] {
-        guard let index = entries.lastIndex(where: { $0.context === screen }) else { return [] }
+        guard let index = index(of: screen) else { return [] }
         return pop(count: entries.count - max(index, 1))
     }
 
