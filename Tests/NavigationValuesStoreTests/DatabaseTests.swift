@@ -46,6 +46,26 @@ import Testing
         }
     }
 
+    /// The commands a transaction is made of, as short as they come (a String of up to 15 bytes is
+    /// copied to a temporary C string for SQLite, whose tail pointer once outlived it), and one
+    /// command followed only by spaces and a semicolon, are accepted; on a new connection each
+    /// time, since a statement is prepared once per connection.
+    @Test func shortCommandsAndTrailingBlanksPrepareOnEveryConnection() async throws {
+        try await withTemporaryDatabase { path in
+            for _ in 0..<200 {
+                let db = try Database(path: path)
+                try db.execute("BEGIN IMMEDIATE")
+                try db.execute("SAVEPOINT s")
+                try db.execute("RELEASE s")
+                try db.execute("COMMIT")
+                try db.execute("BEGIN")
+                try db.execute("ROLLBACK")
+                #expect(!db.isInTransaction)
+                #expect(try db.fetchOne("SELECT 1;  \n ") { $0.int(0) } == 1)
+            }
+        }
+    }
+
     @Test func aFailedTransactionRollsBackAndASavepointUndoesOnlyItsOwnChanges() async throws {
         try await withTemporaryDatabase { path in
             let db = try Database(path: path)
