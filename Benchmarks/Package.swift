@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "events-bench", targets: ["EventsBench"]),
         .executable(name: "postgres-bench", targets: ["PostgresBench"]),
         .executable(name: "client-bench", targets: ["ClientBench"]),
+        .executable(name: "floor-server", targets: ["FloorServer"]),
     ],
     dependencies: [
         .package(name: "NavigationValues", path: "..")
@@ -64,6 +65,11 @@ let package = Package(
                 "BenchmarkSupport", "MallocCounter", root("NavigationValues"), root("NavigationValuesWire"),
                 root("NavigationValuesClient"), root("NavigationValuesAPI"),
             ]),
+        // Issue 12's floor: push and pop on the repository's HTTP stack, applied in memory and
+        // appended to one log with group fdatasync; scripts/bench-floor.sh runs it beside Redis.
+        .executableTarget(
+            name: "FloorServer",
+            dependencies: ["BenchmarkSupport", root("NavigationValues"), root("HTTPServer")]),
     ]
 )
 

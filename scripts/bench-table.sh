@@ -18,11 +18,14 @@
 # (not tmpfs: syncs cost what they cost) on ports of its own, and is stopped on exit.
 #
 # Usage: scripts/bench-table.sh [--binary PATH] [--duration 10s] [--rounds 3] [--only-table]
-#                               [--profile] [--allocs]
+#                               [--floor] [--profile] [--allocs]
 #   --binary PATH  a `navigation-values` executable (default: builds .build/release/navigation-values)
 #   --duration D   wrk's -d for each table run (default 10s); the scaling runs take half
 #   --rounds N     rounds of the table (default 3)
 #   --only-table   skip pages, paced p99 and scaling
+#   --floor        also the floor under a log-first redesign, in every table round: push/pop on this
+#                  repository's HTTP stack, applied in memory and appended to one log file with a
+#                  group fdatasync (Benchmarks/Sources/FloorServer, built here), beside Redis
 #   --profile      instead of the table: `perf record -g` of the --sync full server during push/pop
 #                  (installs linux-perf when missing): its top 10 symbols, objects and threads, and
 #                  what the whole machine ran meanwhile
@@ -45,12 +48,14 @@ duration="10s"
 rounds=3
 mode="table"
 only_table=""
+floor=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
         --only-table) only_table=1; shift ;;
+        --floor) floor=1; shift ;;
         --profile) mode="profile"; shift ;;
         --allocs) mode="allocs"; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -259,6 +264,17 @@ start_ours normal normal
 echo "-- creating 1,000 sessions on each server (five screens above the root each)"
 create_sessions "$port_full" "$work/sessions-full"
 create_sessions "$port_normal" "$work/sessions-normal"
+if [ -n "$floor" ]; then
+    swift build --package-path Benchmarks -c release --product floor-server >/dev/null
+    floor_binary="$(swift build --package-path Benchmarks -c release --show-bin-path)/floor-server"
+    mkdir -p "$work/floor"
+    "$floor_binary" --sessions 1000 --sessions-file "$work/sessions-floor" --log "$work/floor/log" \
+        >"$work/floor/out" 2>"$work/floor/err" &
+    pids+=($!)
+    for _ in $(seq 1 100); do grep -q "listening on" "$work/floor/out" 2>/dev/null && break; sleep 0.1; done
+    grep -q "listening on" "$work/floor/out" || { echo "floor-server did not start"; cat "$work/floor/err"; exit 1; }
+    port_floor="$(sed -n 's/^listening on http:\/\/127.0.0.1://p' "$work/floor/out")"
+fi
 
 if [ "$mode" = profile ]; then
     echo "-- perf record -g -F 999 of the --sync full server (its process only: the machine is shared) during push/pop (wrk -t2 -c64 -d$duration)"
@@ -333,6 +349,7 @@ redis_run 64 20000 RPOP 'list:__rand_int__' >/dev/null
 echo "-- warm-up (2 s each)"
 pushpop full 2 64 2s >/dev/null
 pushpop normal 2 64 2s >/dev/null
+[ -z "$floor" ] || pushpop floor 2 64 2s >/dev/null
 run_wrk 2 64 2s "http://127.0.0.1:$port_normal/v1/sessions/$reads_id" scripts/bench-table/auth.lua "$reads_token" >/dev/null
 run_wrk 2 64 2s "http://127.0.0.1:$nginx_port/v1/sessions/$reads_id" scripts/bench-table/auth.lua >/dev/null
 run_wrk 2 64 2s "http://127.0.0.1:$port_normal/healthz" scripts/bench-table/auth.lua >/dev/null
@@ -355,6 +372,13 @@ for round in $(seq 1 "$rounds"); do
     record lpush "$lpush"; record lpush_p50 "$lp50"; record lpush_p99 "$lp99"; record rpop "$rpop"
     printf 'round %s  redis LPUSH (always)     %9s ops/s        p50 %7s ms  p99 %7s ms   RPOP %s ops/s p50 %s ms\n' \
         "$round" "$lpush" "$lp50" "$lp99" "$rpop" "$rp50"
+
+    if [ -n "$floor" ]; then
+        read -r rps p50 p99 bad < <(pushpop floor 2 64 "$duration")
+        [ "$bad" = 0 ] || { echo "floor-server answered $bad non-2xx"; exit 1; }
+        record floor_rps "$rps"; record floor_p50 "$p50"; record floor_p99 "$p99"
+        printf 'round %s  floor push/pop (fdatasync) %7s mutations/s  p50 %7s ms  p99 %7s ms\n' "$round" "$rps" "$p50" "$p99"
+    fi
 
     read -r rps p50 p99 bad < <(pushpop normal 2 64 "$duration")
     [ "$bad" = 0 ] || { echo "ours (normal) answered $bad non-2xx"; exit 1; }
@@ -410,6 +434,10 @@ row "GET /healthz" "$(n healthz_rps) req/s p99 $(m healthz_p99) ms" "nginx retur
     "$(m healthz_rps)" "$(m nginx_204)" 0.8
 awk -v x="$(m full_rps)" -v l="$(m lpush)" -v r="$(m rpop)" -v s="$(m sqlite_p50)" 'BEGIN {
     mix = 2 / (1 / l + 1 / r); printf "(redis RPOP median %.0f/s; LPUSH and RPOP alternating would run at %.0f/s: --sync full / that = %.2f; plain SQLite commit p50 %s ms, about one fsync)\n", r, mix, x / mix, s }'
+if [ -n "$floor" ]; then
+    awk -v f="$(m floor_rps)" -v l="$(m lpush)" -v x="$(m full_rps)" -v p50="$(m floor_p50)" -v p99="$(m floor_p99)" 'BEGIN {
+        printf "floor (HTTP stack, memory, one log, group fdatasync): %.0f/s p50 %s p99 %s ms = %.2f of redis LPUSH always; ours --sync full = %.2f of the floor\n", f, p50, p99, f / l, x / f }'
+fi
 [ -n "$only_table" ] && exit 0
 
 echo
