@@ -13,6 +13,11 @@ enum HeadParser {
         guard let requestLine = lines.next() else { throw bad("The request line is missing.") }
         let (method, target, minorVersion) = try parseRequestLine(requestLine)
         var headers = HTTPHeaders()
+        // One allocation for the fields instead of one per doubling: at most a field per line
+        // after the request line, and never more than the limit lets through.
+        var lineCount = 0
+        for byte in bytes where byte == 0x0A { lineCount += 1 }
+        headers.reserveCapacity(min(max(0, lineCount - 1), limits.maxHeaderCount))
         while let line = lines.next(), !line.isEmpty {
             if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
                 throw bad("Obsolete line folding is not accepted (RFC 9112 §5.2).")
