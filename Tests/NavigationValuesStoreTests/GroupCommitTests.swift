@@ -79,10 +79,72 @@ extension PostgresSessionStore: GatedStore {
             #expect(failed.first?.element?.code == .conflict)
             #expect(store.metrics.largestBatch == seqs.count)
             #expect(store.metrics.batches == 2)
+            if StoreSetup.sqlite.contains(setup) {
+                // The batch first ran whole, failed on the duplicate, and ran again by savepoints;
+                // the creation before it ran once.
+                #expect(store.metrics.batchesRunAgain == 1)
+            }
             let events = try await store.events(of: sample.id, after: 0, limit: 100)
             #expect(events.map(\.seq) == Array(1...11))
             let values = try #require(try await store.loadSession(sample.id)).screens[0].values
             #expect(values.count == 10)
+        }
+    }
+
+    /// A batch runs whole first; when its first request fails, it runs again by savepoints: the
+    /// failing request fails alone, and a request of several mutations after it (commitAll) and
+    /// the single ones still commit, each exactly once.
+    @Test(arguments: StoreSetup.sqlite.filter { $0 != .reopenedFile })
+    func aBatchWhoseFirstRequestFailsRunsAgainAndKeepsTheOthers(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
+            let store = try #require(subject.store as? SQLiteSessionStore)
+            let sessions = (0..<3).map { SampleSession("s_batch\($0)") }
+            for session in sessions { try await store.commit(session.creation) }
+            let gate = WriterGate(store)
+            let first = sessions[0]
+            let pair = sessions[1]
+            let single = sessions[2]
+            let outcomes = try await withThrowingTaskGroup(of: (Int, StoreError?).self) { group in
+                let requests: [[StoredMutation]] = [
+                    // Made from version 2, which the session has not reached: a conflict.
+                    [first.mutation(3, [.setValue(first.root, key: "k", json: "1")])],
+                    [
+                        pair.mutation(2, [.setValue(pair.root, key: "a", json: "1")]),
+                        pair.mutation(3, [.setValue(pair.root, key: "b", json: "2")]),
+                    ],
+                    [single.mutation(2, [.setValue(single.root, key: "c", json: "3")])],
+                ]
+                for (position, mutations) in requests.enumerated() {
+                    group.addTask {
+                        do {
+                            try await store.commitAll(mutations)
+                            return (position, nil)
+                        } catch let error as StoreError {
+                            return (position, error)
+                        }
+                    }
+                    try await waitUntilQueued(store, count: position + 1)
+                }
+                gate.release()
+                var outcomes = [StoreError?](repeating: nil, count: requests.count)
+                for try await (position, error) in group { outcomes[position] = error }
+                return outcomes
+            }
+            #expect(outcomes[0]?.code == .conflict)
+            #expect(outcomes[0]?.message.contains("is at version 1, not 2") == true)
+            #expect(outcomes[1] == nil)
+            #expect(outcomes[2] == nil)
+            #expect(store.metrics.batchesRunAgain == 1)
+            #expect(try await store.events(of: first.id, after: 0, limit: 10).map(\.seq) == [1])
+            #expect(try await store.events(of: pair.id, after: 0, limit: 10).map(\.seq) == [1, 2, 3])
+            #expect(try await store.events(of: single.id, after: 0, limit: 10).map(\.seq) == [1, 2])
+            let paired = try #require(try await store.loadSession(pair.id))
+            #expect(paired.record.version == 3)
+            #expect(paired.screens[0].values == ["a": "1", "b": "2"])
+            #expect(try #require(try await store.loadSession(first.id)).screens[0].values.isEmpty)
+            // A batch in which every request commits runs once.
+            try await store.commit(first.mutation(2, [.setValue(first.root, key: "k", json: "4")]))
+            #expect(store.metrics.batchesRunAgain == 1)
         }
     }
 
