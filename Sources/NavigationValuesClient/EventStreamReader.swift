@@ -26,7 +26,6 @@ final class EventStreamReader {
     private var isFinished = false
 
     private var connection: StreamConnection?
-    private var chunks: AsyncStream<StreamChunk>.Iterator?
     private var parser = ServerSentEventParser()
     private var pending: [ServerSentEvent] = []
     private var pendingIndex = 0
@@ -133,14 +132,14 @@ final class EventStreamReader {
                 dropConnection()
                 throw CancellationError()
             }
-            guard connection != nil, chunks != nil else {
+            guard let connection else {
                 try await connect()
                 continue
             }
-            let chunk = await chunks?.next(isolation: isolation)
+            let chunk = await connection.next()
             switch chunk {
             case .bytes(let data):
-                connection?.consumed(data.count)
+                connection.consumed(data.count)
                 pending = parser.consume(data)
             case .head:
                 continue
@@ -186,7 +185,6 @@ final class EventStreamReader {
     private func dropConnection() {
         connection?.cancel()
         connection = nil
-        chunks = nil
         pending.removeAll(keepingCapacity: true)
         pendingIndex = 0
         parser = ServerSentEventParser()
@@ -219,14 +217,12 @@ final class EventStreamReader {
         let request = makeRequest()
         let opened = transport.streams.open(
             try transport.makeURLRequest(request), maxBufferedBytes: options.maxBufferedBytes)
-        var iterator = opened.chunks.makeAsyncIterator()
-        switch await iterator.next(isolation: isolation) {
+        switch await opened.next() {
         case .head(200, _):
             connection = opened
-            chunks = iterator
         case .head(let status, let headers):
             var body = Data()
-            readBody: while let chunk = await iterator.next(isolation: isolation) {
+            readBody: while let chunk = await opened.next() {
                 switch chunk {
                 case .bytes(let data): body.append(data)
                 case .end: break readBody
