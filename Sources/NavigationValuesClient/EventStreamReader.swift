@@ -26,7 +26,6 @@ final class EventStreamReader {
     private var isFinished = false
 
     private var connection: StreamConnection?
-    private var chunks: AsyncStream<StreamChunk>.Iterator?
     private var parser = ServerSentEventParser()
     private var pending: [ServerSentEvent] = []
     private var pendingIndex = 0
@@ -58,8 +57,10 @@ final class EventStreamReader {
 
     // MARK: - Items
 
-    /// The next item of a session's stream; nil once the session has ended.
-    func nextItem() async throws -> SessionStreamItem? {
+    /// The next item of a session's stream; nil once the session has ended. Runs on the caller's
+    /// actor (`isolation`): a reader on the main actor reads and decodes there, without a hop to the
+    /// global executor and back for every event.
+    func nextItem(isolation: isolated (any Actor)? = #isolation) async throws -> SessionStreamItem? {
         while let frame = try await nextFrame() {
             if let item = try item(from: frame) { return item }
         }
@@ -119,7 +120,7 @@ final class EventStreamReader {
     // MARK: - Frames
 
     /// The next server-sent event, connecting and reconnecting as needed; nil once finished.
-    func nextFrame() async throws -> ServerSentEvent? {
+    func nextFrame(isolation: isolated (any Actor)? = #isolation) async throws -> ServerSentEvent? {
         while !isFinished {
             if pendingIndex < pending.count {
                 pendingIndex += 1
@@ -131,14 +132,14 @@ final class EventStreamReader {
                 dropConnection()
                 throw CancellationError()
             }
-            guard connection != nil, chunks != nil else {
+            guard let connection else {
                 try await connect()
                 continue
             }
-            let chunk = await chunks?.next()
+            let chunk = await connection.next()
             switch chunk {
             case .bytes(let data):
-                connection?.consumed(data.count)
+                connection.consumed(data.count)
                 pending = parser.consume(data)
             case .head:
                 continue
@@ -155,7 +156,7 @@ final class EventStreamReader {
         return nil
     }
 
-    private func connectionEnded(_ error: URLError?) async throws {
+    private func connectionEnded(_ error: URLError?, isolation: isolated (any Actor)? = #isolation) async throws {
         let hadEvents = deliveredOnThisConnection
         dropConnection()
         if let error, !HTTPTransport.isRetryable(error), error.code != .cancelled {
@@ -184,7 +185,6 @@ final class EventStreamReader {
     private func dropConnection() {
         connection?.cancel()
         connection = nil
-        chunks = nil
         pending.removeAll(keepingCapacity: true)
         pendingIndex = 0
         parser = ServerSentEventParser()
@@ -193,7 +193,7 @@ final class EventStreamReader {
 
     // MARK: - Connecting
 
-    private func connect() async throws {
+    private func connect(isolation: isolated (any Actor)? = #isolation) async throws {
         if failures > 0 {
             if let limit = options.maxConsecutiveFailures, failures > limit, let lastFailure {
                 throw lastFailure
@@ -217,14 +217,12 @@ final class EventStreamReader {
         let request = makeRequest()
         let opened = transport.streams.open(
             try transport.makeURLRequest(request), maxBufferedBytes: options.maxBufferedBytes)
-        var iterator = opened.chunks.makeAsyncIterator()
-        switch await iterator.next() {
+        switch await opened.next() {
         case .head(200, _):
             connection = opened
-            chunks = iterator
         case .head(let status, let headers):
             var body = Data()
-            readBody: while let chunk = await iterator.next() {
+            readBody: while let chunk = await opened.next() {
                 switch chunk {
                 case .bytes(let data): body.append(data)
                 case .end: break readBody

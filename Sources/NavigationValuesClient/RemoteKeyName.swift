@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import Synchronization
 
 /// Gives a key its name on the server when the name derived from its type is not the one wanted.
 ///
@@ -36,8 +37,17 @@ enum RemoteKeyName {
 
     static func of(_ type: Any.Type) -> String {
         if let named = type as? any RemotelyNamedKey.Type { return named.remoteName }
-        return derived(from: String(describing: type))
+        // A type's name never changes: derive it once (`String(describing:)` and the walk over its
+        // characters cost a few µs on every call that names a key).
+        let id = ObjectIdentifier(type)
+        if let known = derivedNames.withLock({ $0[id] }) { return known }
+        let name = derived(from: String(describing: type))
+        derivedNames.withLock { $0[id] = name }
+        return name
     }
+
+    /// The names `derived(from:)` gave each key type so far (a program has a few dozen key types).
+    private static let derivedNames = Mutex<[ObjectIdentifier: String]>([:])
 
     /// `Title` → `title`, `SelectedItemKey` → `selectedItem`, `URLFilter` → `urlFilter`,
     /// `__Key_title` → `title`.

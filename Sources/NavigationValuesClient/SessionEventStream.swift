@@ -83,6 +83,15 @@ public struct SessionEventStream: AsyncSequence, Sendable {
         public mutating func next() async throws -> SessionStreamItem? {
             try await reader.nextItem()
         }
+
+        /// The next item, read on the caller's actor: what `for try await` calls (SE-0421), so a loop
+        /// on the main actor reads and decodes every event there instead of hopping to the global
+        /// executor and back for each one.
+        ///
+        /// - Throws: as `next()`.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SessionStreamItem? {
+            try await reader.nextItem(isolation: actor)
+        }
     }
 }
 
@@ -115,6 +124,14 @@ public struct AllSessionsEventStream: AsyncSequence, Sendable {
         /// The next event.
         public mutating func next() async throws -> TaggedEvent? {
             while let item = try await reader.nextFrame() {
+                if let tagged = try reader.tagged(item) { return tagged }
+            }
+            return nil
+        }
+
+        /// The next event, read on the caller's actor (what `for try await` calls, SE-0421).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> TaggedEvent? {
+            while let item = try await reader.nextFrame(isolation: actor) {
                 if let tagged = try reader.tagged(item) { return tagged }
             }
             return nil
