@@ -75,7 +75,6 @@ final class HTTPTransport: Sendable {
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
-        sessionConfiguration.withoutCookies()
         session = URLSession(configuration: sessionConfiguration)
         streams = StreamSessions(configuration: configuration)
     }
@@ -281,17 +280,6 @@ public struct RetryNotice: Sendable, Equatable {
     public var reason: Reason
     /// How long the client waits before the next attempt.
     public var delay: Duration
-}
-
-extension URLSessionConfiguration {
-    /// Neither stores nor sends cookies. Tokens travel in `Authorization`, never in cookies (README,
-    /// CORS), and FoundationNetworking parses every header line of every answer for cookies when its
-    /// policy accepts them: about a twentieth of the client's CPU per request (client-bench, perf).
-    func withoutCookies() {
-        httpCookieAcceptPolicy = .never
-        httpShouldSetCookies = false
-        httpCookieStorage = nil
-    }
 }
 
 extension Duration {

@@ -27,7 +27,6 @@ final class StreamSessions: Sendable {
         sessionConfiguration.timeoutIntervalForRequest = configuration.streams.idleTimeout.seconds
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
-        sessionConfiguration.withoutCookies()
         delegate = StreamDelegate()
         session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: nil)
     }
