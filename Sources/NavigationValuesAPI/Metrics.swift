@@ -190,10 +190,6 @@ public final class Metrics: Sendable {
         out += "navigation_values_store_batch_duration_seconds_sum \(number(store.batchDurationSum))\n"
         out += "navigation_values_store_batch_duration_seconds_count \(store.batches)\n"
         header(
-            &out, "navigation_values_store_batches_run_again_total", "counter",
-            "Group-commit transactions run again with a savepoint per request after one request failed (SQLite).")
-        out += "navigation_values_store_batches_run_again_total \(store.batchesRunAgain)\n"
-        header(
             &out, "navigation_values_store_pages_written_total", "counter",
             "Database pages written by commits (SQLite: WAL frames; 0 on PostgreSQL).")
         out += "navigation_values_store_pages_written_total \(store.pagesWritten)\n"

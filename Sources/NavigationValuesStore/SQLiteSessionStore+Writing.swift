@@ -19,30 +19,11 @@ extension SQLiteSessionStore {
         let createsSession = mutation.changes.contains {
             if case .insertSession(let record) = $0, record.id == mutation.session { true } else { false }
         }
-        // The session's own row moves to this mutation's version first, in one statement that
-        // checks the version it was made from (instead of a SELECT before the changes and an
-        // UPDATE after them: nothing else in a mutation reads that row's version or time).
-        let versionUpdate =
-            createsSession
-            ? nil
-            : mutation.changes.firstIndex {
-                if case .updateSession(let id, let version, _, _) = $0, id == mutation.session,
-                    version == mutation.event.seq
-                {
-                    true
-                } else {
-                    false
-                }
-            }
-        if let versionUpdate,
-            case .updateSession(let id, let version, let state, let updatedAt) = mutation.changes[versionUpdate]
-        {
-            try updateSession(id, to: version, from: version - 1, state: state, updatedAt: updatedAt, in: db)
-        } else if !createsSession {
+        if !createsSession {
             try expectVersion(mutation.event.seq - 1, of: mutation.session, in: db)
         }
         var isPurged = false
-        for (index, change) in mutation.changes.enumerated() where index != versionUpdate {
+        for change in mutation.changes {
             try apply(change, in: db)
             if case .purgeSession(let id) = change, id == mutation.session { isPurged = true }
         }
@@ -91,7 +72,11 @@ extension SQLiteSessionStore {
                 "UPDATE sessions SET version = ?, updated_at = ? WHERE id = ?",
                 [.integer(version), .milliseconds(updatedAt), .text(id.rawValue)])
             try expectOneRow(in: db, "session \(id) does not exist")
-            try moveRetentionEntry(of: id, to: state, in: db)
+            try db.execute(
+                """
+                UPDATE sessions SET state = ?1, updated_minute = updated_at - updated_at % 60000
+                WHERE id = ?2 AND (state IS NOT ?1 OR updated_minute IS NOT updated_at - updated_at % 60000)
+                """, [.text(state.rawValue), .text(id.rawValue)])
         case .insertScreen(let screen):
             try db.execute(
                 """
@@ -216,41 +201,6 @@ extension SQLiteSessionStore {
     /// Records created before this instant count as absent.
     var idempotencyCutoff: Date {
         configuration.now().addingTimeInterval(-configuration.idempotencyLifetime.seconds)
-    }
-
-    /// Moves the session's row from version `expected` to `version`, as `.updateSession` does,
-    /// failing as ``expectVersion(_:of:in:)`` does when the row is not at `expected`.
-    ///
-    /// One statement in the common case: the UPDATE is conditional on the version and returns
-    /// whether `state` or `updated_minute` must change too (the keys of retention's index, which
-    /// SQLite rewrites whenever an UPDATE assigns them, so they are assigned only then).
-    private func updateSession(
-        _ id: SessionID, to version: Int64, from expected: Int64, state: SessionState, updatedAt: Date, in db: Database
-    ) throws {
-        let movesIndexEntry = try db.fetchOne(
-            """
-            UPDATE sessions SET version = ?1, updated_at = ?2 WHERE id = ?3 AND version = ?4
-            RETURNING state IS NOT ?5 OR updated_minute IS NOT updated_at - updated_at % 60000
-            """,
-            [
-                .integer(version), .milliseconds(updatedAt), .text(id.rawValue), .integer(expected),
-                .text(state.rawValue),
-            ]
-        ) { $0.int64(0) != 0 }
-        guard let movesIndexEntry else {
-            try expectVersion(expected, of: id, in: db)
-            throw StoreError(code: .invalidData, message: "session \(id) was not updated to version \(version)")
-        }
-        if movesIndexEntry { try moveRetentionEntry(of: id, to: state, in: db) }
-    }
-
-    /// Assigns `state` and `updated_minute` (from `updated_at`) when one of them changes.
-    private func moveRetentionEntry(of id: SessionID, to state: SessionState, in db: Database) throws {
-        try db.execute(
-            """
-            UPDATE sessions SET state = ?1, updated_minute = updated_at - updated_at % 60000
-            WHERE id = ?2 AND (state IS NOT ?1 OR updated_minute IS NOT updated_at - updated_at % 60000)
-            """, [.text(state.rawValue), .text(id.rawValue)])
     }
 
     /// The mutation is conditional on the version it was made from (``SessionStore/commit(_:)``).

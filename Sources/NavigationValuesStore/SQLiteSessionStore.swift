@@ -261,60 +261,15 @@ public final class SQLiteSessionStore: SessionStore {
         writer.queue.async { self.drainWriteQueue() }
     }
 
-    /// One transaction over the requests' mutations, in which one failing request fails only
-    /// its own caller. Every result is final: successes are committed.
-    ///
-    /// Requests almost never fail here (the sessions' actors check them first), so the batch
-    /// first runs without a savepoint per request, two statements fewer per request; only when
-    /// one fails is that transaction rolled back and the batch run again with a savepoint per
-    /// request, which gives every request its own result.
+    /// One transaction over the requests' mutations, each request in its own savepoint so that
+    /// one failing request fails only its own caller. Every result is final: successes are
+    /// committed.
     private func runBatch(_ requests: [[StoredMutation]], in db: Database) -> [Result<Void, any Error>] {
         // A transaction still open here was left by a rollback that failed (the last resort
         // below): none of its callers were told it committed. Try again, so that one failure does
         // not fail every later batch; if it fails again, this batch's BEGIN fails and its callers
         // hear of it, and readiness (checkWritable) reports the store unwritable.
         if db.isInTransaction { try? db.rollback() }
-        if let results = runBatchWhole(requests, in: db) { return results }
-        figures.withLock { $0.batchesRunAgain += 1 }
-        return runBatchBySavepoints(requests, in: db)
-    }
-
-    /// The batch in one transaction without savepoints; nil when a request failed and the
-    /// transaction was rolled back, so that the caller runs it again request by request.
-    private func runBatchWhole(_ requests: [[StoredMutation]], in db: Database) -> [Result<Void, any Error>]? {
-        do {
-            try db.execute("BEGIN IMMEDIATE")
-        } catch {
-            return Array(repeating: .failure(error), count: requests.count)
-        }
-        do {
-            for mutations in requests {
-                for mutation in mutations { try apply(mutation, in: db) }
-            }
-        } catch {
-            do {
-                try db.rollback()
-            } catch let rollbackError {
-                // Still open: the next batch rolls it back before its BEGIN; nothing is committed.
-                let failure = StoreError(
-                    code: .failed,
-                    message: "\(error); then the rollback failed, and the transaction is still open: \(rollbackError)")
-                return Array(repeating: .failure(failure), count: requests.count)
-            }
-            return nil
-        }
-        removeExpiredIdempotencyRecords(in: db)
-        do {
-            try db.execute("COMMIT")
-        } catch {
-            try? db.rollback()
-            return Array(repeating: .failure(error), count: requests.count)
-        }
-        return Array(repeating: .success(()), count: requests.count)
-    }
-
-    /// The batch in one transaction, each request in its own savepoint.
-    private func runBatchBySavepoints(_ requests: [[StoredMutation]], in db: Database) -> [Result<Void, any Error>] {
         do {
             try db.execute("BEGIN IMMEDIATE")
         } catch {

@@ -23,9 +23,6 @@ public struct StoreMetrics: Sendable, Equatable {
     /// How many commit latencies fell at or under each of ``latencyBucketBounds``, cumulative
     /// as Prometheus buckets are; the `+Inf` bucket is `committedMutations + failedMutations`.
     public var commitLatencyBuckets = [Int](repeating: 0, count: latencyBucketBounds.count)
-    /// Batches run a second time, with a savepoint per request, because one of their requests
-    /// failed when the batch first ran whole (SQLite; 0 on PostgreSQL).
-    public var batchesRunAgain = 0
     /// Sum of the time spent inside batches (BEGIN to COMMIT), in seconds.
     public var batchDurationSum: Double = 0
     /// Database pages the writer has written (SQLite: WAL frames appended by commits); 0 for a
