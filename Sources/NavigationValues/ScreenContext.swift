@@ -22,34 +22,39 @@ public final class ScreenContext: Observable, Identifiable {
     /// Created by the first tracked read: a context nobody observes (every context on the server)
     /// pays for no registrar, and its writes skip the notification bookkeeping, since no observer
     /// can exist before a tracked read created the registrar.
-    private var observation: ObservationRegistrar?
+    ///
+    /// Boxed in a class: `ObservationRegistrar` is a resilient struct, so an optional of it is
+    /// tested, copied and destroyed through value witnesses at every check, which callgrind put at
+    /// about a fifth of a push and pop; a box is tested as a plain pointer.
+    private var observation: RegistrarBox?
 
     /// The registrar, created on first use; for tracked reads.
     var registrar: ObservationRegistrar {
-        if let observation { return observation }
-        let created = ObservationRegistrar()
+        if let observation { return observation.registrar }
+        let created = RegistrarBox()
         observation = created
-        return created
+        return created.registrar
     }
 
     /// Whether anything may observe this context (a tracked read created its registrar).
     var isObservable: Bool { observation != nil }
 
-    /// Runs a mutation, telling observers of `keyPath` if there can be any.
-    func mutate<Member>(_ keyPath: KeyPath<ScreenContext, Member>, _ change: () -> Void) {
+    /// Runs a mutation, telling observers of `keyPath` if there can be any. The key path is built
+    /// only then: getting even a literal's key path object costs a runtime call and a retain.
+    func mutate<Member>(_ keyPath: @autoclosure () -> KeyPath<ScreenContext, Member>, _ change: () -> Void) {
         if let observation {
-            observation.withMutation(of: self, keyPath: keyPath, change)
+            observation.registrar.withMutation(of: self, keyPath: keyPath(), change)
         } else {
             change()
         }
     }
 
     func willSet<Member>(_ keyPath: KeyPath<ScreenContext, Member>) {
-        observation?.willSet(self, keyPath: keyPath)
+        observation?.registrar.willSet(self, keyPath: keyPath)
     }
 
     func didSet<Member>(_ keyPath: KeyPath<ScreenContext, Member>) {
-        observation?.didSet(self, keyPath: keyPath)
+        observation?.registrar.didSet(self, keyPath: keyPath)
     }
 
     /// The behaviour this context was created with; it decides how it links itself.
@@ -270,6 +275,11 @@ public final class ScreenContext: Observable, Identifiable {
     /// Key paths through which observation tracks one entry of one context.
     subscript(observedValue id: EntryID) -> Int { 0 }
     subscript(observedPreference id: EntryID) -> Int { 0 }
+}
+
+/// A context's registrar, boxed (see `ScreenContext.observation`).
+private final class RegistrarBox {
+    let registrar = ObservationRegistrar()
 }
 
 /// A weak reference to a context, for back links.
