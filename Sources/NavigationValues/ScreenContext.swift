@@ -61,6 +61,10 @@ public final class ScreenContext: Observable, Identifiable {
     public let behavior: any ScreenContextBehavior
     /// `.screen` or `.navigationStack`, stamped by the behaviour.
     public let role: ScreenContextRole
+    /// Whether the behaviour is `PresentationBehavior` (a presented stack), decided once here so
+    /// that `ScreenStack.isCoveredByPresentation` tests a flag instead of casting an existential at
+    /// every push. A struct type is `PresentationBehavior` exactly when its metatype is.
+    let isPresentation: Bool
 
     private weak var parentStorage: ScreenContext?
     private var childrenStorage: [ScreenContext] = []
@@ -105,6 +109,7 @@ public final class ScreenContext: Observable, Identifiable {
     ) {
         self.behavior = behavior
         self.role = behavior.role
+        self.isPresentation = type(of: behavior) == PresentationBehavior.self
         configure(self)
     }
 

@@ -140,6 +140,54 @@ struct WeakBox {
         #expect(stack.pop(to: root).count == 1 && stack.path.map(\.element) == ["root"])
     }
 
+    @Test func lookupsFollowTheEntriesThroughPushesAndPops() {
+        let stack = ScreenStack<String>(ids: .incrementing(prefix: "s"))
+        for name in ["root", "a", "b", "c", "d"] { stack.push(name) }
+        stack.pop(count: 2)
+        stack.push("e", id: ScreenID("e"))
+        #expect(stack.pop(to: ScreenID("s1")) == [ScreenID("e"), ScreenID("s2")])
+        let f = stack.push("f")
+        stack.push("g")
+        stack.pop()
+        #expect(stack.entries.map(\.element) == ["root", "a", "f"])
+        #expect(stack.ids == [ScreenID("s0"), ScreenID("s1"), ScreenID("s5")])
+        #expect(stack.ids == stack.entries.map(\.id) && stack.count == 3)
+        for (offset, entry) in stack.entries.enumerated() {
+            #expect(stack.index(of: entry.id) == offset && stack.id(of: entry.context) == entry.id)
+        }
+        #expect(stack.index(of: ScreenID("s4")) == nil && stack.index(of: ScreenID("e")) == nil)
+        #expect(stack.id(of: f) == ScreenID("s5") && stack.topScreen === f)
+        // An id that left the stack may be pushed again.
+        stack.push("e again", id: ScreenID("e"))
+        #expect(stack.index(of: ScreenID("e")) == 3)
+    }
+
+    @Test func onlyAPresentedStackCoversTheTopmostScreen() {
+        let stack = ScreenStack<String>()
+        #expect(!stack.isCoveredByPresentation)
+        stack.push("root")
+        let top = stack.push("top")
+        // Contexts of other behaviours under the topmost screen, a navigation stack among them, do
+        // not cover it.
+        let nested = ScreenStack<String>()
+        nested.context.attach(to: top)
+        ScreenContext(.screen).attach(to: top)
+        #expect(!stack.isCoveredByPresentation)
+        let sheet = ScreenStack<String>(behavior: .sheet)
+        sheet.context.attach(to: top)
+        #expect(stack.isCoveredByPresentation)
+        sheet.context.detach()
+        #expect(!stack.isCoveredByPresentation)
+        let cover = ScreenStack<String>(behavior: .fullScreenCover)
+        cover.context.attach(to: top)
+        #expect(stack.isCoveredByPresentation)
+        // Only the topmost screen counts: a presentation under an earlier screen covers nothing.
+        cover.context.detach()
+        let root = stack.entries[0].context
+        ScreenStack<String>(behavior: .sheet).context.attach(to: root)
+        #expect(!stack.isCoveredByPresentation)
+    }
+
     @Test func aPathIsASendableValue() async {
         let stack = ScreenStack<String>()
         stack.push("Home")
