@@ -143,9 +143,19 @@ public final class ScreenContext: Observable, Identifiable {
             return previousLink
         }
         set {
-            guard newValue !== previousLink else { return }
+            let old = previousLink
+            guard newValue !== old else { return }
             precondition(newValue !== self, "a screen context cannot be its own previous")
+            guard isObservable else {
+                // Nothing can run between the read above and the change: reuse what was read (each
+                // read of a weak reference retains and releases the screen).
+                old?.removeSuccessor(self)
+                previousLink = newValue
+                newValue?.addSuccessor(self)
+                return
+            }
             mutate(\.previous) {
+                // Read again: an observer told of the coming change may have changed the links.
                 previousLink?.removeSuccessor(self)
                 previousLink = newValue
                 newValue?.addSuccessor(self)
@@ -246,10 +256,13 @@ public final class ScreenContext: Observable, Identifiable {
     /// Clears this context's stored values, received preferences and handlers (SEMANTICS.md §1).
     /// Runs when a screen is popped. Observers of cleared values are notified as for a removal.
     public func cleanup() {
-        for id in Array(values.keys) {
-            _ = removeEntry(id, isObservationIgnored: false, defaultValue: nil)
+        // Most popped screens hold no values and received nothing: skip building the key lists.
+        if !values.isEmpty {
+            for id in Array(values.keys) {
+                _ = removeEntry(id, isObservationIgnored: false, defaultValue: nil)
+            }
         }
-        let receivedIDs = Array(received.keys)
+        let receivedIDs = received.isEmpty ? [] : Array(received.keys)
         for id in receivedIDs {
             guard isObservable else {
                 received.removeValue(forKey: id)
@@ -269,9 +282,8 @@ public final class ScreenContext: Observable, Identifiable {
 
     private func removeSuccessor(_ context: ScreenContext) {
         if firstSuccessor === context { firstSuccessor = nil }
-        if !moreSuccessors.isEmpty {
-            moreSuccessors.removeAll { $0.context == nil || $0.context === context }
-        }
+        guard !moreSuccessors.isEmpty else { return }
+        moreSuccessors.removeAll { $0.context == nil || $0.context === context }
         if firstSuccessor == nil, !moreSuccessors.isEmpty {
             firstSuccessor = moreSuccessors.removeFirst().context
         }

@@ -179,9 +179,13 @@ public final class ScreenStack<Element> {
         guard start < end else { return [] }
         let removed = Array(contexts[start..<end].reversed())
         willRemoveScreens?(removed)
-        for _ in start..<end { entries.removeLast() }
-        screenIDs.removeLast(end - start)
-        contexts.removeLast(end - start)
+        // One removeLast() per screen: removeLast(_:) goes through replaceSubrange, several times
+        // dearer for the usual one screen.
+        for _ in start..<end {
+            entries.removeLast()
+            screenIDs.removeLast()
+            contexts.removeLast()
+        }
         for screen in removed { screen.detach() }
         return removed
     }
