@@ -294,7 +294,8 @@ public struct ScreenIDGenerator {
         let counter = Counter()
         return ScreenIDGenerator {
             defer { counter.next += 1 }
-            return ScreenID("\(prefix)\(counter.next)")
+            // The same text as "\(prefix)\(counter.next)", without interpolation's generic path.
+            return ScreenID(prefix.isEmpty ? String(counter.next) : prefix + String(counter.next))
         }
     }
 }
