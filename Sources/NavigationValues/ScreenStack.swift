@@ -182,7 +182,10 @@ public final class ScreenStack<Element> {
         // One removeLast() per screen: removeLast(_:) goes through replaceSubrange, several times
         // dearer for the usual one screen.
         for _ in start..<end {
-            entries.removeLast()
+            // Array's own remove(at:), not removeLast(): unspecialised, that one is the generic
+            // RangeReplaceableCollection default, which looks up Array's conformances' witness
+            // tables at every call.
+            entries.remove(at: entries.count - 1)
             screenIDs.removeLast()
             contexts.removeLast()
         }
