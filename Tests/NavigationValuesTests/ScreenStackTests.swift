@@ -81,6 +81,31 @@ import Testing
         #expect(stack.screens.count == 1)
     }
 
+    @Test func pushAndPopNotifyObserversOfTheLinksTheyChangeOnly() {
+        let stack = ScreenStack()
+        let root = stack.push()
+        let middle = stack.push()
+        let links: (ScreenContext) -> Void = { _ = ($0.parent, $0.children, $0.previous, $0.next) }
+        var top: ScreenContext?
+        let pushed = notifiedScreens(["stack": stack.context, "root": root, "middle": middle], reading: links) {
+            top = stack.push()
+        }
+        // The stack's children and the middle screen's `next` changed; nothing of the root did.
+        #expect(pushed == ["stack", "middle"])
+        guard let top else { return }
+        let popped = notifiedScreens(
+            ["stack": stack.context, "root": root, "middle": middle, "top": top], reading: links
+        ) {
+            stack.pop()
+        }
+        #expect(popped == ["stack", "middle", "top"])
+        #expect(top.parent == nil && top.previous == nil && middle.next == nil && middle.previous === root)
+        // Observed contexts link as unobserved ones do: a pushed screen inherits again.
+        middle[TitleKey.self] = "middle"
+        let again = stack.push()
+        #expect(again.previous === middle && middle.next === again && again[TitleKey.self] == "middle")
+    }
+
     @Test func aDroppedStackFreesEveryScreen() {
         var boxes: [WeakBox] = []
         do {
