@@ -179,12 +179,11 @@ public final class ScreenStack<Element> {
         guard start < end else { return [] }
         let removed = Array(contexts[start..<end].reversed())
         willRemoveScreens?(removed)
-        // One removeLast() per screen: removeLast(_:) goes through replaceSubrange, several times
-        // dearer for the usual one screen.
+        // One screen at a time (removeLast(_:) goes through replaceSubrange, several times dearer
+        // for the usual one screen), and for `entries` Array's own remove(at:): unspecialised,
+        // removeLast() is the generic RangeReplaceableCollection default, which looks up Array's
+        // conformances' witness tables at every call.
         for _ in start..<end {
-            // Array's own remove(at:), not removeLast(): unspecialised, that one is the generic
-            // RangeReplaceableCollection default, which looks up Array's conformances' witness
-            // tables at every call.
             entries.remove(at: entries.count - 1)
             screenIDs.removeLast()
             contexts.removeLast()
