@@ -22,40 +22,49 @@ public final class ScreenContext: Observable, Identifiable {
     /// Created by the first tracked read: a context nobody observes (every context on the server)
     /// pays for no registrar, and its writes skip the notification bookkeeping, since no observer
     /// can exist before a tracked read created the registrar.
-    private var observation: ObservationRegistrar?
+    ///
+    /// Boxed in a class: `ObservationRegistrar` is a resilient struct, so an optional of it is
+    /// tested, copied and destroyed through value witnesses at every check, which callgrind put at
+    /// about a fifth of a push and pop; a box is tested as a plain pointer.
+    private var observation: RegistrarBox?
 
     /// The registrar, created on first use; for tracked reads.
     var registrar: ObservationRegistrar {
-        if let observation { return observation }
-        let created = ObservationRegistrar()
+        if let observation { return observation.registrar }
+        let created = RegistrarBox()
         observation = created
-        return created
+        return created.registrar
     }
 
     /// Whether anything may observe this context (a tracked read created its registrar).
     var isObservable: Bool { observation != nil }
 
-    /// Runs a mutation, telling observers of `keyPath` if there can be any.
-    func mutate<Member>(_ keyPath: KeyPath<ScreenContext, Member>, _ change: () -> Void) {
+    /// Runs a mutation, telling observers of `keyPath` if there can be any. The key path is built
+    /// only then: getting even a literal's key path object costs a runtime call and a retain.
+    func mutate<Member>(_ keyPath: @autoclosure () -> KeyPath<ScreenContext, Member>, _ change: () -> Void) {
         if let observation {
-            observation.withMutation(of: self, keyPath: keyPath, change)
+            observation.registrar.withMutation(of: self, keyPath: keyPath(), change)
         } else {
             change()
         }
     }
 
     func willSet<Member>(_ keyPath: KeyPath<ScreenContext, Member>) {
-        observation?.willSet(self, keyPath: keyPath)
+        observation?.registrar.willSet(self, keyPath: keyPath)
     }
 
     func didSet<Member>(_ keyPath: KeyPath<ScreenContext, Member>) {
-        observation?.didSet(self, keyPath: keyPath)
+        observation?.registrar.didSet(self, keyPath: keyPath)
     }
 
     /// The behaviour this context was created with; it decides how it links itself.
     public let behavior: any ScreenContextBehavior
     /// `.screen` or `.navigationStack`, stamped by the behaviour.
     public let role: ScreenContextRole
+    /// Whether the behaviour is `PresentationBehavior` (a presented stack), decided once here so
+    /// that `ScreenStack.isCoveredByPresentation` tests a flag instead of casting an existential at
+    /// every push. A struct type is `PresentationBehavior` exactly when its metatype is.
+    let isPresentation: Bool
 
     private weak var parentStorage: ScreenContext?
     private var childrenStorage: [ScreenContext] = []
@@ -100,6 +109,7 @@ public final class ScreenContext: Observable, Identifiable {
     ) {
         self.behavior = behavior
         self.role = behavior.role
+        self.isPresentation = type(of: behavior) == PresentationBehavior.self
         configure(self)
     }
 
@@ -133,9 +143,19 @@ public final class ScreenContext: Observable, Identifiable {
             return previousLink
         }
         set {
-            guard newValue !== previousLink else { return }
+            let old = previousLink
+            guard newValue !== old else { return }
             precondition(newValue !== self, "a screen context cannot be its own previous")
+            guard isObservable else {
+                // Nothing can run between the read above and the change: reuse what was read (each
+                // read of a weak reference retains and releases the screen).
+                old?.removeSuccessor(self)
+                previousLink = newValue
+                newValue?.addSuccessor(self)
+                return
+            }
             mutate(\.previous) {
+                // Read again: an observer told of the coming change may have changed the links.
                 previousLink?.removeSuccessor(self)
                 previousLink = newValue
                 newValue?.addSuccessor(self)
@@ -236,10 +256,13 @@ public final class ScreenContext: Observable, Identifiable {
     /// Clears this context's stored values, received preferences and handlers (SEMANTICS.md §1).
     /// Runs when a screen is popped. Observers of cleared values are notified as for a removal.
     public func cleanup() {
-        for id in Array(values.keys) {
-            _ = removeEntry(id, isObservationIgnored: false, defaultValue: nil)
+        // Most popped screens hold no values and received nothing: skip building the key lists.
+        if !values.isEmpty {
+            for id in Array(values.keys) {
+                _ = removeEntry(id, isObservationIgnored: false, defaultValue: nil)
+            }
         }
-        let receivedIDs = Array(received.keys)
+        let receivedIDs = received.isEmpty ? [] : Array(received.keys)
         for id in receivedIDs {
             guard isObservable else {
                 received.removeValue(forKey: id)
@@ -259,9 +282,8 @@ public final class ScreenContext: Observable, Identifiable {
 
     private func removeSuccessor(_ context: ScreenContext) {
         if firstSuccessor === context { firstSuccessor = nil }
-        if !moreSuccessors.isEmpty {
-            moreSuccessors.removeAll { $0.context == nil || $0.context === context }
-        }
+        guard !moreSuccessors.isEmpty else { return }
+        moreSuccessors.removeAll { $0.context == nil || $0.context === context }
         if firstSuccessor == nil, !moreSuccessors.isEmpty {
             firstSuccessor = moreSuccessors.removeFirst().context
         }
@@ -270,6 +292,11 @@ public final class ScreenContext: Observable, Identifiable {
     /// Key paths through which observation tracks one entry of one context.
     subscript(observedValue id: EntryID) -> Int { 0 }
     subscript(observedPreference id: EntryID) -> Int { 0 }
+}
+
+/// A context's registrar, boxed (see `ScreenContext.observation`).
+private final class RegistrarBox {
+    let registrar = ObservationRegistrar()
 }
 
 /// A weak reference to a context, for back links.

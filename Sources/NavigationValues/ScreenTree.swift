@@ -99,7 +99,7 @@ public final class ScreenTree<Element> {
     /// The stack a user sees: the selected one, or what its topmost screen presents, and so on.
     public var visibleStackID: StackID {
         var current = selectedStackID
-        while let top = nodes[current]?.stack.entries.last?.id, let presented = presentedBy[top] {
+        while let top = nodes[current]?.stack.topID, let presented = presentedBy[top] {
             current = presented
         }
         return current
@@ -238,7 +238,7 @@ public final class ScreenTree<Element> {
                 .conflict, "cannot pop \(count) screen(s) from stack '\(stack)': \(max(above, 0)) above its root")
         }
         return recording(stack) {
-            let ids = node.stack.entries.suffix(count).reversed().map { $0.id }
+            let ids = Array(node.stack.ids.suffix(count).reversed())
             node.stack.pop(count: count)
             return ids
         }
@@ -317,7 +317,7 @@ public final class ScreenTree<Element> {
     }
 
     func checkUncovered(_ node: Node, _ id: StackID) throws(NavigationError) {
-        if let top = node.stack.entries.last?.id, let presented = presentedBy[top] {
+        if let top = node.stack.topID, let presented = presentedBy[top] {
             throw NavigationError(
                 .conflict, "the topmost screen of stack '\(id)' presents '\(presented)': dismiss it first")
         }

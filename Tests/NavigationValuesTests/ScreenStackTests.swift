@@ -81,6 +81,31 @@ import Testing
         #expect(stack.screens.count == 1)
     }
 
+    @Test func pushAndPopNotifyObserversOfTheLinksTheyChangeOnly() {
+        let stack = ScreenStack()
+        let root = stack.push()
+        let middle = stack.push()
+        let links: (ScreenContext) -> Void = { _ = ($0.parent, $0.children, $0.previous, $0.next) }
+        var top: ScreenContext?
+        let pushed = notifiedScreens(["stack": stack.context, "root": root, "middle": middle], reading: links) {
+            top = stack.push()
+        }
+        // The stack's children and the middle screen's `next` changed; nothing of the root did.
+        #expect(pushed == ["stack", "middle"])
+        guard let top else { return }
+        let popped = notifiedScreens(
+            ["stack": stack.context, "root": root, "middle": middle, "top": top], reading: links
+        ) {
+            stack.pop()
+        }
+        #expect(popped == ["stack", "middle", "top"])
+        #expect(top.parent == nil && top.previous == nil && middle.next == nil && middle.previous === root)
+        // Observed contexts link as unobserved ones do: a pushed screen inherits again.
+        middle[TitleKey.self] = "middle"
+        let again = stack.push()
+        #expect(again.previous === middle && middle.next === again && again[TitleKey.self] == "middle")
+    }
+
     @Test func aDroppedStackFreesEveryScreen() {
         var boxes: [WeakBox] = []
         do {
@@ -138,6 +163,54 @@ struct WeakBox {
         #expect(stack.entries.map(\.context).map(ObjectIdentifier.init) == stack.screens.map(ObjectIdentifier.init))
         #expect(stack.path.map(\.element) == ["root", "a"])
         #expect(stack.pop(to: root).count == 1 && stack.path.map(\.element) == ["root"])
+    }
+
+    @Test func lookupsFollowTheEntriesThroughPushesAndPops() {
+        let stack = ScreenStack<String>(ids: .incrementing(prefix: "s"))
+        for name in ["root", "a", "b", "c", "d"] { stack.push(name) }
+        stack.pop(count: 2)
+        stack.push("e", id: ScreenID("e"))
+        #expect(stack.pop(to: ScreenID("s1")) == [ScreenID("e"), ScreenID("s2")])
+        let f = stack.push("f")
+        stack.push("g")
+        stack.pop()
+        #expect(stack.entries.map(\.element) == ["root", "a", "f"])
+        #expect(stack.ids == [ScreenID("s0"), ScreenID("s1"), ScreenID("s5")])
+        #expect(stack.ids == stack.entries.map(\.id) && stack.count == 3)
+        for (offset, entry) in stack.entries.enumerated() {
+            #expect(stack.index(of: entry.id) == offset && stack.id(of: entry.context) == entry.id)
+        }
+        #expect(stack.index(of: ScreenID("s4")) == nil && stack.index(of: ScreenID("e")) == nil)
+        #expect(stack.id(of: f) == ScreenID("s5") && stack.topScreen === f)
+        // An id that left the stack may be pushed again.
+        stack.push("e again", id: ScreenID("e"))
+        #expect(stack.index(of: ScreenID("e")) == 3)
+    }
+
+    @Test func onlyAPresentedStackCoversTheTopmostScreen() {
+        let stack = ScreenStack<String>()
+        #expect(!stack.isCoveredByPresentation)
+        stack.push("root")
+        let top = stack.push("top")
+        // Contexts of other behaviours under the topmost screen, a navigation stack among them, do
+        // not cover it.
+        let nested = ScreenStack<String>()
+        nested.context.attach(to: top)
+        ScreenContext(.screen).attach(to: top)
+        #expect(!stack.isCoveredByPresentation)
+        let sheet = ScreenStack<String>(behavior: .sheet)
+        sheet.context.attach(to: top)
+        #expect(stack.isCoveredByPresentation)
+        sheet.context.detach()
+        #expect(!stack.isCoveredByPresentation)
+        let cover = ScreenStack<String>(behavior: .fullScreenCover)
+        cover.context.attach(to: top)
+        #expect(stack.isCoveredByPresentation)
+        // Only the topmost screen counts: a presentation under an earlier screen covers nothing.
+        cover.context.detach()
+        let root = stack.entries[0].context
+        ScreenStack<String>(behavior: .sheet).context.attach(to: root)
+        #expect(!stack.isCoveredByPresentation)
     }
 
     @Test func aPathIsASendableValue() async {
