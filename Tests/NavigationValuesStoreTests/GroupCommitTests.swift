@@ -41,6 +41,36 @@ extension PostgresSessionStore: GatedStore {
         }
     }
 
+    /// Queues each request (one mutation: `commit`; several: `commitAll`) behind `gate`, one at a
+    /// time and in order, then opens the gate; returns each request's error, nil when it committed.
+    /// One at a time: child tasks started together may reach the queue in any order, and a seq
+    /// queued before the one below it is a conflict (seen at load: 9 failures instead of 1).
+    func commitQueuedInOrder(
+        _ requests: [[StoredMutation]], to store: any GatedStore, behind gate: WriterGate
+    ) async throws -> [StoreError?] {
+        try await withThrowingTaskGroup(of: (Int, StoreError?).self) { group in
+            for (position, mutations) in requests.enumerated() {
+                group.addTask {
+                    do {
+                        if mutations.count == 1 {
+                            try await store.commit(mutations[0])
+                        } else {
+                            try await store.commitAll(mutations)
+                        }
+                        return (position, nil)
+                    } catch let error as StoreError {
+                        return (position, error)
+                    }
+                }
+                try await waitUntilQueued(store, count: position + 1)
+            }
+            gate.release()
+            var results = [StoreError?](repeating: nil, count: requests.count)
+            for try await (position, error) in group { results[position] = error }
+            return results
+        }
+    }
+
     @Test(arguments: StoreSetup.contract.filter { $0 != .reopenedFile && $0 != .reopenedPostgres })
     func aDuplicateSeqFailsOnlyItsOwnCallerInsideABatch(setup: StoreSetup) async throws {
         try await withStore(setup) { subject in
@@ -50,28 +80,11 @@ extension PostgresSessionStore: GatedStore {
             let gate = WriterGate(store)
             // Seqs 2...11, and a second seq 6 that must fail alone.
             let seqs: [Int64] = Array(2...11) + [6]
-            let results = try await withThrowingTaskGroup(of: (Int, StoreError?).self) { group in
-                for (position, seq) in seqs.enumerated() {
-                    group.addTask {
-                        do {
-                            let value = position == seqs.count - 1 ? "duplicate" : "\(seq)"
-                            try await store.commit(
-                                sample.mutation(seq, [.setValue(sample.root, key: "v\(seq)", json: #""\#(value)""#)]))
-                            return (position, nil)
-                        } catch let error as StoreError {
-                            return (position, error)
-                        }
-                    }
-                    // Queued one at a time, in seq order: child tasks started together may reach
-                    // the queue in any order, and a seq queued before the one below it is a
-                    // conflict (seen at load: 9 failures instead of 1).
-                    try await waitUntilQueued(store, count: position + 1)
-                }
-                gate.release()
-                var results = [StoreError?](repeating: nil, count: seqs.count)
-                for try await (position, error) in group { results[position] = error }
-                return results
+            let requests = seqs.enumerated().map { position, seq in
+                let value = position == seqs.count - 1 ? "duplicate" : "\(seq)"
+                return [sample.mutation(seq, [.setValue(sample.root, key: "v\(seq)", json: #""\#(value)""#)])]
             }
+            let results = try await commitQueuedInOrder(requests, to: store, behind: gate)
             // Whichever of the two seq-6 mutations ran second failed; every other one succeeded.
             let failed = results.enumerated().filter { $0.element != nil }
             #expect(failed.count == 1)
@@ -98,32 +111,16 @@ extension PostgresSessionStore: GatedStore {
             let first = sessions[0]
             let pair = sessions[1]
             let single = sessions[2]
-            let outcomes = try await withThrowingTaskGroup(of: (Int, StoreError?).self) { group in
-                let requests: [[StoredMutation]] = [
-                    // Made from version 2, which the session has not reached: a conflict.
-                    [first.mutation(3, [.setValue(first.root, key: "k", json: "1")])],
-                    [
-                        pair.mutation(2, [.setValue(pair.root, key: "a", json: "1")]),
-                        pair.mutation(3, [.setValue(pair.root, key: "b", json: "2")]),
-                    ],
-                    [single.mutation(2, [.setValue(single.root, key: "c", json: "3")])],
-                ]
-                for (position, mutations) in requests.enumerated() {
-                    group.addTask {
-                        do {
-                            try await store.commitAll(mutations)
-                            return (position, nil)
-                        } catch let error as StoreError {
-                            return (position, error)
-                        }
-                    }
-                    try await waitUntilQueued(store, count: position + 1)
-                }
-                gate.release()
-                var outcomes = [StoreError?](repeating: nil, count: requests.count)
-                for try await (position, error) in group { outcomes[position] = error }
-                return outcomes
-            }
+            let requests: [[StoredMutation]] = [
+                // Made from version 2, which the session has not reached: a conflict.
+                [first.mutation(3, [.setValue(first.root, key: "k", json: "1")])],
+                [
+                    pair.mutation(2, [.setValue(pair.root, key: "a", json: "1")]),
+                    pair.mutation(3, [.setValue(pair.root, key: "b", json: "2")]),
+                ],
+                [single.mutation(2, [.setValue(single.root, key: "c", json: "3")])],
+            ]
+            let outcomes = try await commitQueuedInOrder(requests, to: store, behind: gate)
             #expect(outcomes[0]?.code == .conflict)
             #expect(outcomes[0]?.message.contains("is at version 1, not 2") == true)
             #expect(outcomes[1] == nil)
