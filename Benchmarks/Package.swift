@@ -66,7 +66,7 @@ let package = Package(
                 root("NavigationValuesClient"), root("NavigationValuesAPI"),
             ]),
         // Issue 12's floor: push and pop on the repository's HTTP stack, applied in memory and
-        // appended to one log with group fdatasync; scripts/bench-floor.sh runs it beside Redis.
+        // appended to one log with group fdatasync; `scripts/bench-table.sh --floor` runs it beside Redis.
         .executableTarget(
             name: "FloorServer",
             dependencies: ["BenchmarkSupport", root("NavigationValues"), root("HTTPServer")]),

@@ -108,6 +108,13 @@ start_ours() {
         --admin-token bench-admin --create-rate 1000000 --create-burst 10000000 >"$work/$name/out" 2>"$work/$name/err" &
     pids+=($!)
     eval "pid_$name=$!"
+    await_listening "$name"
+}
+
+# Waits up to 20 s for the server writing to $work/NAME/out to print its `listening on` line;
+# sets `port_<name>`.
+await_listening() {
+    local name="$1"
     for _ in $(seq 1 200); do
         grep -q "listening on" "$work/$name/out" 2>/dev/null && break
         sleep 0.1
@@ -264,18 +271,6 @@ start_ours normal normal
 echo "-- creating 1,000 sessions on each server (five screens above the root each)"
 create_sessions "$port_full" "$work/sessions-full"
 create_sessions "$port_normal" "$work/sessions-normal"
-if [ -n "$floor" ]; then
-    swift build --package-path Benchmarks -c release --product floor-server >/dev/null
-    floor_binary="$(swift build --package-path Benchmarks -c release --show-bin-path)/floor-server"
-    mkdir -p "$work/floor"
-    "$floor_binary" --sessions 1000 --sessions-file "$work/sessions-floor" --log "$work/floor/log" \
-        >"$work/floor/out" 2>"$work/floor/err" &
-    pids+=($!)
-    for _ in $(seq 1 100); do grep -q "listening on" "$work/floor/out" 2>/dev/null && break; sleep 0.1; done
-    grep -q "listening on" "$work/floor/out" || { echo "floor-server did not start"; cat "$work/floor/err"; exit 1; }
-    port_floor="$(sed -n 's/^listening on http:\/\/127.0.0.1://p' "$work/floor/out")"
-fi
-
 if [ "$mode" = profile ]; then
     echo "-- perf record -g -F 999 of the --sync full server (its process only: the machine is shared) during push/pop (wrk -t2 -c64 -d$duration)"
     pushpop full 2 64 2s >/dev/null
@@ -296,6 +291,17 @@ if [ "$mode" = profile ]; then
     echo "-- the whole machine meanwhile, by command (perf record -a; others' builds included)"
     perf report -q -i "$work/perf-all.data" --no-children --sort comm -g none 2>/dev/null | grep -v '^$' | head -8 || true
     exit 0
+fi
+
+# The floor (--floor), for the table only: floor-server with 1,000 sessions of its own.
+if [ -n "$floor" ]; then
+    swift build --package-path Benchmarks -c release --product floor-server >/dev/null
+    floor_binary="$(swift build --package-path Benchmarks -c release --show-bin-path)/floor-server"
+    mkdir -p "$work/floor"
+    "$floor_binary" --sessions 1000 --sessions-file "$work/sessions-floor" --log "$work/floor/log" \
+        >"$work/floor/out" 2>"$work/floor/err" &
+    pids+=($!)
+    await_listening floor
 fi
 
 # The session GET's bytes as nginx's static file, and its configuration.

@@ -1,6 +1,6 @@
 // floor-server: the floor under any redesign of the durable write path (issue 12), measured on
 // this repository's own HTTP stack. Not the product, and never shipped: a bench fixture that
-// scripts/bench-floor.sh runs beside redis-server (appendfsync always) and the real server.
+// `scripts/bench-table.sh --floor` runs beside redis-server (appendfsync always) and the real server.
 //
 //     swift run --package-path Benchmarks -c release floor-server --sessions 1000 --sessions-file F
 //         [--log PATH] [--port 0] [--sync full|off]
