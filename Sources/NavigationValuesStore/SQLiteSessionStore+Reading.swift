@@ -31,32 +31,23 @@ extension SQLiteSessionStore {
     public func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> EventPage {
         guard limit > 0 else { return EventPage(events: [], hasMore: false) }
         return try await read { db in
-            var events: [StoredEvent] = []
-            var bytes = 0
-            var hasMore = false
-            // Stops reading at the first event that does not fit: a page never loads more than
-            // its budget (plus that one event's row), whatever the events' sizes.
+            // The sizes first, stopping at the first event that does not fit; then the JSON of the
+            // events that do, in the same read transaction.
+            var cut = PageCut(limit: limit, maxBytes: maxBytes)
             try db.scanRows(
                 """
-                SELECT seq, type, json, at, length(CAST(json AS BLOB)) FROM events
+                SELECT seq, coalesce(bytes, length(CAST(json AS BLOB))) FROM events
                 WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?
-                """,
-                [
-                    .text(id.rawValue), .integer(after), .integer(limit + 1),
-                ],
-                { row in
-                    let size = row.int(4)
-                    if events.count == limit || (!events.isEmpty && bytes + size > maxBytes) {
-                        hasMore = true
-                        return false
-                    }
-                    events.append(
-                        StoredEvent(
-                            session: id, seq: row.int64(0), type: row.string(1), json: row.string(2), at: row.date(3)))
-                    bytes += size
-                    return true
-                })
-            return EventPage(events: events, hasMore: hasMore)
+                """, [.text(id.rawValue), .integer(after), .integer(limit + 1)]
+            ) { row in cut.admit(seq: row.int64(0), size: row.int(1)) }
+            guard let last = cut.last else { return EventPage(events: [], hasMore: false) }
+            let events = try db.fetchAll(
+                "SELECT seq, type, json, at FROM events WHERE session = ? AND seq > ? AND seq <= ? ORDER BY seq",
+                [.text(id.rawValue), .integer(after), .integer(last)]
+            ) { row in
+                StoredEvent(session: id, seq: row.int64(0), type: row.string(1), json: row.string(2), at: row.date(3))
+            }
+            return EventPage(events: events, hasMore: cut.hasMore)
         }
     }
 

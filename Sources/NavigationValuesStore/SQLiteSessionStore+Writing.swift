@@ -30,10 +30,10 @@ extension SQLiteSessionStore {
         if !isPurged {
             let event = mutation.event
             try db.execute(
-                "INSERT INTO events (session, seq, type, json, at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     .text(event.session.rawValue), .integer(event.seq), .text(event.type), .text(event.json),
-                    .milliseconds(event.at),
+                    .milliseconds(event.at), .integer(event.json.utf8.count),
                 ])
             if let snapshot = mutation.snapshot {
                 try db.execute(

@@ -46,6 +46,16 @@ public protocol SessionStore: Sendable {
     /// Events of a session with `seq > after`, oldest first, at most `limit`.
     func events(of id: SessionID, after: Int64, limit: Int) async throws -> [StoredEvent]
 
+    /// Events of a session with `seq > after`, oldest first: at most `limit`, and no more JSON
+    /// than `maxBytes` together, except that the first event is always included, whatever its
+    /// size. The page is cut from the events' stored sizes before their JSON is read, so a read
+    /// holds about one page of bytes, however large the events after it.
+    func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> EventPage
+
+    /// The session's token hash, state, version and compacted seq; nil when it does not exist.
+    /// One small read of the session's row: a request with another session's token loads nothing.
+    func access(to id: SessionID) async throws -> SessionAccess?
+
     /// The newest snapshot of a session taken at or before `seq`, if any.
     func snapshot(of id: SessionID, atOrBefore seq: Int64) async throws -> StoredSnapshot?
 

@@ -1,36 +1,40 @@
 import Foundation
 import NavigationValuesWire
 
-// What the store adds for issue 13, as SQLiteSessionStore has it: reads bounded by bytes, the
-// token checked before a session is loaded, and the maintenance retention needs.
+// What the store offers beside its base contract, as SQLiteSessionStore has it: reads bounded by
+// bytes, the token checked before a session is loaded, and the maintenance retention needs.
 
 extension PostgresSessionStore {
     public func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> EventPage {
         guard limit > 0 else { return EventPage(events: [], hasMore: false) }
-        // The running total of the events' sizes (octet_length reads a stored value's size
-        // without reading the value) keeps the rows that fit, plus the first that does not, which
-        // says that more exist: a page never sends more than its budget and one event's row.
+        // The sizes first (a number per event, none of their JSON), then the JSON of the events
+        // that fit, on the same connection.
         let rows = try await read { connection in
-            try connection.query(
+            let sizes = try connection.query(
                 """
-                SELECT seq, type, json, \(Self.milliseconds(column: "at")) FROM (
-                    SELECT seq, type, json, at, row_number() OVER w AS n,
-                           sum(octet_length(json::text)) OVER w - octet_length(json::text) AS before
-                    FROM (SELECT seq, type, json, at FROM events WHERE session = $1 AND seq > $2
-                          ORDER BY seq LIMIT $3) AS candidates
-                    WINDOW w AS (ORDER BY seq)
-                ) AS page
-                WHERE n = 1 OR before <= $4
-                ORDER BY seq
-                """, [id.rawValue, "\(after)", "\(limit + 1)", "\(maxBytes)"]
+                SELECT seq, coalesce(bytes, octet_length(json::text)) FROM events
+                WHERE session = $1 AND seq > $2 ORDER BY seq LIMIT $3
+                """, [id.rawValue, "\(after)", "\(limit + 1)"]
             ).rows
+            var cut = PageCut(limit: limit, maxBytes: maxBytes)
+            for row in sizes {
+                guard cut.admit(seq: try Self.int64(row, 0), size: Int(try Self.int64(row, 1))) else { break }
+            }
+            guard let last = cut.last else { return (rows: [[String?]](), hasMore: false) }
+            let rows = try connection.query(
+                """
+                SELECT seq, type, json, \(Self.milliseconds(column: "at")) FROM events
+                WHERE session = $1 AND seq > $2 AND seq <= $3 ORDER BY seq
+                """, [id.rawValue, "\(after)", "\(last)"]
+            ).rows
+            return (rows: rows, hasMore: cut.hasMore)
         }
-        let events = try rows.map { row in
+        let events = try rows.rows.map { row in
             StoredEvent(
                 session: id, seq: try Self.int64(row, 0), type: try Self.text(row, 1), json: try Self.text(row, 2),
                 at: try Self.date(row, 3))
         }
-        return EventPage(cutting: events, limit: limit, maxBytes: maxBytes)
+        return EventPage(events: events, hasMore: rows.hasMore)
     }
 
     public func access(to id: SessionID) async throws -> SessionAccess? {

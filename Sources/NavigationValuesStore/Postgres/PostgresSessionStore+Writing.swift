@@ -40,8 +40,11 @@ extension PostgresSessionStore {
         if !isPurged {
             statements.append(
                 Statement(
-                    "INSERT INTO events (session, seq, type, json, at) VALUES ($1, $2, $3, $4, \(Self.time(5)))",
-                    [session, "\(event.seq)", event.type, event.json, Self.milliseconds(event.at)]))
+                    "INSERT INTO events (session, seq, type, json, at, bytes) VALUES ($1, $2, $3, $4, \(Self.time(5)), $6)",
+                    [
+                        session, "\(event.seq)", event.type, event.json, Self.milliseconds(event.at),
+                        "\(event.json.utf8.count)",
+                    ]))
             if let snapshot = mutation.snapshot {
                 statements.append(
                     Statement(
