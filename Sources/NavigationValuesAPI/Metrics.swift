@@ -231,7 +231,7 @@ public final class Metrics: Sendable {
         out += "navigation_values_store_wal_bytes \(store.walBytes)\n"
         header(
             &out, "navigation_values_store_thread_cpu_seconds_total", "counter",
-            "CPU time of the store's threads (SQLite): the writer while it runs batches, the checkpointer while it checkpoints."
+            "CPU time of the store's threads: the writer while it runs batches, the checkpointer (SQLite) while it checkpoints."
         )
         out += "navigation_values_store_thread_cpu_seconds_total{thread=\"writer\"} \(number(store.writerCPUSeconds))\n"
         out += "navigation_values_store_thread_cpu_seconds_total{thread=\"checkpointer\"} "

@@ -2,6 +2,8 @@ import Foundation
 import HTTPServer
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 

@@ -98,7 +98,7 @@ public struct CompactionRule: Sendable, Equatable {
     public var isActive: Bool { keepEvents != nil || keepAge != nil }
 }
 
-/// What a store offers retention (issue 13): finding sessions by state and age, compacting
+/// What a store offers retention: finding sessions by state and age, compacting
 /// history, and forgetting old tombstones. `SessionService.runRetention` uses it when the store
 /// conforms; ending and purging sessions go through the service as any other mutation.
 public protocol SessionStoreMaintenance: SessionStore {

@@ -60,8 +60,7 @@ public struct StoreMetrics: Sendable, Equatable {
     public var walPages = 0
     /// Size of the write-ahead-log file in bytes (0 when there is none).
     public var walBytes = 0
-    /// CPU time, in seconds, of the thread running the group commit while it ran batches
-    /// (SQLite; 0 on PostgreSQL).
+    /// CPU time, in seconds, of the thread running the group commit while it ran batches.
     public var writerCPUSeconds: Double = 0
     /// CPU time, in seconds, of the checkpointer's thread while it ran checkpoints (SQLite).
     public var checkpointerCPUSeconds: Double = 0

@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
@@ -66,7 +67,9 @@ final class CountingStore: SessionStore {
         return try await base.events(of: id, after: after, limit: limit)
     }
 
-    func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> NavigationValuesStore.EventPage {
+    func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws
+        -> NavigationValuesStore.EventPage
+    {
         counted(.eventPage)
         return try await base.eventPage(of: id, after: after, limit: limit, maxBytes: maxBytes)
     }

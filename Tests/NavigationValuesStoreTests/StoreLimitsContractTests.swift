@@ -3,6 +3,8 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
+@testable import NavigationValuesPostgres
+@testable import NavigationValuesSQLite
 @testable import NavigationValuesStore
 
 /// What the store adds for issue 13, on every backend: pages bounded by bytes, the token hash
