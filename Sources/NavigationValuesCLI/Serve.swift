@@ -19,7 +19,7 @@ struct Serve: Command {
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
-        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
+        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
@@ -61,6 +61,9 @@ struct Serve: Command {
             Flag(
                 name: "ticket-lifetime", valueName: "S",
                 help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
+            Flag(
+                name: "max-write-wait", valueName: "S",
+                help: "Seconds a write waits for its turn on a session other instances are writing (default 10)."),
             Flag(
                 name: "max-observers", valueName: "N",
                 help: "Observer tokens per session, and for every session (default 100)."),
@@ -120,6 +123,9 @@ struct Serve: Command {
         }
         if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
             configuration.service.ticketLifetime = .seconds(seconds)
+        }
+        if let seconds = try arguments.integer("max-write-wait", in: 1...600) {
+            configuration.service.maxWriteWait = .seconds(seconds)
         }
         if let count = try arguments.integer("max-observers", in: 1...100_000) {
             configuration.service.maxObserversPerScope = count

@@ -83,6 +83,12 @@ public final class PostgresConnection {
     /// Whether the connection is still usable (false once the server went away).
     var isUsable: Bool { !isBroken && PQstatus(handle) == CONNECTION_OK }
 
+    /// Whether a transaction is open on the connection, as of its last answer.
+    var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
     /// The server's major version, such as 15.
     var serverMajorVersion: Int { Int(PQserverVersion(handle)) / 10_000 }
 

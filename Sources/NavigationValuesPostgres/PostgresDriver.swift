@@ -21,7 +21,10 @@ public typealias PostgresSessionStore = SQLSessionStore<PostgresDriver>
 ///   copied history) runs in a transaction of its own, sent in chunks.
 /// - One truth across instances: a mutation's version check locks the session's row and checks
 ///   it on the server, and `(session, seq)` is the events' primary key; a check that a statement
-///   changed one row runs on the server too (Migrations/postgres/0008).
+///   changed one row runs on the server too (Migrations/postgres/0008). A writer's turn
+///   (``SQLSessionStore/beginTurn(on:until:)``) holds the row on a connection of its own while
+///   its instance reloads the session and checks its command again; a batch with a mutation of
+///   that session waits for it.
 /// - Fan-out: each commit sends `NOTIFY navigation_values_events` with `(session, seq)` per
 ///   mutation (one notification carries many lines); ``commitNotices()`` yields the other
 ///   instances' commits, read by a listening connection.
@@ -52,6 +55,10 @@ public final class PostgresDriver: SQLDriver {
         /// Whether to apply pending migrations at open (`migrate` and `serve`); when false, a
         /// database with pending migrations is refused (`replay`).
         public var migrates = true
+        /// Connections for writers' turns (``SQLSessionStore/beginTurn(on:until:)``): how many
+        /// writers of this instance may wait in the database for a session at once. More wait for
+        /// a connection, within their own deadline.
+        public var turnConnectionCount = 4
 
         /// The defaults.
         public init() {}
@@ -71,6 +78,8 @@ public final class PostgresDriver: SQLDriver {
     let readers: [PostgresLink]
     private let nextReader = Mutex(0)
     let listener: PostgresListener?
+    /// Connections for writers' turns, lent one turn at a time.
+    let turns: TurnLinks
 
     /// Connects, checks the server (PostgreSQL 14 or newer, for pipeline mode) and applies
     /// pending migrations. Blocks while it does.
@@ -116,6 +125,19 @@ public final class PostgresDriver: SQLDriver {
         listener =
             configuration.listens
             ? PostgresListener(url: url, channel: Self.channel, instance: instance, timeout: linkTimeout) : nil
+        // A turn's transaction waits for its session's row, then holds it while the instance
+        // checks its command: a connection whose holder stops answering gives the row up.
+        let turnSetUp: (PostgresConnection) throws -> Void = { connection in
+            try setUp(connection)
+            try connection.query(
+                "SELECT set_config('idle_in_transaction_session_timeout', $1, false)", ["\(timeout.milliseconds)"])
+        }
+        turns = TurnLinks(
+            (0..<max(1, configuration.turnConnectionCount)).map { index in
+                PostgresLink(
+                    url: url, label: "NavigationValuesStore.postgres.turn.\(index)", timeout: linkTimeout,
+                    reconnectDelay: configuration.reconnectDelay, setUp: turnSetUp)
+            })
     }
 
     public var dialect: any SQLDialect { PostgresDialect() }
@@ -148,7 +170,28 @@ public final class PostgresDriver: SQLDriver {
     public func close() async {
         await writer.close()
         for reader in readers { await reader.close() }
+        await turns.close()
         await listener?.stop()
+    }
+
+    // MARK: - Turns
+
+    public func holdConnection(until deadline: ContinuousClock.Instant) async throws -> HeldLink? {
+        try await turns.take(until: deadline)
+    }
+
+    /// The write's statements, its notifications and COMMIT, in one pipeline, in the transaction
+    /// the turn opened.
+    public func commitTurn(_ write: PlannedWrite, on connection: PostgresConnection) throws {
+        let statements =
+            write.steps.map(Self.statement(for:)) + notifications(for: Array(write.mutations.suffix(1)))
+            + [PostgresConnection.Statement("COMMIT")]
+        do {
+            _ = try PostgresConnection.rows(of: try connection.pipeline(statements))
+        } catch {
+            _ = try? connection.query("ROLLBACK")
+            throw error
+        }
     }
 
     /// Drops every connection as if the server had gone away, so the next calls reconnect (tests).
@@ -382,6 +425,8 @@ struct PostgresDialect: SQLDialect {
     var lockingRead: String { " FOR UPDATE" }
     /// A transaction-scoped advisory lock on the key's hash.
     var transactionLock: String? { "SELECT pg_advisory_xact_lock(hashtext(?1))" }
+    /// `lock_timeout` for the rest of the transaction.
+    var lockTimeout: String? { "SELECT set_config('lock_timeout', ?1, true)" }
     /// PostgreSQL compares the values of indexed columns to decide whether an update is HOT.
     var rewritesIndexOnAssignment: Bool { false }
 }
@@ -420,19 +465,44 @@ extension PostgresConnection: SQLConnection {
         }
     }
 
-    /// One round trip, one snapshot: every query reads the same committed state.
+    /// One round trip, one snapshot: every query reads the same committed state (in a
+    /// repeatable-read transaction of their own; in the open one, where a turn holds the row of
+    /// what they read).
     public func readAll(_ queries: [SQLQuery], _ body: (Int, PostgresRow) throws -> Void) throws {
-        let statements =
-            [Statement("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")]
-            + queries.map { Statement($0.sql, $0.arguments.map(\.postgresText)) } + [Statement("COMMIT")]
+        let inTransaction = isInTransaction
+        let statements = queries.map { Statement($0.sql, $0.arguments.map(\.postgresText)) }
+        let results: [[[String?]]]
+        if inTransaction {
+            results = try Self.rows(of: try pipeline(statements))
+        } else {
+            do {
+                results = Array(
+                    try Self.rows(
+                        of: try pipeline(
+                            [Statement("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")] + statements
+                                + [Statement("COMMIT")])
+                    ).dropFirst().prefix(queries.count))
+            } catch {
+                _ = try? query("ROLLBACK")  // leave no failed transaction open on the reader
+                throw error
+            }
+        }
+        for (index, rows) in results.enumerated() {
+            for columns in rows { try body(index, PostgresRow(columns: columns)) }
+        }
+    }
+
+    /// BEGIN and the queries in one pipeline: one round trip, however long the first waits.
+    public func begin(_ queries: [SQLQuery], _ body: (Int, PostgresRow) throws -> Void) throws {
+        let statements = [Statement("BEGIN")] + queries.map { Statement($0.sql, $0.arguments.map(\.postgresText)) }
         let results: [[[String?]]]
         do {
-            results = try Self.rows(of: try pipeline(statements))
+            results = Array(try Self.rows(of: try pipeline(statements)).dropFirst())
         } catch {
-            _ = try? query("ROLLBACK")  // leave no failed transaction open on the reader
+            _ = try? query("ROLLBACK")
             throw error
         }
-        for (index, rows) in results.dropFirst().prefix(queries.count).enumerated() {
+        for (index, rows) in results.enumerated() {
             for columns in rows { try body(index, PostgresRow(columns: columns)) }
         }
     }

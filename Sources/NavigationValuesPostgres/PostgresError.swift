@@ -21,7 +21,7 @@ extension StoreError {
             return .corrupt
         case "25006", "40001", "40P01", "55P03", "57014":
             // read_only_sql_transaction, serialization_failure, deadlock_detected,
-            // lock_not_available, query_canceled (statement_timeout)
+            // lock_not_available (a turn's lock_timeout), query_canceled (statement_timeout)
             return .unavailable
         default:
             break

@@ -180,6 +180,16 @@ public final class SQLiteDriver: SQLDriver {
         writer.queue.async(execute: work)
     }
 
+    /// None: one process serves the file, its one writer runs every write, and a session's actor
+    /// runs the session's commands one at a time.
+    public func holdConnection(until deadline: ContinuousClock.Instant) async throws -> NoHeldConnection<Database>? {
+        nil
+    }
+
+    public func commitTurn(_ write: PlannedWrite, on connection: Database) throws {
+        throw StoreError(code: .failed, message: "SQLite holds no connection for a turn")
+    }
+
     public func close() async {
         await writer.close()
         for reader in readers { await reader.close() }
@@ -326,6 +336,8 @@ struct SQLiteDialect: SQLDialect {
     /// `BEGIN IMMEDIATE` holds the database's one write lock until the transaction ends.
     var lockingRead: String { "" }
     var transactionLock: String? { nil }
+    /// A writer waits `busyTimeout` for another process's lock; there is no row to wait for.
+    var lockTimeout: String? { nil }
     /// An UPDATE rewrites the entry of every index whose columns it assigns, changed or not.
     var rewritesIndexOnAssignment: Bool { true }
 }
@@ -339,6 +351,17 @@ extension Database: SQLConnection {
     public func readAll(_ queries: [SQLQuery], _ body: (Int, Row) throws -> Void) throws {
         for (index, query) in queries.enumerated() {
             try forEachRow(query.sql, query.arguments) { row in try body(index, row) }
+        }
+    }
+
+    /// An IMMEDIATE transaction, and the queries in it.
+    public func begin(_ queries: [SQLQuery], _ body: (Int, Row) throws -> Void) throws {
+        try execute(Database.TransactionKind.immediate.rawValue)
+        do {
+            try readAll(queries, body)
+        } catch {
+            try? rollback()
+            throw error
         }
     }
 

@@ -14,6 +14,8 @@ public protocol SQLDriver: Sendable {
     associatedtype Connection: SQLConnection
     /// How a store on this engine is opened.
     associatedtype Configuration: Sendable
+    /// A connection held for one writer's turn (``holdConnection(until:)``).
+    associatedtype Held: HeldConnection where Held.Connection == Connection
 
     /// The SQL that differs from engine to engine.
     var dialect: any SQLDialect { get }
@@ -40,6 +42,14 @@ public protocol SQLDriver: Sendable {
     /// Called on the writer's queue after a batch's callers were resumed (SQLite finishes a
     /// checkpoint there).
     func afterBatch()
+    /// A connection of its own for one writer's turn on a session, held across awaits until it
+    /// is released; waits for a free one until `deadline`. Nil where every write already goes
+    /// through one writer, and the sessions' actors order those of a session (SQLite, served by
+    /// one process): a turn is then the store's ordinary reads and commits.
+    func holdConnection(until deadline: ContinuousClock.Instant) async throws -> Held?
+    /// Writes `write` in the transaction a turn opened on `connection` and commits it, with what
+    /// the engine adds to a commit (PostgreSQL's notifications); rolls it back when it fails.
+    func commitTurn(_ write: PlannedWrite, on connection: Connection) throws
     /// Adds the engine's own figures (checkpoints, pages written) to the store's.
     func addFigures(to metrics: inout StoreMetrics)
     /// Closes every connection, once the writer's queue has run what was queued on it. Later
@@ -63,6 +73,25 @@ public struct SQLStoreOptions: Sendable {
     }
 }
 
+/// A connection a driver lends for one writer's turn, held across awaits.
+public protocol HeldConnection: Sendable {
+    associatedtype Connection: SQLConnection
+    /// Runs `body` on the connection, on its own queue.
+    func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T
+    /// Gives the connection back (rolling back a transaction left open).
+    func release() async
+}
+
+/// What a driver that holds no connections for turns names as its ``SQLDriver/Held``: no value
+/// of it exists.
+public enum NoHeldConnection<Connection: SQLConnection>: HeldConnection {
+    public func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        switch self {}
+    }
+
+    public func release() async {}
+}
+
 /// One connection of a driver, as the store uses it: statements with bound values, rows read
 /// through ``SQLRow``, and write transactions.
 public protocol SQLConnection {
@@ -78,6 +107,10 @@ public protocol SQLConnection {
     /// PostgreSQL: one repeatable-read transaction, sent at once), calling `body` with the index
     /// of each row's query and the row.
     func readAll(_ queries: [SQLQuery], _ body: (Int, Row) throws -> Void) throws
+    /// Opens a write transaction and runs `queries` in it, in order, calling `body` with the index
+    /// of each row's query and the row (a turn's lock and reads; PostgreSQL sends them at once).
+    /// The transaction stays open; on failure it is rolled back.
+    func begin(_ queries: [SQLQuery], _ body: (Int, Row) throws -> Void) throws
     /// Runs `body` in a write transaction: committed when it returns, rolled back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T
     /// Fails (`.unavailable`) when the database cannot take a write now: a read-only file, a
@@ -172,6 +205,9 @@ public protocol SQLDialect: Sendable {
     /// A statement that keeps other writers of the same key (its `?1`, a text) waiting until the
     /// transaction ends; nil where a write transaction holds the whole database (SQLite).
     var transactionLock: String? { get }
+    /// A statement that bounds how long the rest of the transaction waits for a lock, to `?1`
+    /// milliseconds (a text); nil where the engine has no such setting.
+    var lockTimeout: String? { get }
     /// Whether an UPDATE that assigns an indexed column rewrites its index entry even when the
     /// value does not change (SQLite). The session's indexed columns (state, updated_minute) are
     /// then assigned by a statement of their own, only when one of them changes; an engine that

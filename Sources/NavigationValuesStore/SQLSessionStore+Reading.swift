@@ -6,15 +6,14 @@ import NavigationValuesWire
 
 extension SQLSessionStore {
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
-        let queries = [
-            text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks,
-        ]
-        .map { SQLQuery($0, [.text(id.rawValue)]) }
-        return try await driver.read { connection in
-            var loaded = LoadedSession(id: id)
-            try connection.readAll(queries) { query, row in try loaded.add(row, of: query) }
-            return try loaded.session()
-        }
+        let queries = loadQueries(of: id)
+        return try await driver.read { connection in try LoadedSession.read(id, queries, on: connection) }
+    }
+
+    /// The queries that read a whole session, in ``LoadedSession``'s order.
+    func loadQueries(of id: SessionID) -> [SQLQuery] {
+        [text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks]
+            .map { SQLQuery($0, [.text(id.rawValue)]) }
     }
 
     public func version(of id: SessionID) async throws -> Int64? {
@@ -124,7 +123,7 @@ extension SQLSessionStore {
 
 /// A session read back from the rows of ``SQLText``'s six queries, in their order: its row,
 /// its screens, their values, handlers and received preferences, and its stacks.
-private struct LoadedSession {
+struct LoadedSession {
     let id: SessionID
     var record: SessionRecord?
     var selectedStack = StackID.main
@@ -133,6 +132,15 @@ private struct LoadedSession {
     var stacks: [StackRecord] = []
 
     init(id: SessionID) { self.id = id }
+
+    /// The session `queries` (``SQLSessionStore/loadQueries(of:)``) read on `connection`.
+    static func read(_ id: SessionID, _ queries: [SQLQuery], on connection: some SQLConnection) throws
+        -> StoredSession?
+    {
+        var loaded = LoadedSession(id: id)
+        try connection.readAll(queries) { query, row in try loaded.add(row, of: query) }
+        return try loaded.session()
+    }
 
     mutating func add(_ row: some SQLRow, of query: Int) throws {
         switch query {

@@ -32,11 +32,11 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
     let splitsSessionUpdate: Bool
     let options: SQLStoreOptions
     private let writeQueue = Mutex(WriteQueue())
-    private let figures = Mutex(StoreMetrics())
+    let figures = Mutex(StoreMetrics())
     /// When expired idempotency records were last removed.
     private let lastIdempotencyCleanup = Mutex(Date.distantPast)
     /// The outcome of the latest write (a batch or a readiness probe), for `/readyz`.
-    private let lastWrite = Mutex<WriteOutcome?>(nil)
+    let lastWrite = Mutex<WriteOutcome?>(nil)
 
     /// A store on `driver`'s database, which the driver opened (and migrated).
     public init(driver: Driver) {
@@ -138,8 +138,8 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
         figures.withLock { metrics in
             metrics.recordBatch(size: batch.count, duration: (finished - started).seconds)
             for (request, result) in zip(batch, final) {
-                let succeeded = if case .success = result { true } else { false }
-                metrics.recordCommit(latency: (finished - request.start).seconds, succeeded: succeeded)
+                let error: (any Error)? = if case .failure(let error) = result { error } else { nil }
+                metrics.recordCommit(latency: (finished - request.start).seconds, error: error)
             }
         }
         for (request, result) in zip(batch, final) {

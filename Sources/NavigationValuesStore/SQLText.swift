@@ -66,6 +66,9 @@ package struct SQLText: Sendable {
     package let deleteObserver: String
     package let lockObserverScope: String?
 
+    // MARK: Turns
+    package let lockTimeout: String?
+
     package init(_ d: any SQLDialect) {
         func r(_ sql: String) -> String { d.render(sql) }
         let t = d.time
@@ -242,5 +245,6 @@ package struct SQLText: Sendable {
         allObservers = r("SELECT \(observerColumns) FROM observer_tokens WHERE id > ?1 ORDER BY id LIMIT ?2")
         deleteObserver = r("DELETE FROM observer_tokens WHERE id = ?1")
         lockObserverScope = d.transactionLock.map(r)
+        lockTimeout = d.lockTimeout.map(r)
     }
 }

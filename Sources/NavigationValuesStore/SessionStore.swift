@@ -69,6 +69,16 @@ public protocol SessionStore: Sendable {
     /// Whether a session of this id was purged (its history deleted), as opposed to never existing.
     func wasPurged(_ id: SessionID) async throws -> Bool
 
+    /// Waits for this writer's turn on a session, in the database, until `deadline`: the
+    /// session as stored once every writer before it is done, and a turn to commit one mutation
+    /// made from it, which no other writer can move on meanwhile (a writer on a shared database
+    /// waits for the session's row, which the turn holds until it ends). For a writer whose
+    /// commit met a conflict: it reloads in its turn and never meets one again.
+    ///
+    /// - Throws: `StoreError`: `.conflict` when the turn did not come by `deadline` (other
+    ///   writers kept the session); `.unavailable` when the database cannot be reached.
+    func beginTurn(on id: SessionID, until deadline: ContinuousClock.Instant) async throws -> any SessionTurn
+
     /// Fails when the database cannot take a write right now (for `/readyz`).
     func checkWritable() async throws
 
@@ -116,6 +126,18 @@ public protocol SessionStore: Sendable {
 
     /// Deletes (revokes) an observer token; false when there was none.
     func deleteObserver(_ id: ObserverID) async throws -> Bool
+}
+
+/// One writer's turn on a session (``SessionStore/beginTurn(on:until:)``). End it (``end()``)
+/// on every path: while it lasts, the session's other writers wait.
+public protocol SessionTurn: Sendable {
+    /// The session as stored when the turn began; nil when it does not exist (or was purged).
+    var session: StoredSession? { get }
+    /// Commits `mutation` (made from ``session``) as ``SessionStore/commit(_:)`` does, and ends
+    /// the turn.
+    func commit(_ mutation: StoredMutation) async throws
+    /// Ends the turn without writing (nothing once it committed), letting the next writer in.
+    func end() async
 }
 
 /// A commit made by another process on a shared database.

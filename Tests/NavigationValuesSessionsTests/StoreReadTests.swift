@@ -97,6 +97,9 @@ final class CountingStore: SessionStore {
     }
     func wasPurged(_ id: SessionID) async throws -> Bool { try await base.wasPurged(id) }
     func checkWritable() async throws { try await base.checkWritable() }
+    func beginTurn(on id: SessionID, until deadline: ContinuousClock.Instant) async throws -> any SessionTurn {
+        try await base.beginTurn(on: id, until: deadline)
+    }
     func version(of id: SessionID) async throws -> Int64? { try await base.version(of: id) }
     var isShared: Bool { base.isShared }
     func commitNotices() -> AsyncStream<CommitNotice> { base.commitNotices() }
