@@ -56,9 +56,15 @@ public struct SessionRoutes: Sendable {
         sessionRead(router)
         query("/v1/sessions/{id}/screens/{screen}", router) { request in .screen(request.parameters["screen"] ?? "") }
         command(.delete, "/v1/sessions/{id}", router) { request in .end(purge: try booleanQuery(request, "purge")) }
-        command(.post, "/v1/sessions/{id}/push", router) { request in .push(try jsonBody(request) ?? [:]) }
-        command(.post, "/v1/sessions/{id}/pop", router) { request in .pop(try jsonBody(request) ?? [:]) }
-        command(.put, "/v1/sessions/{id}/path", router) { request in .replacePath(try jsonBody(request) ?? [:]) }
+        command(.post, "/v1/sessions/{id}/push", router) { request in
+            .push(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
+        }
+        command(.post, "/v1/sessions/{id}/pop", router) { request in
+            .pop(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
+        }
+        command(.put, "/v1/sessions/{id}/path", router) { request in
+            .replacePath(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
+        }
         command(.patch, "/v1/sessions/{id}/screens/{screen}/values", router) { request in
             .patchValues(screen: request.parameters["screen"] ?? "", body: try jsonBody(request) ?? [:])
         }

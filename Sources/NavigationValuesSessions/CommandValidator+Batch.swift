@@ -91,13 +91,13 @@ extension CommandValidator {
         switch name {
         case "push":
             let stack = try take("stack", default: StackID.main.rawValue)
-            return step(.pushOnto(stack: stack, body: .object(members)))
+            return step(.push(stack: stack, body: .object(members)))
         case "pop":
             let stack = try take("stack", default: StackID.main.rawValue)
-            return step(.popFrom(stack: stack, body: .object(members)))
+            return step(.pop(stack: stack, body: .object(members)))
         case "replacePath":
             let stack = try take("stack", default: StackID.main.rawValue)
-            return step(.replacePathOf(stack: stack, body: .object(members)))
+            return step(.replacePath(stack: stack, body: .object(members)))
         case "replaceAbove":
             return step(.replaceAbove(screen: try take("screen"), body: .object(members)))
         case "setValues":

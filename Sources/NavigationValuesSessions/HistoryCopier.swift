@@ -216,11 +216,17 @@ struct HistoryCopier {
         case .sessionCreated:
             throw failure("session.created may only be the first event", "/type")
         case .screenPushed(let screen):
-            return .push(body(screen))
+            return .push(stack: StackID.main.rawValue, body: body(screen))
+        case .stackScreenPushed(let onto, let screen):
+            return .push(stack: try stack(onto, "/stack"), body: body(screen))
         case .screensPopped(let ids):
-            return .pop(pop(ids))
+            return .pop(stack: StackID.main.rawValue, body: pop(ids))
+        case .stackScreensPopped(let from, let ids, _):
+            return .pop(stack: try stack(from, "/stack"), body: pop(ids))
         case .pathReplaced(_, let pushed):
-            return .replacePath(["screens": .array(pushed.map(body))])
+            return .replacePath(stack: StackID.main.rawValue, body: ["screens": .array(pushed.map(body))])
+        case .stackPathReplaced(let of, _, let pushed, _):
+            return .replacePath(stack: try stack(of, "/stack"), body: ["screens": .array(pushed.map(body))])
         case .valuesUpdated(let screen, let set, let removed, _):
             var members = set
             for name in removed {
@@ -254,12 +260,6 @@ struct HistoryCopier {
             ])
         case .stackDismissed(let dismissed, _, _):
             return .dismiss(["stack": .string(try stack(dismissed, "/stack"))])
-        case .stackScreenPushed(let onto, let screen):
-            return .pushOnto(stack: try stack(onto, "/stack"), body: body(screen))
-        case .stackScreensPopped(let from, let ids, _):
-            return .popFrom(stack: try stack(from, "/stack"), body: pop(ids))
-        case .stackPathReplaced(let of, _, let pushed, _):
-            return .replacePathOf(stack: try stack(of, "/stack"), body: ["screens": .array(pushed.map(body))])
         case .screensReplaced(_, let screen, _, let pushed, _):
             return .replaceAbove(screen: try id(screen, "/screen"), body: ["screens": .array(pushed.map(body))])
         case .screenReturned(let screen, let key, let value, _, _, _, _, _):

@@ -88,8 +88,11 @@ import Testing
                 "root": ["name": "A"], "schema": ["values": ["title": ["type": "string", "default": ""]]],
             ])
             let a = session.session.screens[0].id
-            guard case .pushed(let b, _) = try await fixture.perform(.push(["name": "B"]), on: session),
-                case .pushed(let c, _) = try await fixture.perform(.push(["name": "C"]), on: session)
+            guard
+                case .pushed(let b, _) = try await fixture.perform(
+                    .push(stack: "main", body: ["name": "B"]), on: session),
+                case .pushed(let c, _) = try await fixture.perform(
+                    .push(stack: "main", body: ["name": "C"]), on: session)
             else { throw TestFailure("push did not answer .pushed") }
             let first = try await fixture.perform(.patchValues(screen: "root", body: ["title": "x"]), on: session)
             #expect(
@@ -146,16 +149,22 @@ import Testing
             #expect(missing?.code == .unauthorized && malformed?.code == .unauthorized)
             #expect(foreign?.code == .forbidden)
             #expect(unknownSession?.code == .notFound && unknownScreen?.code == .notFound)
-            let popRoot = await Self.refusal { _ = try await fixture.perform(.pop([:]), on: session) }
+            let popRoot = await Self.refusal {
+                _ = try await fixture.perform(.pop(stack: "main", body: [:]), on: session)
+            }
             #expect(popRoot?.code == .conflict)
             let invalid = await Self.refusal {
-                _ = try await fixture.perform(.push(["name": 5, "extra": 1]), on: session)
+                _ = try await fixture.perform(.push(stack: "main", body: ["name": 5, "extra": 1]), on: session)
             }
             #expect(invalid?.code == .invalid && invalid?.fieldErrors.map(\.pointer) == ["/extra"])
-            let stale = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session, ifMatch: 7) }
+            let stale = await Self.refusal {
+                _ = try await fixture.perform(.push(stack: "main", body: [:]), on: session, ifMatch: 7)
+            }
             #expect(stale?.code == .versionMismatch && stale?.currentVersion == 1)
             _ = try await fixture.perform(.end(purge: false), on: session)
-            let ended = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session) }
+            let ended = await Self.refusal {
+                _ = try await fixture.perform(.push(stack: "main", body: [:]), on: session)
+            }
             #expect(ended?.code == .gone)
         }
     }
@@ -190,13 +199,13 @@ import Testing
             let context = CommandContext(
                 credential: .token(session.token), idempotency: idempotency, answer: answer)
             let first = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2), let rendered) = first else {
                 throw TestFailure("first push: \(first)")
             }
             #expect(rendered == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("once".utf8)))
             let again = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .replayed(let replayed) = again else { throw TestFailure("retry applied again") }
             #expect(replayed == rendered)
             #expect(renders.count.withLock { $0 } == 1)
@@ -212,7 +221,8 @@ import Testing
                 StoredAnswer(status: 201, headers: [:], body: Array(repeating: 0x20, count: limit + 1))
             }
             let error = try await #require(throws: SessionError.self) {
-                try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+                try await fixture.service.perform(
+                    .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             }
             #expect(error.limit == "max-event-bytes")
             // Nothing was kept: the session is still at version 1.
@@ -244,11 +254,13 @@ import Testing
             for step in 0..<400 {
                 let command: SessionCommand =
                     step % 5 == 4
-                    ? .pop(["count": 1])
-                    : .push([
-                        "name": .string("S\(step)"),
-                        "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
-                    ])
+                    ? .pop(stack: "main", body: ["count": 1])
+                    : .push(
+                        stack: "main",
+                        body: [
+                            "name": .string("S\(step)"),
+                            "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
+                        ])
                 do {
                     _ = try await fixture.service.perform(command, on: id, context: context)
                     if case .push = command { pushes += 1 }
@@ -277,9 +289,9 @@ import Testing
             }
             let context = CommandContext(credential: .token(session.token), idempotency: idempotency)
             let first = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             let again = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2), _) = first else { throw TestFailure("first push: \(first)") }
             guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
@@ -311,7 +323,8 @@ import Testing
             first.json.withUnsafeBufferPointer { a in
                 second.json.withUnsafeBufferPointer { b in #expect(a.baseAddress == b.baseAddress) }
             }
-            _ = try await fixture.perform(.push(["name": "Detail", "values": ["n": 1]]), on: session)
+            _ = try await fixture.perform(
+                .push(stack: "main", body: ["name": "Detail", "values": ["n": 1]]), on: session)
             let pushed = try await read()
             let decoded = try SessionResource(json: JSONValue(parsing: pushed.json))
             #expect(pushed.version == 2 && decoded.version == 2)
@@ -342,14 +355,16 @@ import Testing
                 let top = current.screens[depth - 1].id.rawValue
                 let command: SessionCommand
                 switch random.next() % 6 {
-                case 0: command = .push(["name": "S", "values": ["n": .integer(Int64(random.next() % 5))]])
-                case 1: command = depth > 1 ? .pop([:]) : .push([:])
+                case 0:
+                    command = .push(
+                        stack: "main", body: ["name": "S", "values": ["n": .integer(Int64(random.next() % 5))]])
+                case 1: command = depth > 1 ? .pop(stack: "main", body: [:]) : .push(stack: "main", body: [:])
                 case 2:
                     command = .patchValues(screen: top, body: ["n": .integer(Int64(random.next() % 5)), "m": .null])
                 case 3:
                     command = .setHandler(screen: "root", key: "p", body: ["passBack": .bool(random.next() % 2 == 0)])
                 case 4: command = .publish(screen: top, key: "p", body: ["value": .integer(Int64(random.next() % 3))])
-                default: command = .replacePath(["screens": [["name": "X"], ["name": "Y"]]])
+                default: command = .replacePath(stack: "main", body: ["screens": [["name": "X"], ["name": "Y"]]])
                 }
                 _ = try await fixture.perform(command, on: session)
             }

@@ -133,6 +133,33 @@ import Testing
         }
     }
 
+    /// A change of a stack's screens keeps API.md's type only on the main stack, and only when it
+    /// dismissed nothing (docs/Stacks.md, Events).
+    @Test func theMainStackKeepsAPIMarkdownsTypesUnlessPresentationsWentWithTheChange() {
+        let screen = Self.screen("c_1", index: 1)
+        let tab = StackID("search")
+        let popped = [ScreenID("c_2")]
+        let sheet = [StackID("p_1")]
+        #expect(SessionEvent.pushed(screen, onto: .main) == .screenPushed(screen))
+        #expect(SessionEvent.pushed(screen, onto: tab) == .stackScreenPushed(stack: tab, screen: screen))
+        #expect(SessionEvent.popped(popped, from: .main, dismissed: []) == .screensPopped(popped))
+        #expect(
+            SessionEvent.popped(popped, from: .main, dismissed: sheet)
+                == .stackScreensPopped(stack: .main, screens: popped, dismissed: sheet))
+        #expect(
+            SessionEvent.popped(popped, from: tab, dismissed: [])
+                == .stackScreensPopped(stack: tab, screens: popped, dismissed: []))
+        #expect(
+            SessionEvent.replacedPath(of: .main, popped: popped, pushed: [screen], dismissed: [])
+                == .pathReplaced(popped: popped, pushed: [screen]))
+        #expect(
+            SessionEvent.replacedPath(of: .main, popped: popped, pushed: [screen], dismissed: sheet)
+                == .stackPathReplaced(stack: .main, popped: popped, pushed: [screen], dismissed: sheet))
+        #expect(
+            SessionEvent.replacedPath(of: tab, popped: [], pushed: [], dismissed: [])
+                == .stackPathReplaced(stack: tab, popped: [], pushed: [], dismissed: []))
+    }
+
     @Test func decodingNamesWhereTheShapeIsWrong() {
         let good = RecordedEvent(seq: 2, at: Self.at, event: .screenPushed(Self.screen("c_1", index: 1))).json
         func failure(_ json: JSONValue) -> WireDecodingError? {
