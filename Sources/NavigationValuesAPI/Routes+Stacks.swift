@@ -22,6 +22,9 @@ extension SessionRoutes {
         command(.put, "/v1/sessions/{id}/stacks/{stack}/path", router) { request in
             .replacePath(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
         }
+        command(.post, "/v1/sessions/{id}/stacks/{stack}/move", router) { request in
+            .moveStack(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
+        }
         command(.post, "/v1/sessions/{id}/select", router) { request in .selectStack(try jsonBody(request) ?? [:]) }
         command(.post, "/v1/sessions/{id}/present", router) { request in .present(try jsonBody(request) ?? [:]) }
         command(.post, "/v1/sessions/{id}/dismiss", router) { request in .dismiss(try jsonBody(request) ?? [:]) }

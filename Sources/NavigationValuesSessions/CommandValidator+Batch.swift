@@ -30,7 +30,7 @@ extension CommandValidator {
     /// The operation names a batch takes.
     static let batchOperationNames = [
         "push", "pop", "replacePath", "replaceAbove", "setValues", "setHandler", "removeHandler", "publish", "return",
-        "createStack", "selectStack", "removeStack", "present", "dismiss",
+        "createStack", "selectStack", "removeStack", "moveStack", "present", "dismiss",
     ]
 
     /// The operations of `{"operations": [...]}`: 1 to `maxBatchOperations` of them.
@@ -130,6 +130,8 @@ extension CommandValidator {
             let stack = try take("stack")
             try nothingElse()
             return step(.removeStack(stack: stack))
+        case "moveStack":
+            return step(.moveStack(stack: try take("stack"), body: .object(members)))
         case "present":
             return step(.present(.object(members)))
         case "dismiss":

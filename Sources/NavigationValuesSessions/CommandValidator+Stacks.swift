@@ -104,6 +104,28 @@ extension CommandValidator {
         }
     }
 
+    /// A tab moved to `{"position": N}` among the tabs (0: the first one after the main stack).
+    func moveStack(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
+        let (id, _) = try stack(reference)
+        let fields = try object(body, allowed: ["position"])
+        guard let position = fields["position"]?.integerValue else {
+            throw SessionError(.invalid, "expected the tab's new position, an integer", pointer: "/position")
+        }
+        switch session.tree.kind(of: id) {
+        case .tab: break
+        case .sheet, .fullScreenCover:
+            throw SessionError(.conflict, "stack '\(id)' is a presentation, shown over its presenter: only tabs move")
+        case .main, nil: throw SessionError(.conflict, "the main stack stays first: only tabs move")
+        }
+        let tabs = session.tree.tabIDs.count - 1
+        guard position >= 0, position < tabs else {
+            throw SessionError(
+                .invalid, "expected a position from 0 to \(tabs - 1): the session has \(tabs) tab(s)",
+                pointer: "/position")
+        }
+        return .moveStack(id, position: Int(position))
+    }
+
     // MARK: - Presentations
 
     func present(_ body: JSONValue) throws(SessionError) -> SessionOperation {

@@ -21,6 +21,7 @@ struct CommandValidator {
         case .createStack(let body): return try createStack(body)
         case .selectStack(let body): return try selectStack(body)
         case .removeStack(let reference): return try removeStack(reference)
+        case .moveStack(let reference, let body): return try moveStack(reference, body)
         case .present(let body): return try present(body)
         case .dismiss(let body): return try dismiss(body)
         case .replaceAbove(let screen, let body): return try replaceAbove(screen, body)

@@ -250,6 +250,8 @@ struct HistoryCopier {
             return .selectStack(["stack": .string(try stack(selected, "/stack"))])
         case .stackRemoved(let removed, _, _, _):
             return .removeStack(stack: try stack(removed, "/stack"))
+        case .stackMoved(let moved, let position):
+            return .moveStack(stack: try stack(moved, "/stack"), body: ["position": .integer(Int64(position))])
         case .stackPresented(let resource):
             guard let style = resource.kind.presentationStyle, let presenter = resource.presenter else {
                 throw failure("a presentation needs a sheet or fullScreenCover kind and a presenter", "/stack")
@@ -360,6 +362,8 @@ extension SessionEvent {
             return .stackRemoved(
                 stack: mapStack(id), screens: screens.map(map), dismissed: dismissed.map(mapStack),
                 selected: mapStack(selected))
+        case .stackMoved(let id, let position):
+            return .stackMoved(stack: mapStack(id), position: position)
         case .stackPresented(let resource):
             return .stackPresented(stack(resource))
         case .stackDismissed(let id, let screens, let dismissed):

@@ -86,12 +86,27 @@ extension LiveSession {
     func applyRemoveStack(_ id: StackID) throws(CorruptSessionError) -> Applied {
         let wasSelected = tree.selectedStackID == id
         let removal = try change("remove stack '\(id)'") { () throws(NavigationError) in try tree.removeStack(id) }
+        tabPositions[id] = nil
         var changes = removalChanges(removal)
         if wasSelected { changes.append(.selectStack(record.id, tree.selectedStackID)) }
         return Applied(
             event: .stackRemoved(
                 stack: id, screens: removal.screens, dismissed: removal.dismissed, selected: tree.selectedStackID),
             changes: changes)
+    }
+
+    /// Moves a tab among the tabs. The tabs' stored positions keep their order: the tabs take the
+    /// positions the tabs held, in their new order, so only the tabs between the old place and the
+    /// new one are written.
+    func applyMoveStack(_ id: StackID, to position: Int) throws(CorruptSessionError) -> Applied {
+        let slots = tree.tabIDs.dropFirst().compactMap { tabPositions[$0] }.sorted()
+        try change("move tab '\(id)'") { () throws(NavigationError) in try tree.moveTab(id, to: position) }
+        var changes: [StateChange] = []
+        for (tab, slot) in zip(tree.tabIDs.dropFirst(), slots) where tabPositions[tab] != slot {
+            tabPositions[tab] = slot
+            changes.append(.setStackPosition(record.id, tab, position: slot))
+        }
+        return Applied(event: .stackMoved(stack: id, position: position), changes: changes)
     }
 
     func applyDismiss(_ id: StackID) throws(CorruptSessionError) -> Applied {
@@ -129,6 +144,7 @@ extension LiveSession {
         }
         let position = nextStackPosition
         nextStackPosition += 1
+        if kind == .tab { tabPositions[id] = position }
         let changes: [StateChange] =
             [
                 .insertStack(

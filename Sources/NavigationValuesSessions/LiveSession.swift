@@ -23,6 +23,9 @@ package final class LiveSession {
     let tree = ScreenTree<String>()
     /// The `position` the next tab or presentation is stored with (creation order).
     var nextStackPosition = 1
+    /// Each tab's stored `position`: ascending in the order of the tabs (`ScreenTree.tabIDs`),
+    /// which a move keeps by handing the tabs' positions out again in their new order.
+    var tabPositions: [StackID: Int] = [:]
     /// At least the bytes the session renders as, at one version: measured exactly by
     /// `OutputLimits.checkApplied`, then grown by what each push can add, so that a push checks
     /// the session's limit against it without measuring the whole session (`OutputLimits`).
@@ -124,6 +127,8 @@ package final class LiveSession {
             return try applySelect(id)
         case .removeStack(let id):
             return try applyRemoveStack(id)
+        case .moveStack(let id, let position):
+            return try applyMoveStack(id, to: position)
         case .present(let id, let style, let presenter, let root):
             return try applyPresent(id, style: style, presenter: presenter, root: root)
         case .dismiss(let id):

@@ -85,7 +85,7 @@ struct OutputLimits {
             try checkAffected(screen: screen, set: set, removed: removed, in: session)
         case .publish(let screen, let key, let value), .returnResult(let screen, let key, let value):
             try checkDeliveries(screen: screen, key: key, value: value, in: session)
-        case .push, .pop, .setHandler, .removeHandler, .end, .createStack, .selectStack, .removeStack,
+        case .push, .pop, .setHandler, .removeHandler, .end, .createStack, .selectStack, .removeStack, .moveStack,
             .present, .dismiss:
             return  // a push renders one screen, which the session's own limit bounds; the rest shrink
         case .replacePath, .replaceAbove, .batch:
@@ -162,7 +162,7 @@ struct OutputLimits {
                 bound.version == version - 1
                     ? RenderedBytesBound(version: version, bytes: bound.bytes + RenderedBytesBound.slack) : nil
             }
-        case .end, .selectStack, .removeStack, .dismiss:
+        case .end, .selectStack, .removeStack, .moveStack, .dismiss:
             session.renderedBytesBound = nil  // measured again when next needed
         }
     }

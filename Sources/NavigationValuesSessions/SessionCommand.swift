@@ -78,6 +78,8 @@ package enum SessionCommand: Sendable {
     case selectStack(JSONValue)
     /// `DELETE …/stacks/{stack}`: removes a tab, dismisses a presentation.
     case removeStack(stack: String)
+    /// `POST …/stacks/{stack}/move`: `{"position"}`.
+    case moveStack(stack: String, body: JSONValue)
     /// `POST …/present`: `{"from", "style", "root"}`.
     case present(JSONValue)
     /// `POST …/dismiss`: `{"stack"}` (default: the presentation a user sees).

@@ -41,6 +41,8 @@ enum SessionOperation {
     case createStack(StackID, root: ScreenSeed)
     case selectStack(StackID)
     case removeStack(StackID)
+    /// A tab moved to `position` among the tabs.
+    case moveStack(StackID, position: Int)
     case present(StackID, style: PresentationStyle, presenter: ScreenID, root: ScreenSeed)
     case dismiss(StackID)
     /// The screens above `screen` in its stack (`popped`, topmost first) replaced by `pushed`.
@@ -92,6 +94,8 @@ enum SessionOperation {
             self = .selectStack(id)
         case .stackRemoved(let id, _, _, _):
             self = .removeStack(id)
+        case .stackMoved(let id, let position):
+            self = .moveStack(id, position: position)
         case .stackPresented(let stack):
             guard let style = stack.kind.presentationStyle, let presenter = stack.presenter,
                 let root = stack.screens.first

@@ -35,6 +35,8 @@ public enum MutationResult: Sendable, Equatable {
     /// Every screen above a stack's root replaced, and the presentations dismissed with them.
     case stackPathReplaced(
         stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
+    /// A tab moved to `position` among the tabs.
+    case stackMoved(stack: StackID, position: Int, version: Int64)
     /// The screens above `screen` replaced; `screen` as it is now.
     case screensReplaced(
         screen: ScreenResource, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
@@ -53,7 +55,8 @@ public enum MutationResult: Sendable, Equatable {
             .published(_, _, let version), .ended(let version), .stackCreated(_, let version),
             .stackSelected(_, _, let version), .stackRemoved(_, _, _, _, let version), .stackPresented(_, let version),
             .stackDismissed(_, _, _, let version), .stackPopped(_, _, _, let version),
-            .stackPathReplaced(_, _, _, _, let version), .screensReplaced(_, _, _, _, let version),
+            .stackPathReplaced(_, _, _, _, let version), .stackMoved(_, _, let version),
+            .screensReplaced(_, _, _, _, let version),
             .returned(_, _, _, _, _, let version), .batchApplied(_, let version):
             version
         }
@@ -106,6 +109,8 @@ public enum MutationResult: Sendable, Equatable {
                 "stack": id(stack), "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
                 "dismissed": stacks(dismissed), "version": version,
             ]
+        case .stackMoved(let stack, let position, _):
+            return ["stack": id(stack), "position": .integer(Int64(position)), "version": version]
         case .screensReplaced(let screen, let popped, let pushed, let dismissed, _):
             return [
                 "screen": screen.json, "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
@@ -137,7 +142,7 @@ extension MutationResult {
         case pushed, popped, pathReplaced, valuesUpdated, handlerSet, handlerRemoved, published, ended
         // Several stacks (docs/Stacks.md).
         case stackCreated, stackSelected, stackRemoved, stackPresented, stackDismissed, stackPopped
-        case stackPathReplaced, screensReplaced, returned, batchApplied
+        case stackPathReplaced, stackMoved, screensReplaced, returned, batchApplied
     }
 
     /// This answer's kind.
@@ -158,6 +163,7 @@ extension MutationResult {
         case .stackDismissed: .stackDismissed
         case .stackPopped: .stackPopped
         case .stackPathReplaced: .stackPathReplaced
+        case .stackMoved: .stackMoved
         case .screensReplaced: .screensReplaced
         case .returned: .returned
         case .batchApplied: .batchApplied
@@ -259,6 +265,9 @@ extension MutationResult {
             self = .stackPathReplaced(
                 stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
                 pushed: try screens("pushed"), dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .stackMoved:
+            self = .stackMoved(
+                stack: try fields.stackID("stack"), position: try fields.position("position"), version: version)
         case .screensReplaced:
             self = .screensReplaced(
                 screen: try screen(), popped: try fields.screenIDs("popped"), pushed: try screens("pushed"),
@@ -367,6 +376,8 @@ extension MutationResult {
         case .stackPathReplaced(let stack, let popped, let pushed, let dismissed):
             self = .stackPathReplaced(
                 stack: stack, popped: popped, pushed: pushed, dismissed: dismissed, version: version)
+        case .stackMoved(let stack, let position):
+            self = .stackMoved(stack: stack, position: position, version: version)
         case .screensReplaced(_, let id, let popped, let pushed, let dismissed):
             guard let screen = session.screenResource(id) else { return nil }
             self = .screensReplaced(

@@ -51,6 +51,8 @@ public enum SessionEvent: Sendable, Equatable {
     /// Every screen above a stack's root replaced in one step (`path.replaced` for another stack, or
     /// for the main one when presentations were dismissed).
     case stackPathReplaced(stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID])
+    /// A tab moved to `position` among the tabs (0: the first one after the main stack).
+    case stackMoved(stack: StackID, position: Int)
     /// Every screen above `screen` in its stack replaced; `screen` keeps its id, values and handlers.
     case screensReplaced(
         stack: StackID, screen: ScreenID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID])
@@ -81,6 +83,7 @@ public enum SessionEvent: Sendable, Equatable {
         case stackScreenPushed = "stack.screen.pushed"
         case stackScreensPopped = "stack.screens.popped"
         case stackPathReplaced = "stack.path.replaced"
+        case stackMoved = "stack.moved"
         case screensReplaced = "screens.replaced"
         case screenReturned = "screen.returned"
         case batchApplied = "batch.applied"
@@ -106,6 +109,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .stackScreenPushed: .stackScreenPushed
         case .stackScreensPopped: .stackScreensPopped
         case .stackPathReplaced: .stackPathReplaced
+        case .stackMoved: .stackMoved
         case .screensReplaced: .screensReplaced
         case .screenReturned: .screenReturned
         case .batchApplied: .batchApplied
@@ -270,6 +274,8 @@ public struct RecordedEvent: Sendable, Equatable {
                 "stack": id(stack), "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
                 "dismissed": stacks(dismissed),
             ]
+        case .stackMoved(let stack, let position):
+            return ["stack": id(stack), "position": .integer(Int64(position))]
         case .screensReplaced(let stack, let screen, let popped, let pushed, let dismissed):
             return [
                 "stack": id(stack), "screen": .string(screen.rawValue), "popped": ids(popped),
@@ -384,6 +390,8 @@ public struct RecordedEvent: Sendable, Equatable {
             return .stackPathReplaced(
                 stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
                 pushed: try screens("pushed"), dismissed: try fields.stackIDs("dismissed"))
+        case .stackMoved:
+            return .stackMoved(stack: try fields.stackID("stack"), position: try fields.position("position"))
         case .screensReplaced:
             return .screensReplaced(
                 stack: try fields.stackID("stack"), screen: try fields.screenID("screen"),

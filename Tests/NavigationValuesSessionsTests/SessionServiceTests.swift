@@ -374,4 +374,48 @@ import Testing
             }
         }
     }
+
+    /// A tab moved among the tabs (docs/Stacks.md): only the tabs it shifts are stored with
+    /// another position (the positions the tabs held, handed out in their new order), and the
+    /// session loaded again from its rows, where the moved tab now comes after the sheet one of
+    /// its screens presents, has the same order.
+    @Test func aMoveStoresThePositionsOfTheTabsItShiftsAndLoadsInTheSameOrder() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            let id = session.session.id
+            for tab in ["a", "b"] { _ = try await fixture.perform(.createStack(["id": .string(tab)]), on: session) }
+            guard
+                case .stackPresented(let sheet, _) = try await fixture.perform(
+                    .present(["from": "b:root"]), on: session)
+            else { throw TestFailure("present did not answer .stackPresented") }
+            for tab in ["c", "d"] { _ = try await fixture.perform(.createStack(["id": .string(tab)]), on: session) }
+            func positions() async throws -> [StackID: Int] {
+                let stored = try #require(try await fixture.store.loadSession(id))
+                return Dictionary(uniqueKeysWithValues: stored.stacks.map { ($0.id, $0.position) })
+            }
+            let before = try await positions()
+            let moved = try await fixture.perform(.moveStack(stack: "b", body: ["position": 3]), on: session)
+            #expect(moved == .stackMoved(stack: StackID("b"), position: 3, version: 7))
+            let after = try await positions()
+            #expect(after[StackID("a")] == before[StackID("a")] && after[sheet.id] == before[sheet.id])
+            #expect(after[StackID("c")] == before[StackID("b")] && after[StackID("d")] == before[StackID("c")])
+            #expect(after[StackID("b")] == before[StackID("d")])
+            #expect(try #require(after[StackID("b")]) > (try #require(after[sheet.id])))
+
+            func order() async throws -> [StackID] {
+                guard case .stacks(let list) = try await fixture.service.read(.stacks, of: id, credential: .admin)
+                else {
+                    throw TestFailure("no stacks")
+                }
+                return list.stacks.map(\.id)
+            }
+            let expected = [.main, StackID("a"), StackID("c"), StackID("d"), StackID("b"), sheet.id]
+            #expect(try await order() == expected)
+            fixture.service.unload(id)
+            #expect(!fixture.service.isLoaded(id))
+            #expect(try await order() == expected)
+            let replayed = try await SessionReplay.session(id, at: 7, in: fixture.store)
+            #expect(replayed.stacks.map(\.id) == Array(expected.dropFirst()))
+        }
+    }
 }

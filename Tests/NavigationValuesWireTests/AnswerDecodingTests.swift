@@ -41,6 +41,7 @@ import Testing
         .stackPopped(stack: StackID("t"), popped: [ScreenID("c_9")], dismissed: [StackID("p_3")], version: 17),
         .stackPathReplaced(
             stack: StackID("t"), popped: [ScreenID("c_9")], pushed: [screen], dismissed: [], version: 18),
+        .stackMoved(stack: StackID("search"), position: 1, version: 19),
         .screensReplaced(screen: screen, popped: [ScreenID("c_4")], pushed: [], dismissed: [], version: 19),
         .returned(
             deliveries: [PreferenceDelivery(screen: ScreenID("c_1"), value: 3)], stoppedAt: nil, stack: StackID("p_2"),
@@ -102,6 +103,7 @@ import Testing
             .handlerRemoved: .handlerRemoved(version: 7),
             .sessionEnded: .ended(version: 7),
             .stackSelected: .stackSelected(stack: StackID("search"), visibleScreen: ScreenID("c_top"), version: 7),
+            .stackMoved: .stackMoved(stack: StackID("search"), position: 2, version: 7),
             .stackScreenPushed: .pushed(screen: SessionEventTests.screen("c_s2", index: 1), version: 7),
             .stackRemoved: .stackRemoved(
                 stack: StackID("search"), screens: [ScreenID("c_s2"), ScreenID("c_s")], dismissed: [StackID("p_1")],

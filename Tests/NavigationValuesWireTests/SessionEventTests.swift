@@ -52,6 +52,7 @@ import Testing
         .stackRemoved(
             stack: StackID("search"), screens: [ScreenID("c_s2"), ScreenID("c_s")], dismissed: [StackID("p_1")],
             selected: .main),
+        .stackMoved(stack: StackID("search"), position: 2),
         .stackPresented(
             StackResource(
                 id: StackID("p_1"), kind: .fullScreenCover, presenter: ScreenID("c_1"),
@@ -119,7 +120,7 @@ import Testing
             .handlerSet: ["screen", "key", "passBack"], .handlerRemoved: ["screen", "key"],
             .preferencePublished: ["screen", "key", "value", "deliveries", "stoppedAt"], .sessionEnded: [],
             .stackCreated: ["stack"], .stackSelected: ["stack"],
-            .stackRemoved: ["stack", "screens", "dismissed", "selected"],
+            .stackRemoved: ["stack", "screens", "dismissed", "selected"], .stackMoved: ["stack", "position"],
             .stackPresented: ["stack"], .stackDismissed: ["stack", "screens", "dismissed"],
             .stackScreenPushed: ["stack", "screen"], .stackScreensPopped: ["stack", "screens", "dismissed"],
             .stackPathReplaced: ["stack", "popped", "pushed", "dismissed"],
@@ -158,6 +159,15 @@ import Testing
         #expect(
             SessionEvent.replacedPath(of: tab, popped: [], pushed: [], dismissed: [])
                 == .stackPathReplaced(stack: tab, popped: [], pushed: [], dismissed: []))
+    }
+
+    @Test func aMovedTabsPositionIsANonNegativeInteger() {
+        let good = RecordedEvent(seq: 2, at: Self.at, event: .stackMoved(stack: StackID("t"), position: 0)).json
+        for bad: JSONValue in [-1, 1.5, "1", .null] {
+            #expect(throws: WireDecodingError(pointer: "/position", reason: "expected an integer of at least 0")) {
+                try RecordedEvent(json: replacing(good, "position", with: bad))
+            }
+        }
     }
 
     @Test func decodingNamesWhereTheShapeIsWrong() {
