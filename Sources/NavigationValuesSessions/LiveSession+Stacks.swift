@@ -26,17 +26,11 @@ extension LiveSession {
     func applyReplacePath(
         popped: [ScreenID], pushed: [ScreenSeed], of stack: StackID
     ) throws(CorruptSessionError) -> Applied {
-        let removal = try popScreens(popped, from: stack)
-        var changes = removalChanges(removal)
-        var resources: [ScreenResource] = []
-        for seed in pushed {
-            let entry = try pushScreen(seed, onto: stack)
-            resources.append(resource(of: entry))
-            changes += insertChanges(for: entry, seed: seed, on: stack)
-        }
+        let replaced = try replaceScreens(popped, with: pushed, on: stack)
         return Applied(
-            event: .replacedPath(of: stack, popped: popped, pushed: resources, dismissed: removal.dismissed),
-            changes: changes)
+            event: .replacedPath(
+                of: stack, popped: popped, pushed: replaced.pushed, dismissed: replaced.removal.dismissed),
+            changes: replaced.changes)
     }
 
     func applyReplaceAbove(
@@ -45,6 +39,19 @@ extension LiveSession {
         guard let stack = tree.stackID(containing: screen), let screens = tree.stack(stack),
             let index = screens.index(of: screen), screens.ids[(index + 1)...].reversed().elementsEqual(popped)
         else { throw corrupt("screens \(popped.map(\.rawValue)) are not the ones above \(screen.rawValue)") }
+        let replaced = try replaceScreens(popped, with: pushed, on: stack)
+        return Applied(
+            event: .screensReplaced(
+                stack: stack, screen: screen, popped: popped, pushed: replaced.pushed,
+                dismissed: replaced.removal.dismissed),
+            changes: replaced.changes)
+    }
+
+    /// Pops `popped` (topmost first) from a stack, then pushes `pushed` onto it: what the pop
+    /// removed, the pushed screens as they render, and the rows of both.
+    private func replaceScreens(
+        _ popped: [ScreenID], with pushed: [ScreenSeed], on stack: StackID
+    ) throws(CorruptSessionError) -> (removal: TreeRemoval, pushed: [ScreenResource], changes: [StateChange]) {
         let removal = try popScreens(popped, from: stack)
         var changes = removalChanges(removal)
         var resources: [ScreenResource] = []
@@ -53,10 +60,7 @@ extension LiveSession {
             resources.append(resource(of: entry))
             changes += insertChanges(for: entry, seed: seed, on: stack)
         }
-        return Applied(
-            event: .screensReplaced(
-                stack: stack, screen: screen, popped: popped, pushed: resources, dismissed: removal.dismissed),
-            changes: changes)
+        return (removal, resources, changes)
     }
 
     /// Publishes, then dismisses the publishing screen (SEMANTICS.md §3 for the walk; docs/Stacks.md §5).

@@ -29,7 +29,7 @@ package struct ReaderHead: Sendable {
 actor SessionActor {
     let id: SessionID
     let environment: ServiceEnvironment
-    /// Requests holding this actor now, counted by `SessionService` under its shard's lock: an
+    /// Requests holding this actor now, counted by `SessionRegistry` under its shard's lock: an
     /// actor that none holds may be unloaded (least recently used first).
     nonisolated let activeRequests = Atomic<Int>(0)
     /// When a request last took this actor: a service-wide counter, for least-recently-used order.

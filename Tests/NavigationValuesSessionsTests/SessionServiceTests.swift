@@ -41,7 +41,7 @@ import Testing
         }
 
         func create(_ body: JSONValue = [:]) async throws -> CreatedSession {
-            guard case .created(let created) = try await service.create(body: body, idempotency: nil) else {
+            guard case .created(let created) = try await service.sessions.create(body: body, idempotency: nil) else {
                 throw TestFailure("create replayed")
             }
             return created
@@ -52,7 +52,7 @@ import Testing
         {
             let context = CommandContext(credential: .token(session.token), ifMatch: ifMatch)
             guard
-                case .applied(let result, _) = try await service.perform(
+                case .applied(let result, _) = try await service.sessions.perform(
                     command, on: session.session.id, context: context)
             else { throw TestFailure("command replayed") }
             return result
@@ -126,7 +126,7 @@ import Testing
     private func screen(_ id: ScreenID, of session: CreatedSession, in fixture: Fixture) async throws -> ScreenResource?
     {
         guard
-            case .screen(let screen, _) = try await fixture.service.read(
+            case .screen(let screen, _) = try await fixture.service.sessions.read(
                 .screen(id.rawValue), of: session.session.id, credential: .token(session.token))
         else { return nil }
         return screen
@@ -139,7 +139,7 @@ import Testing
             let id = session.session.id
             let service = fixture.service
             func readError(_ query: SessionQuery, of id: SessionID, _ credential: Credential) async -> SessionError? {
-                await Self.refusal { _ = try await service.read(query, of: id, credential: credential) }
+                await Self.refusal { _ = try await service.sessions.read(query, of: id, credential: credential) }
             }
             let missing = await readError(.session, of: id, .none)
             let malformed = await readError(.session, of: id, .token("t_x"))
@@ -198,13 +198,13 @@ import Testing
             }
             let context = CommandContext(
                 credential: .token(session.token), idempotency: idempotency, answer: answer)
-            let first = try await fixture.service.perform(
+            let first = try await fixture.service.sessions.perform(
                 .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2), let rendered) = first else {
                 throw TestFailure("first push: \(first)")
             }
             #expect(rendered == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("once".utf8)))
-            let again = try await fixture.service.perform(
+            let again = try await fixture.service.sessions.perform(
                 .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .replayed(let replayed) = again else { throw TestFailure("retry applied again") }
             #expect(replayed == rendered)
@@ -221,13 +221,13 @@ import Testing
                 StoredAnswer(status: 201, headers: [:], body: Array(repeating: 0x20, count: limit + 1))
             }
             let error = try await #require(throws: SessionError.self) {
-                try await fixture.service.perform(
+                try await fixture.service.sessions.perform(
                     .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             }
             #expect(error.limit == "max-event-bytes")
             // Nothing was kept: the session is still at version 1.
             guard
-                case .session(let rendered) = try await fixture.service.read(
+                case .session(let rendered) = try await fixture.service.sessions.read(
                     .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
             #expect(try SessionResource(json: JSONValue(parsing: rendered.json)).version == 1)
@@ -245,7 +245,9 @@ import Testing
             let id = session.session.id
             let context = CommandContext(credential: .token(session.token))
             func renderedBytes() async throws -> Int {
-                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                guard
+                    case .session(let rendered) = try await fixture.service.sessions.read(
+                        .session, of: id, credential: .admin)
                 else { throw TestFailure("no session") }
                 return rendered.json.count
             }
@@ -262,7 +264,7 @@ import Testing
                             "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
                         ])
                 do {
-                    _ = try await fixture.service.perform(command, on: id, context: context)
+                    _ = try await fixture.service.sessions.perform(command, on: id, context: context)
                     if case .push = command { pushes += 1 }
                 } catch let error as SessionError where error.limit == "max-session-bytes" {
                     refusals += 1
@@ -288,16 +290,16 @@ import Testing
                 return StoredAnswer(status: 201, headers: ["ETag": "\"\(result.version)\""], body: Array("kept".utf8))
             }
             let context = CommandContext(credential: .token(session.token), idempotency: idempotency)
-            let first = try await fixture.service.perform(
+            let first = try await fixture.service.sessions.perform(
                 .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
-            let again = try await fixture.service.perform(
+            let again = try await fixture.service.sessions.perform(
                 .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2), _) = first else { throw TestFailure("first push: \(first)") }
             guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
             #expect(recorded.count.withLock { $0 } == 1)
             guard
-                case .session(let rendered) = try await fixture.service.read(
+                case .session(let rendered) = try await fixture.service.sessions.read(
                     .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
             let now = try SessionResource(json: JSONValue(parsing: rendered.json))
@@ -312,7 +314,9 @@ import Testing
             let session = try await fixture.create(["root": ["name": "Root"]])
             let id = session.session.id
             func read() async throws -> RenderedSession {
-                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                guard
+                    case .session(let rendered) = try await fixture.service.sessions.read(
+                        .session, of: id, credential: .admin)
                 else { throw TestFailure("no session") }
                 return rendered
             }
@@ -346,7 +350,7 @@ import Testing
             let session = try await fixture.create(["root": ["name": "Root"]])
             var shown: [Int64: SessionResource] = [:]
             for _ in 0..<40 {
-                let read = try await fixture.service.read(.session, of: session.session.id, credential: .admin)
+                let read = try await fixture.service.sessions.read(.session, of: session.session.id, credential: .admin)
                 guard case .session(let rendered) = read else { throw TestFailure("no session") }
                 let current = try SessionResource(json: JSONValue(parsing: rendered.json))
                 #expect(rendered.version == current.version)
@@ -403,7 +407,9 @@ import Testing
             #expect(try #require(after[StackID("b")]) > (try #require(after[sheet.id])))
 
             func order() async throws -> [StackID] {
-                guard case .stacks(let list) = try await fixture.service.read(.stacks, of: id, credential: .admin)
+                guard
+                    case .stacks(let list) = try await fixture.service.sessions.read(
+                        .stacks, of: id, credential: .admin)
                 else {
                     throw TestFailure("no stacks")
                 }
@@ -411,8 +417,8 @@ import Testing
             }
             let expected = [.main, StackID("a"), StackID("c"), StackID("d"), StackID("b"), sheet.id]
             #expect(try await order() == expected)
-            fixture.service.unload(id)
-            #expect(!fixture.service.isLoaded(id))
+            fixture.service.sessions.unload(id)
+            #expect(!fixture.service.sessions.isLoaded(id))
             #expect(try await order() == expected)
             let replayed = try await SessionReplay.session(id, at: 7, in: fixture.store)
             #expect(replayed.stacks.map(\.id) == Array(expected.dropFirst()))
