@@ -333,11 +333,11 @@ actor SessionActor {
 }
 
 extension StoredEvent {
-    /// The row of a recorded event: its JSON text, written once.
-    init(_ event: RecordedEvent, session: SessionID) {
+    /// The row of a recorded event: its JSON text (of `json`, its JSON when already built), written once.
+    init(_ event: RecordedEvent, json: JSONValue? = nil, session: SessionID) {
         self.init(
-            session: session, seq: event.seq, type: event.event.kind.rawValue, json: event.json.serialized(),
-            at: event.at)
+            session: session, seq: event.seq, type: event.event.kind.rawValue,
+            json: (json ?? event.json).serialized(), at: event.at)
     }
 }
 
