@@ -214,19 +214,20 @@ public final class ScreenTree<Element> {
     /// - Throws: `NavigationError` `.notFound` for an unknown id; `.conflict` for the main stack, a
     ///   presentation, or a position past the last tab.
     public func moveTab(_ id: StackID, to position: Int) throws(NavigationError) {
-        let node = try node(id)
-        switch node.kind {
-        case .main: throw NavigationError(.conflict, "the main stack stays first: it is not moved")
-        case .sheet, .fullScreenCover:
-            throw NavigationError(.conflict, "stack '\(id)' is a presentation: it has no place among the tabs")
-        case .tab: break
+        guard let index = tabIDs.firstIndex(of: id), index > 0 else {
+            let isMain = try node(id).kind == .main  // .notFound for an unknown id
+            throw NavigationError(
+                .conflict,
+                isMain
+                    ? "the main stack stays first: it is not moved"
+                    : "stack '\(id)' is a presentation: it has no place among the tabs")
         }
         let tabs = tabIDs.count - 1
         guard position >= 0, position < tabs else {
             throw NavigationError(
                 .conflict, "cannot move tab '\(id)' to position \(position): the positions are 0 to \(tabs - 1)")
         }
-        tabIDs.removeAll { $0 == id }
+        tabIDs.remove(at: index)
         tabIDs.insert(id, at: position + 1)
     }
 
