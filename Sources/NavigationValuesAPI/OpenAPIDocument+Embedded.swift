@@ -1671,7 +1671,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "moveStack",
         "summary": "Move a tab",
-        "description": "Moves a tab to `position` among the tabs: 0 is the first tab, just after the main stack, which stays first; the other tabs keep their order. The selection, every stack's screens and presentations, and what any screen reads stay as they are. The main stack or a presentation: 409; a position past the last tab: 422.",
+        "description": "Moves a tab to `position` among the tabs: 0 is the first tab, just after the main stack, which stays first; the other tabs keep their order. The selection, every stack's screens and presentations, and what any screen reads stay as they are. The main stack, a presentation or a position past the last tab (it depends on the session): 409.",
         "responses": {
           "200": {
             "description": "The tab and its position now.",

@@ -160,8 +160,8 @@ public struct RemoteSession: Sendable {
     // MARK: - Tabs (docs/Stacks.md)
 
     /// Moves a tab to `position` among the tabs (`POST …/stacks/{stack}/move`): 0 is the first tab
-    /// after the main stack, which stays first. The main stack or a presentation is
-    /// `RemoteError.conflict`; a position past the last tab, `RemoteError.invalid`.
+    /// after the main stack, which stays first. The main stack, a presentation or a position past
+    /// the last tab is `RemoteError.conflict`; a negative position, `RemoteError.invalid`.
     @discardableResult
     public func moveStack(
         _ stack: StackID, to position: Int, ifMatch: Int64? = nil, idempotencyKey: String? = nil

@@ -108,8 +108,9 @@ extension CommandValidator {
     func moveStack(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
         let (id, _) = try stack(reference)
         let fields = try object(body, allowed: ["position"])
-        guard let position = fields["position"]?.integerValue else {
-            throw SessionError(.invalid, "expected the tab's new position, an integer", pointer: "/position")
+        guard let position = fields["position"]?.integerValue, position >= 0 else {
+            throw SessionError(
+                .invalid, "expected the tab's new position, an integer of at least 0", pointer: "/position")
         }
         switch session.tree.kind(of: id) {
         case .tab: break
@@ -117,11 +118,12 @@ extension CommandValidator {
             throw SessionError(.conflict, "stack '\(id)' is a presentation, shown over its presenter: only tabs move")
         case .main, nil: throw SessionError(.conflict, "the main stack stays first: only tabs move")
         }
+        // Past the last tab depends on the session, as a pop past the root does: a conflict.
         let tabs = session.tree.tabIDs.count - 1
-        guard position >= 0, position < tabs else {
+        guard position < tabs else {
             throw SessionError(
-                .invalid, "expected a position from 0 to \(tabs - 1): the session has \(tabs) tab(s)",
-                pointer: "/position")
+                .conflict,
+                "cannot move tab '\(id)' to position \(position): the session has \(tabs) tab(s), 0 to \(tabs - 1)")
         }
         return .moveStack(id, position: Int(position))
     }

@@ -48,7 +48,8 @@ import Testing
             let moved = try await session.moveStack(StackID("profile"), to: 0)
             #expect(moved.stack == StackID("profile") && moved.position == 0)
             await expectRemoteError(.conflict, status: 409) { try await session.moveStack(.main, to: 0) }
-            await expectRemoteError(.invalid, status: 422) { try await session.moveStack(StackID("profile"), to: 2) }
+            await expectRemoteError(.conflict, status: 409) { try await session.moveStack(StackID("profile"), to: 2) }
+            await expectRemoteError(.invalid, status: 422) { try await session.moveStack(StackID("profile"), to: -1) }
 
             // Detail presents a sheet that inherits the main stack's values and returns a result.
             try await send(http, session, "PUT", "/screens/\(detail)/handlers/selection", ["passBack": false])
