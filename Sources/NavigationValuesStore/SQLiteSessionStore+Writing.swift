@@ -138,7 +138,7 @@ extension SQLiteSessionStore {
             try db.execute(
                 "INSERT OR IGNORE INTO purged_sessions (id, purged_at) VALUES (?, ?)",
                 [.text(id.rawValue), .milliseconds(configuration.now())])
-        case .insertStack, .deleteStacks, .selectStack:
+        case .insertStack, .deleteStacks, .selectStack, .setStackPosition:
             try applyStackChange(change, in: db)
         }
     }
@@ -161,6 +161,10 @@ extension SQLiteSessionStore {
             try db.execute(
                 "UPDATE sessions SET selected_stack = ? WHERE id = ?", [.text(stack.rawValue), .text(session.rawValue)])
             try expectOneRow(in: db, "session \(session) does not exist")
+        case .setStackPosition(let session, let stack, let position):
+            try db.execute(
+                "UPDATE screen_stacks SET position = ? WHERE session = ? AND id = ?",
+                [.integer(position), .text(session.rawValue), .text(stack.rawValue)])
         default:
             break
         }

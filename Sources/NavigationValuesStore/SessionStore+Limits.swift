@@ -102,7 +102,7 @@ public struct CompactionRule: Sendable, Equatable {
 }
 
 /// What a store offers retention (issue 13): finding sessions by state and age, compacting
-/// history, and forgetting old tombstones. `SessionService.runRetention` uses it when the store
+/// history, and forgetting old tombstones. `SessionRetention.run` uses it when the store
 /// conforms; ending and purging sessions go through the service as any other mutation.
 public protocol SessionStoreMaintenance: SessionStore {
     /// Sessions in `state` whose last change is older than `before`, oldest change first, at most `limit`.

@@ -212,6 +212,12 @@ extension PostgresSessionStore {
                 Statement(
                     "SELECT navigation_values_select_stack($1, $2)", [session.rawValue, stack.rawValue])
             ]
+        case .setStackPosition(let session, let stack, let position):
+            return [
+                Statement(
+                    "UPDATE screen_stacks SET position = $1 WHERE session = $2 AND id = $3",
+                    ["\(position)", session.rawValue, stack.rawValue])
+            ]
         }
     }
 
