@@ -17,7 +17,7 @@
     "handler.set", "handler.removed", "preference.published", "session.ended",
     // Several stacks (docs/Stacks.md). EventSource hands a named event only to a listener of
     // that name, so every type must be here.
-    "stack.created", "stack.selected", "stack.removed", "stack.presented", "stack.dismissed",
+    "stack.created", "stack.selected", "stack.removed", "stack.moved", "stack.presented", "stack.dismissed",
     "stack.screen.pushed", "stack.screens.popped", "stack.path.replaced", "screens.replaced",
     "screen.returned", "batch.applied",
   ];
@@ -559,6 +559,8 @@
         return stackName(event.stack);
       case "stack.removed":
         return `${stackName(event.stack)}: ${screenNames(event.screens)}${dismissedNote(event)} · ${stackName(event.selected)} selected`;
+      case "stack.moved":
+        return `${stackName(event.stack)} to tab position ${event.position}`;
       case "stack.presented":
         return `${event.stack.kind} ${stackName(event.stack.id)} from ${nameOf(event.stack.presenter)}, root ${
           event.stack.screens.length ? event.stack.screens[0].name : ""

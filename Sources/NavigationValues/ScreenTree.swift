@@ -207,6 +207,30 @@ public final class ScreenTree<Element> {
         return result
     }
 
+    /// Moves a tab to `position` among the tabs (0: the first one after the main stack, which
+    /// stays first). Only the order of `tabIDs` changes: the selection, every stack's screens and
+    /// presentations, and what any screen reads, stay as they are (separate tabs share nothing).
+    ///
+    /// - Throws: `NavigationError` `.notFound` for an unknown id; `.conflict` for the main stack, a
+    ///   presentation, or a position past the last tab.
+    public func moveTab(_ id: StackID, to position: Int) throws(NavigationError) {
+        guard let index = tabIDs.firstIndex(of: id), index > 0 else {
+            let isMain = try node(id).kind == .main  // .notFound for an unknown id
+            throw NavigationError(
+                .conflict,
+                isMain
+                    ? "the main stack stays first: it is not moved"
+                    : "stack '\(id)' is a presentation: it has no place among the tabs")
+        }
+        let tabs = tabIDs.count - 1
+        guard position >= 0, position < tabs else {
+            throw NavigationError(
+                .conflict, "cannot move tab '\(id)' to position \(position): the positions are 0 to \(tabs - 1)")
+        }
+        tabIDs.remove(at: index)
+        tabIDs.insert(id, at: position + 1)
+    }
+
     // MARK: - Pushing and popping
 
     /// Pushes a screen onto the stack with id `stack` (see `ScreenStack.push`).

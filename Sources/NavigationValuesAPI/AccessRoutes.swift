@@ -18,12 +18,12 @@ struct AccessRoutes: Sendable {
         router.get("/v1/observers") { request in try await listObservers(request) }
         router.get("/v1/observers/{observer}") { request in
             let credential = try await routes.requireCredential(request)
-            let observer = try await service.observer(observerID(request), credential: credential)
+            let observer = try await service.access.observer(observerID(request), credential: credential)
             return .json(observer.json, headers: ["Cache-Control": "no-store"])
         }
         router.delete("/v1/observers/{observer}") { request in
             let credential = try await routes.requireCredential(request)
-            try await service.revokeObserver(observerID(request), credential: credential)
+            try await service.access.revokeObserver(observerID(request), credential: credential)
             return Response(status: .noContent)
         }
     }
@@ -56,7 +56,7 @@ struct AccessRoutes: Sendable {
             throw APIError(
                 .unprocessable, "name the stream: {\"session\": \"s_…\"} or {\"all\": true}", pointer: "/session")
         }
-        let ticket = try await service.issueTicket(for: session, credential: credential)
+        let ticket = try await service.access.issueTicket(for: session, credential: credential)
         return .json(ticket.json, headers: ["Cache-Control": "no-store"])
     }
 
@@ -98,7 +98,7 @@ struct AccessRoutes: Sendable {
                 scope: "POST /v1/observers \(SHA256.hexDigest(of: request.body)) \(credentialScope(request))",
                 record: StoredAnswer.init)
         }
-        let outcome = try await service.createObserver(
+        let outcome = try await service.access.createObserver(
             for: session, label: label, lifetime: lifetime, credential: credential, idempotency: idempotency)
         switch outcome {
         case .created(let created): return StoredAnswer(created).response
@@ -110,7 +110,7 @@ struct AccessRoutes: Sendable {
         let credential = try await routes.requireCredential(request)
         let limit = try routes.integerQuery(request, "limit", default: 100, range: 1...1_000)
         let session = request.query["session"].map { SessionID($0) }
-        let page = try await service.observers(
+        let page = try await service.access.observers(
             of: session, after: request.query["cursor"].map { ObserverID($0) }, limit: Int(limit),
             credential: credential)
         return .json(page.json, headers: ["Cache-Control": "no-store"])

@@ -230,7 +230,7 @@ struct EventRoutes: Sendable {
     /// (API.md, Events: "If the events it asks for were purged, the answer is 410").
     func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
         do {
-            return try await service.readerHead(of: id, credential: credential, snapshot: snapshot)
+            return try await service.sessions.readerHead(of: id, credential: credential, snapshot: snapshot)
         } catch let error as SessionError where error.code == .notFound {
             if try await store.wasPurged(id) {
                 throw SessionError(.gone, "the events of session \(id.rawValue) were purged")

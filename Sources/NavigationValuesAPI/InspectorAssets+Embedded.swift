@@ -402,7 +402,7 @@ input[type="text"], input[type="password"], input[type="search"], select {
 .type.values-updated { color: var(--warn); }
 .type.preference-published { color: #c084fc; }
 .type.handler-set, .type.handler-removed { color: #22d3ee; }
-.type.stack-created, .type.stack-selected, .type.stack-removed, .type.stack-presented, .type.stack-dismissed { color: #22d3ee; }
+.type.stack-created, .type.stack-selected, .type.stack-removed, .type.stack-moved, .type.stack-presented, .type.stack-dismissed { color: #22d3ee; }
 .type.stack-screen-pushed, .type.stack-path-replaced, .type.screens-replaced { color: var(--good); }
 .type.stack-screens-popped { color: var(--bad); }
 .type.screen-returned, .type.batch-applied { color: #c084fc; }
@@ -468,7 +468,7 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     "handler.set", "handler.removed", "preference.published", "session.ended",
     // Several stacks (docs/Stacks.md). EventSource hands a named event only to a listener of
     // that name, so every type must be here.
-    "stack.created", "stack.selected", "stack.removed", "stack.presented", "stack.dismissed",
+    "stack.created", "stack.selected", "stack.removed", "stack.moved", "stack.presented", "stack.dismissed",
     "stack.screen.pushed", "stack.screens.popped", "stack.path.replaced", "screens.replaced",
     "screen.returned", "batch.applied",
   ];
@@ -1010,6 +1010,8 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
         return stackName(event.stack);
       case "stack.removed":
         return `${stackName(event.stack)}: ${screenNames(event.screens)}${dismissedNote(event)} · ${stackName(event.selected)} selected`;
+      case "stack.moved":
+        return `${stackName(event.stack)} to tab position ${event.position}`;
       case "stack.presented":
         return `${event.stack.kind} ${stackName(event.stack.id)} from ${nameOf(event.stack.presenter)}, root ${
           event.stack.screens.length ? event.stack.screens[0].name : ""

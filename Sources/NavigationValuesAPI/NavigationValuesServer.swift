@@ -135,7 +135,7 @@ public final class NavigationValuesServer: Sendable {
                 try? await Task.sleep(for: interval)
                 if Task.isCancelled { return }
                 do {
-                    let report = try await service.runRetention(policy)
+                    let report = try await service.retention.run(policy)
                     if !report.isEmpty {
                         logger?.log(
                             .info, "retention",

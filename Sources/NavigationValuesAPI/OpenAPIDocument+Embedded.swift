@@ -1659,6 +1659,95 @@ let embeddedJSON = ##"""
         }
       }
     },
+    "/v1/sessions/{id}/stacks/{stack}/move": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        },
+        {
+          "$ref": "#/components/parameters/StackRef"
+        }
+      ],
+      "post": {
+        "operationId": "moveStack",
+        "summary": "Move a tab",
+        "description": "Moves a tab to `position` among the tabs: 0 is the first tab, just after the main stack, which stays first; the other tabs keep their order. The selection, every stack's screens and presentations, and what any screen reads stay as they are. The main stack, a presentation or a position past the last tab (it depends on the session): 409.",
+        "responses": {
+          "200": {
+            "description": "The tab and its position now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/StackMoved"
+                }
+              }
+            },
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "412": {
+            "$ref": "#/components/responses/Problem412"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "tags": [
+          "stacks"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Move"
+              }
+            }
+          }
+        }
+      }
+    },
     "/v1/sessions/{id}/select": {
       "parameters": [
         {
@@ -4038,6 +4127,21 @@ let embeddedJSON = ##"""
           }
         }
       },
+      "Move": {
+        "type": "object",
+        "required": [
+          "position"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "position": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9223372036854775807,
+            "description": "The place among the tabs: 0 is the first tab after the main stack."
+          }
+        }
+      },
       "Present": {
         "type": "object",
         "additionalProperties": false,
@@ -4388,6 +4492,30 @@ let embeddedJSON = ##"""
             "type": "object",
             "properties": {
               "op": {
+                "const": "moveStack"
+              },
+              "stack": {
+                "type": "string"
+              },
+              "position": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 9223372036854775807,
+                "description": "The place among the tabs: 0 is the first tab after the main stack."
+              }
+            },
+            "additionalProperties": false,
+            "required": [
+              "op",
+              "stack",
+              "position"
+            ],
+            "title": "moveStack"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "op": {
                 "const": "present"
               },
               "from": {
@@ -4462,6 +4590,26 @@ let embeddedJSON = ##"""
               "string",
               "null"
             ]
+          },
+          "version": {
+            "type": "integer"
+          }
+        }
+      },
+      "StackMoved": {
+        "type": "object",
+        "required": [
+          "stack",
+          "position",
+          "version"
+        ],
+        "properties": {
+          "stack": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "minimum": 0
           },
           "version": {
             "type": "integer"
@@ -4690,6 +4838,7 @@ let embeddedJSON = ##"""
               "stack.created",
               "stack.selected",
               "stack.removed",
+              "stack.moved",
               "stack.presented",
               "stack.dismissed",
               "stack.screen.pushed",

@@ -74,8 +74,8 @@ struct RevisionRoutes: Sendable {
         let credential = try await routes.requireCredential(request)
         let head = try await events.readerHead(of: id, credential: credential, snapshot: false)
         try await events.checkAvailable(id, after: 1)
-        let store = store
-        let pageBytes = events.pageBytes
+        // Pages bounded by bytes as well as by count (--max-page-bytes), as history's are.
+        let pages = service.copies.pages(of: id, through: head.version, maxBytes: events.pageBytes)
         return Response(
             status: .ok,
             headers: [
@@ -84,20 +84,13 @@ struct RevisionRoutes: Sendable {
                 "ETag": "\"\(head.version)\"", "Cache-Control": "no-store",
             ]
         ) { writer in
-            var last: Int64 = 0
-            while last < head.version {
-                // A page bounded by bytes as well as by count (--max-page-bytes), as history's is.
-                let page = try await store.eventPage(
-                    of: id, after: last, limit: Int(min(1_000, head.version - last)), maxBytes: pageBytes
-                ).events
-                guard let final = page.last else { return }
+            for try await page in pages {
                 var chunk: [UInt8] = []
                 for event in page {
                     chunk += event.json.utf8
                     chunk.append(UInt8(ascii: "\n"))
                 }
                 try await writer.write(chunk)
-                last = final.seq
             }
         }
     }
@@ -126,7 +119,7 @@ struct RevisionRoutes: Sendable {
                 key: key, scope: "POST /v1/sessions/import \(SHA256.hexDigest(of: request.body))",
                 record: StoredAnswer.init)
         }
-        return try await service.importSession(ndjson: request.body, idempotency: idempotency).response
+        return try await service.copies.importSession(ndjson: request.body, idempotency: idempotency).response
     }
 
     /// `{"session": "s_…", "at": N}` (`at` defaults to the latest): a new session that starts as
@@ -150,7 +143,7 @@ struct RevisionRoutes: Sendable {
                 key: key, scope: "POST /v1/sessions/fork \(SHA256.hexDigest(of: request.body)) \(authorization)",
                 record: StoredAnswer.init)
         }
-        return try await service.fork(SessionID(id), at: at, credential: credential, idempotency: idempotency)
+        return try await service.copies.fork(SessionID(id), at: at, credential: credential, idempotency: idempotency)
             .response
     }
 }

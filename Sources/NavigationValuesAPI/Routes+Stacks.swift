@@ -14,13 +14,16 @@ extension SessionRoutes {
             .removeStack(stack: request.parameters["stack"] ?? "")
         }
         command(.post, "/v1/sessions/{id}/stacks/{stack}/push", router) { request in
-            .pushOnto(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
+            .push(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
         }
         command(.post, "/v1/sessions/{id}/stacks/{stack}/pop", router) { request in
-            .popFrom(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
+            .pop(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
         }
         command(.put, "/v1/sessions/{id}/stacks/{stack}/path", router) { request in
-            .replacePathOf(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
+            .replacePath(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
+        }
+        command(.post, "/v1/sessions/{id}/stacks/{stack}/move", router) { request in
+            .moveStack(stack: request.parameters["stack"] ?? "", body: try jsonBody(request) ?? [:])
         }
         command(.post, "/v1/sessions/{id}/select", router) { request in .selectStack(try jsonBody(request) ?? [:]) }
         command(.post, "/v1/sessions/{id}/present", router) { request in .present(try jsonBody(request) ?? [:]) }

@@ -56,9 +56,15 @@ public struct SessionRoutes: Sendable {
         sessionRead(router)
         query("/v1/sessions/{id}/screens/{screen}", router) { request in .screen(request.parameters["screen"] ?? "") }
         command(.delete, "/v1/sessions/{id}", router) { request in .end(purge: try booleanQuery(request, "purge")) }
-        command(.post, "/v1/sessions/{id}/push", router) { request in .push(try jsonBody(request) ?? [:]) }
-        command(.post, "/v1/sessions/{id}/pop", router) { request in .pop(try jsonBody(request) ?? [:]) }
-        command(.put, "/v1/sessions/{id}/path", router) { request in .replacePath(try jsonBody(request) ?? [:]) }
+        command(.post, "/v1/sessions/{id}/push", router) { request in
+            .push(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
+        }
+        command(.post, "/v1/sessions/{id}/pop", router) { request in
+            .pop(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
+        }
+        command(.put, "/v1/sessions/{id}/path", router) { request in
+            .replacePath(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
+        }
         command(.patch, "/v1/sessions/{id}/screens/{screen}/values", router) { request in
             .patchValues(screen: request.parameters["screen"] ?? "", body: try jsonBody(request) ?? [:])
         }
@@ -94,7 +100,7 @@ public struct SessionRoutes: Sendable {
                 record: StoredAnswer.init)
         }
         let body = try jsonBody(request) ?? [:]
-        return try await service.create(body: body, idempotency: idempotency).response
+        return try await service.sessions.create(body: body, idempotency: idempotency).response
     }
 
     /// With `--create-token`, creation needs that token or the admin token (401 without one,
@@ -117,7 +123,7 @@ public struct SessionRoutes: Sendable {
     }
 
     private func list(_ request: Request) async throws -> Response {
-        let credential = try await service.resolve(credential(request))
+        let credential = try await service.access.resolve(credential(request))
         guard credential.canReadEverySession else {
             throw credential.isWellFormedToken || credential.isReader
                 ? APIError(
@@ -126,7 +132,8 @@ public struct SessionRoutes: Sendable {
                     .unauthorized, "send Authorization: Bearer <admin token>", headers: ["WWW-Authenticate": "Bearer"])
         }
         let limit = try integerQuery(request, "limit", default: 100, range: 1...1_000)
-        let page = try await service.list(limit: Int(limit), cursor: request.query["cursor"].map { SessionID($0) })
+        let page = try await service.sessions.list(
+            limit: Int(limit), cursor: request.query["cursor"].map { SessionID($0) })
         return .json(page.json)
     }
 
@@ -137,13 +144,14 @@ public struct SessionRoutes: Sendable {
         router.get(path) { request in
             _ = try idempotencyKey(request)  // checked on every method, as for commands
             let credential = try await requireCredential(request)
-            return try await service.read(try query(request), of: sessionID(request), credential: credential).response
+            return try await service.sessions.read(try query(request), of: sessionID(request), credential: credential)
+                .response
         }
     }
 
     /// `GET /v1/sessions/{id}`: answered at once, on the connection's thread, from the session's
     /// JSON as its actor last rendered it when that is current and the credential is the admin
-    /// token or the session token the actor verified (`SessionService.cachedSession`); otherwise,
+    /// token or the session token the actor verified (`SessionRegistry.cachedSession`); otherwise,
     /// and for every other credential or error, as any other query. Both answer the same bytes.
     func sessionRead(_ router: Router) {
         router.on(
@@ -153,7 +161,8 @@ public struct SessionRoutes: Sendable {
                 return .async {
                     _ = try idempotencyKey(request)
                     let credential = try await requireCredential(request)
-                    return try await service.read(.session, of: sessionID(request), credential: credential).response
+                    return try await service.sessions.read(.session, of: sessionID(request), credential: credential)
+                        .response
                 }
             })
     }
@@ -167,7 +176,9 @@ public struct SessionRoutes: Sendable {
         case .token(let token) where !IdentifierGenerator.isWellFormedObserverToken(token): break
         default: return nil
         }
-        guard let rendered = service.cachedSession(sessionID(request), credential: credential) else { return nil }
+        guard let rendered = service.sessions.cachedSession(sessionID(request), credential: credential) else {
+            return nil
+        }
         return SessionQuery.Result.session(rendered).response
     }
 
@@ -179,7 +190,8 @@ public struct SessionRoutes: Sendable {
         router.on(method, path) { request in
             var context = try commandContext(request)
             context.credential = try await requireCredential(request)
-            return try await service.perform(try command(request), on: sessionID(request), context: context).response
+            return try await service.sessions.perform(try command(request), on: sessionID(request), context: context)
+                .response
         }
     }
 
@@ -211,7 +223,7 @@ public struct SessionRoutes: Sendable {
             }
             throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
         }
-        return try await service.resolve(credential)
+        return try await service.access.resolve(credential)
     }
 
     /// The credential of an event stream: a stream ticket in `?ticket=` (for `EventSource`,
@@ -221,7 +233,7 @@ public struct SessionRoutes: Sendable {
         guard request.headers["authorization"] == nil else {
             throw APIError(.badRequest, "send either a ticket or an Authorization header, not both")
         }
-        return try await service.credential(forTicket: ticket)
+        return try await service.access.credential(forTicket: ticket)
     }
 
     private func commandContext(_ request: Request) throws -> CommandContext {

@@ -55,7 +55,7 @@ struct Prune: Command {
         }
         let report: RetentionReport
         do {
-            report = try await SessionService(store: store).runRetentionToEnd(policy)
+            report = try await SessionService(store: store).retention.runToEnd(policy)
         } catch {
             await store.close()
             throw CommandFailure("\(shown): \(error)")

@@ -98,6 +98,23 @@ public struct PublishResult: Sendable, Equatable {
     }
 }
 
+/// `POST …/stacks/{stack}/move`: the tab and where it is now among the tabs.
+public struct StackMoveResult: Sendable, Equatable {
+    /// The tab moved.
+    public var stack: StackID
+    /// Its position among the tabs (0: the first one after the main stack).
+    public var position: Int
+    /// The session's version after the change.
+    public var version: Int64
+
+    /// A result with these members.
+    public init(stack: StackID, position: Int, version: Int64) {
+        self.stack = stack
+        self.position = position
+        self.version = version
+    }
+}
+
 extension MutationResult {
     var pushResult: PushResult? {
         if case .pushed(let screen, let version) = self { PushResult(screen: screen, version: version) } else { nil }
@@ -126,6 +143,14 @@ extension MutationResult {
     var handlerResult: HandlerResult? {
         if case .handlerSet(let screen, let version) = self {
             HandlerResult(screen: screen, version: version)
+        } else {
+            nil
+        }
+    }
+
+    var stackMoveResult: StackMoveResult? {
+        if case .stackMoved(let stack, let position, let version) = self {
+            StackMoveResult(stack: stack, position: position, version: version)
         } else {
             nil
         }

@@ -157,6 +157,21 @@ public struct RemoteSession: Sendable {
         return try await mutate("PUT", path("path"), body, .pathReplaced, ifMatch, idempotencyKey) { $0.pathResult }
     }
 
+    // MARK: - Tabs (docs/Stacks.md)
+
+    /// Moves a tab to `position` among the tabs (`POST …/stacks/{stack}/move`): 0 is the first tab
+    /// after the main stack, which stays first. The main stack, a presentation or a position past
+    /// the last tab is `RemoteError.conflict`; a negative position, `RemoteError.invalid`.
+    @discardableResult
+    public func moveStack(
+        _ stack: StackID, to position: Int, ifMatch: Int64? = nil, idempotencyKey: String? = nil
+    ) async throws -> StackMoveResult {
+        try await mutate(
+            "POST", path("stacks", stack.rawValue, "move"), ["position": .integer(Int64(position))], .stackMoved,
+            ifMatch, idempotencyKey
+        ) { $0.stackMoveResult }
+    }
+
     /// Ends the session (`DELETE /v1/sessions/{id}`): later mutations are `.gone`; history and
     /// replay stay. Returns the version of its `session.ended` event.
     @discardableResult

@@ -12,7 +12,7 @@ extension RemoteStack {
         switch event {
         case .stackCreated(let created), .stackPresented(let created):
             otherScreens.formUnion(created.screens.map(\.id))
-        case .stackSelected:
+        case .stackSelected, .stackMoved:
             break
         case .stackRemoved(_, let screens, _, _), .stackDismissed(_, let screens, _):
             otherScreens.subtract(screens)

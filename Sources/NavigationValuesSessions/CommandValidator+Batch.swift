@@ -30,7 +30,7 @@ extension CommandValidator {
     /// The operation names a batch takes.
     static let batchOperationNames = [
         "push", "pop", "replacePath", "replaceAbove", "setValues", "setHandler", "removeHandler", "publish", "return",
-        "createStack", "selectStack", "removeStack", "present", "dismiss",
+        "createStack", "selectStack", "removeStack", "moveStack", "present", "dismiss",
     ]
 
     /// The operations of `{"operations": [...]}`: 1 to `maxBatchOperations` of them.
@@ -91,13 +91,13 @@ extension CommandValidator {
         switch name {
         case "push":
             let stack = try take("stack", default: StackID.main.rawValue)
-            return step(.pushOnto(stack: stack, body: .object(members)))
+            return step(.push(stack: stack, body: .object(members)))
         case "pop":
             let stack = try take("stack", default: StackID.main.rawValue)
-            return step(.popFrom(stack: stack, body: .object(members)))
+            return step(.pop(stack: stack, body: .object(members)))
         case "replacePath":
             let stack = try take("stack", default: StackID.main.rawValue)
-            return step(.replacePathOf(stack: stack, body: .object(members)))
+            return step(.replacePath(stack: stack, body: .object(members)))
         case "replaceAbove":
             return step(.replaceAbove(screen: try take("screen"), body: .object(members)))
         case "setValues":
@@ -130,6 +130,8 @@ extension CommandValidator {
             let stack = try take("stack")
             try nothingElse()
             return step(.removeStack(stack: stack))
+        case "moveStack":
+            return step(.moveStack(stack: try take("stack"), body: .object(members)))
         case "present":
             return step(.present(.object(members)))
         case "dismiss":

@@ -5,22 +5,6 @@ import NavigationValuesWire
 // any stack. As for every command, an operation returned here always applies.
 
 extension CommandValidator {
-    func stackOperation(for command: SessionCommand) throws(SessionError) -> SessionOperation {
-        switch command {
-        case .createStack(let body): return try createStack(body)
-        case .selectStack(let body): return try selectStack(body)
-        case .removeStack(let reference): return try removeStack(reference)
-        case .present(let body): return try present(body)
-        case .dismiss(let body): return try dismiss(body)
-        case .pushOnto(let stack, let body): return try push(body, onto: stack)
-        case .popFrom(let stack, let body): return try pop(body, from: stack)
-        case .replacePathOf(let stack, let body): return try replacePath(body, of: stack)
-        case .replaceAbove(let screen, let body): return try replaceAbove(screen, body)
-        case .returnResult(let screen, let body): return try returnResult(screen, body)
-        default: throw SessionError(.invalid, "a batch cannot hold a batch or end the session")
-        }
-    }
-
     // MARK: - Push, pop and path on any stack
 
     func push(_ body: JSONValue, onto reference: String) throws(SessionError) -> SessionOperation {
@@ -28,8 +12,7 @@ extension CommandValidator {
         let fields = try object(body, allowed: ["name", "values"])
         try checkRoom(adding: 1)
         try checkUncovered(stack, stackID)
-        let seed = try seed(fields, pointer: "")
-        return stackID == .main ? .push(seed) : .pushOnto(stackID, seed)
+        return .push(stackID, try seed(fields, pointer: ""))
     }
 
     /// The screens a pop removes from a stack, topmost first.
@@ -66,7 +49,7 @@ extension CommandValidator {
             }
             ids = [top.id]
         }
-        return stackID == .main ? .pop(ids) : .popFrom(stackID, ids)
+        return .pop(stackID, ids)
     }
 
     func replacePath(_ body: JSONValue, of reference: String) throws(SessionError) -> SessionOperation {
@@ -78,14 +61,12 @@ extension CommandValidator {
         try checkRoom(adding: list.count, removing: stack.count - 1, pointer: "/screens")
         if !list.isEmpty, stack.count == 1 { try checkUncovered(stack, stackID) }
         let seeds = try seeds(list, pointer: "/screens")
-        let popped: [ScreenID] = stack.ids.dropFirst().reversed()
-        return stackID == .main
-            ? .replacePath(popped: popped, pushed: seeds) : .replacePathOf(stackID, popped: popped, pushed: seeds)
+        return .replacePath(stackID, popped: stack.ids.dropFirst().reversed(), pushed: seeds)
     }
 
     // MARK: - Tabs
 
-    private func createStack(_ body: JSONValue) throws(SessionError) -> SessionOperation {
+    func createStack(_ body: JSONValue) throws(SessionError) -> SessionOperation {
         let fields = try object(body, allowed: ["id", "root"])
         guard let name = fields["id"]?.stringValue else {
             throw SessionError(.invalid, "expected the stack's name, a string", pointer: "/id")
@@ -101,7 +82,7 @@ extension CommandValidator {
         return .createStack(StackID(name), root: try rootSeed(fields["root"]))
     }
 
-    private func selectStack(_ body: JSONValue) throws(SessionError) -> SessionOperation {
+    func selectStack(_ body: JSONValue) throws(SessionError) -> SessionOperation {
         let fields = try object(body, allowed: ["stack"])
         guard let reference = fields["stack"]?.stringValue else {
             throw SessionError(.invalid, "expected a stack: main, a tab's name, selected or top", pointer: "/stack")
@@ -114,7 +95,7 @@ extension CommandValidator {
         return .selectStack(id)
     }
 
-    private func removeStack(_ reference: String) throws(SessionError) -> SessionOperation {
+    func removeStack(_ reference: String) throws(SessionError) -> SessionOperation {
         let (id, _) = try stack(reference)
         switch session.tree.kind(of: id) {
         case .tab: return .removeStack(id)
@@ -123,9 +104,33 @@ extension CommandValidator {
         }
     }
 
+    /// A tab moved to `{"position": N}` among the tabs (0: the first one after the main stack).
+    func moveStack(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
+        let (id, _) = try stack(reference)
+        let fields = try object(body, allowed: ["position"])
+        guard let position = fields["position"]?.integerValue, position >= 0 else {
+            throw SessionError(
+                .invalid, "expected the tab's new position, an integer of at least 0", pointer: "/position")
+        }
+        switch session.tree.kind(of: id) {
+        case .tab: break
+        case .sheet, .fullScreenCover:
+            throw SessionError(.conflict, "stack '\(id)' is a presentation, shown over its presenter: only tabs move")
+        case .main, nil: throw SessionError(.conflict, "the main stack stays first: only tabs move")
+        }
+        // Past the last tab depends on the session, as a pop past the root does: a conflict.
+        let tabs = session.tree.tabIDs.count - 1
+        guard position < tabs else {
+            throw SessionError(
+                .conflict,
+                "cannot move tab '\(id)' to position \(position): the session has \(tabs) tab(s), 0 to \(tabs - 1)")
+        }
+        return .moveStack(id, position: Int(position))
+    }
+
     // MARK: - Presentations
 
-    private func present(_ body: JSONValue) throws(SessionError) -> SessionOperation {
+    func present(_ body: JSONValue) throws(SessionError) -> SessionOperation {
         let fields = try object(body, allowed: ["from", "style", "root"])
         var reference = "top"
         if let from = fields["from"] {
@@ -163,7 +168,7 @@ extension CommandValidator {
         return .present(newPresentationID(), style: style, presenter: presenter.id, root: root)
     }
 
-    private func dismiss(_ body: JSONValue) throws(SessionError) -> SessionOperation {
+    func dismiss(_ body: JSONValue) throws(SessionError) -> SessionOperation {
         let fields = try object(body, allowed: ["stack"])
         let id: StackID
         if let given = fields["stack"] {
@@ -186,7 +191,7 @@ extension CommandValidator {
 
     // MARK: - Compound changes
 
-    private func replaceAbove(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
+    func replaceAbove(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
         let entry = try screen(reference)
         let fields = try object(body, allowed: ["screens"])
         guard let list = fields["screens"]?.arrayValue else {
@@ -203,7 +208,7 @@ extension CommandValidator {
         return .replaceAbove(screen: entry.id, popped: stack.ids[(index + 1)...].reversed(), pushed: seeds)
     }
 
-    private func returnResult(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
+    func returnResult(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
         let entry = try screen(reference)
         let fields = try object(body, allowed: ["key", "value"])
         guard let key = fields["key"]?.stringValue else {

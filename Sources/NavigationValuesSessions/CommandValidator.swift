@@ -10,45 +10,23 @@ struct CommandValidator {
 
     func operation(for command: SessionCommand) throws(SessionError) -> SessionOperation {
         switch command {
-        case .end(let purge):
-            return .end(purge: purge)
-        case .push(let body):
-            return try push(body, onto: StackID.main.rawValue)
-        case .pop(let body):
-            return try pop(body, from: StackID.main.rawValue)
-        case .replacePath(let body):
-            return try replacePath(body, of: StackID.main.rawValue)
-        case .patchValues(let reference, let body):
-            return try updateValues(reference, body)
-        case .setHandler(let reference, let key, let body):
-            let entry = try screen(reference)
-            try checkPreferenceKey(key)
-            let fields = try object(body, allowed: ["passBack"])
-            guard let passBack = fields["passBack"]?.boolValue else {
-                throw SessionError(.invalid, "expected boolean", pointer: "/passBack")
-            }
-            return .setHandler(screen: entry.id, key: key, passBack: passBack)
-        case .removeHandler(let reference, let key):
-            let entry = try screen(reference)
-            guard entry.context.hasPreferenceHandler(named: key) else {
-                throw SessionError(.notFound, "screen \(entry.id.rawValue) has no handler for '\(key)'")
-            }
-            return .removeHandler(screen: entry.id, key: key)
-        case .publish(let reference, let key, let body):
-            let entry = try screen(reference)
-            try checkPreferenceKey(key)
-            let fields = try object(body, allowed: ["value"])
-            guard let value = fields["value"] else {
-                throw SessionError(.invalid, "a preference needs a value", pointer: "/value")
-            }
-            if let problem = session.schema.checkPreference(value, for: key, pointer: "/value") {
-                throw SessionError(.invalid, problem.detail, fieldErrors: [problem])
-            }
-            try checkSize(value, pointer: "/value")
-            return .publish(screen: entry.id, key: key, value: value)
-        case .createStack, .selectStack, .removeStack, .present, .dismiss, .pushOnto, .popFrom, .replacePathOf,
-            .replaceAbove, .returnResult, .batch:
-            return try stackOperation(for: command)
+        case .end(let purge): return .end(purge: purge)
+        case .push(let stack, let body): return try push(body, onto: stack)
+        case .pop(let stack, let body): return try pop(body, from: stack)
+        case .replacePath(let stack, let body): return try replacePath(body, of: stack)
+        case .patchValues(let reference, let body): return try updateValues(reference, body)
+        case .setHandler(let reference, let key, let body): return try setHandler(reference, key, body)
+        case .removeHandler(let reference, let key): return try removeHandler(reference, key)
+        case .publish(let reference, let key, let body): return try publish(reference, key, body)
+        case .createStack(let body): return try createStack(body)
+        case .selectStack(let body): return try selectStack(body)
+        case .removeStack(let reference): return try removeStack(reference)
+        case .moveStack(let reference, let body): return try moveStack(reference, body)
+        case .present(let body): return try present(body)
+        case .dismiss(let body): return try dismiss(body)
+        case .replaceAbove(let screen, let body): return try replaceAbove(screen, body)
+        case .returnResult(let screen, let body): return try returnResult(screen, body)
+        case .batch: throw SessionError(.invalid, "a batch cannot hold a batch")
         }
     }
 
@@ -64,6 +42,42 @@ struct CommandValidator {
     }
 
     // MARK: - Operations
+
+    private func setHandler(_ reference: String, _ key: String, _ body: JSONValue) throws(SessionError)
+        -> SessionOperation
+    {
+        let entry = try screen(reference)
+        try checkPreferenceKey(key)
+        let fields = try object(body, allowed: ["passBack"])
+        guard let passBack = fields["passBack"]?.boolValue else {
+            throw SessionError(.invalid, "expected boolean", pointer: "/passBack")
+        }
+        return .setHandler(screen: entry.id, key: key, passBack: passBack)
+    }
+
+    private func removeHandler(_ reference: String, _ key: String) throws(SessionError) -> SessionOperation {
+        let entry = try screen(reference)
+        guard entry.context.hasPreferenceHandler(named: key) else {
+            throw SessionError(.notFound, "screen \(entry.id.rawValue) has no handler for '\(key)'")
+        }
+        return .removeHandler(screen: entry.id, key: key)
+    }
+
+    private func publish(_ reference: String, _ key: String, _ body: JSONValue) throws(SessionError)
+        -> SessionOperation
+    {
+        let entry = try screen(reference)
+        try checkPreferenceKey(key)
+        let fields = try object(body, allowed: ["value"])
+        guard let value = fields["value"] else {
+            throw SessionError(.invalid, "a preference needs a value", pointer: "/value")
+        }
+        if let problem = session.schema.checkPreference(value, for: key, pointer: "/value") {
+            throw SessionError(.invalid, problem.detail, fieldErrors: [problem])
+        }
+        try checkSize(value, pointer: "/value")
+        return .publish(screen: entry.id, key: key, value: value)
+    }
 
     private func updateValues(_ reference: String, _ body: JSONValue) throws(SessionError) -> SessionOperation {
         let entry = try screen(reference)

@@ -25,7 +25,7 @@ package final class CommitFollower: Sendable {
                 case .mayHaveMissed:
                     hub.resync(nil)
                 case .committed(let session, let seq, let purge):
-                    await service.sessionMovedOn(session, to: seq)
+                    await service.sessions.sessionMovedOn(session, to: seq)
                     guard hub.hasSubscribers(for: session) else { continue }
                     do {
                         let stored: StoredEvent? =

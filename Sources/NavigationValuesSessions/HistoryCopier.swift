@@ -72,11 +72,12 @@ struct HistoryCopier {
             applied = try applyStep(recorded.event, to: session, index: index, pointer: "")
         }
         session.finish(&applied, seq: recorded.seq, at: recorded.at, isPurge: false)
-        try check(applied.event, against: recorded, index: index)
-        if case .sessionEnded = applied.event { isEnded = true }
         let event = RecordedEvent(seq: recorded.seq, at: recorded.at, event: applied.event)
+        let json = event.json
+        try check(json, against: recorded, index: index)
+        if case .sessionEnded = applied.event { isEnded = true }
         var mutation = StoredMutation(
-            session: session.id, event: StoredEvent(event, session: session.id), changes: applied.changes)
+            session: session.id, event: StoredEvent(event, json: json, session: session.id), changes: applied.changes)
         let interval = Int64(environment.configuration.snapshotInterval)
         do {
             // Each event's size, and the session's every 16 events (its footprint walks the whole
@@ -176,7 +177,7 @@ struct HistoryCopier {
             throw failure("the copy did not start with session.created")
         }
         screenIDs[root.id] = copiedRoot.id
-        try check(created.event.event, against: recorded, index: 0)
+        try check(created.event.json, against: recorded, index: 0)
         new = created
         mutations.append(created.mutation)
         last = created.event
@@ -216,11 +217,17 @@ struct HistoryCopier {
         case .sessionCreated:
             throw failure("session.created may only be the first event", "/type")
         case .screenPushed(let screen):
-            return .push(body(screen))
+            return .push(stack: StackID.main.rawValue, body: body(screen))
+        case .stackScreenPushed(let onto, let screen):
+            return .push(stack: try stack(onto, "/stack"), body: body(screen))
         case .screensPopped(let ids):
-            return .pop(pop(ids))
+            return .pop(stack: StackID.main.rawValue, body: pop(ids))
+        case .stackScreensPopped(let from, let ids, _):
+            return .pop(stack: try stack(from, "/stack"), body: pop(ids))
         case .pathReplaced(_, let pushed):
-            return .replacePath(["screens": .array(pushed.map(body))])
+            return .replacePath(stack: StackID.main.rawValue, body: ["screens": .array(pushed.map(body))])
+        case .stackPathReplaced(let of, _, let pushed, _):
+            return .replacePath(stack: try stack(of, "/stack"), body: ["screens": .array(pushed.map(body))])
         case .valuesUpdated(let screen, let set, let removed, _):
             var members = set
             for name in removed {
@@ -244,6 +251,8 @@ struct HistoryCopier {
             return .selectStack(["stack": .string(try stack(selected, "/stack"))])
         case .stackRemoved(let removed, _, _, _):
             return .removeStack(stack: try stack(removed, "/stack"))
+        case .stackMoved(let moved, let position):
+            return .moveStack(stack: try stack(moved, "/stack"), body: ["position": .integer(Int64(position))])
         case .stackPresented(let resource):
             guard let style = resource.kind.presentationStyle, let presenter = resource.presenter else {
                 throw failure("a presentation needs a sheet or fullScreenCover kind and a presenter", "/stack")
@@ -254,12 +263,6 @@ struct HistoryCopier {
             ])
         case .stackDismissed(let dismissed, _, _):
             return .dismiss(["stack": .string(try stack(dismissed, "/stack"))])
-        case .stackScreenPushed(let onto, let screen):
-            return .pushOnto(stack: try stack(onto, "/stack"), body: body(screen))
-        case .stackScreensPopped(let from, let ids, _):
-            return .popFrom(stack: try stack(from, "/stack"), body: pop(ids))
-        case .stackPathReplaced(let of, _, let pushed, _):
-            return .replacePathOf(stack: try stack(of, "/stack"), body: ["screens": .array(pushed.map(body))])
         case .screensReplaced(_, let screen, _, let pushed, _):
             return .replaceAbove(screen: try id(screen, "/screen"), body: ["screens": .array(pushed.map(body))])
         case .screenReturned(let screen, let key, let value, _, _, _, _, _):
@@ -291,13 +294,13 @@ struct HistoryCopier {
         }
     }
 
-    /// Checks that the copy appended the recorded event (in the copy's ids).
-    private func check(_ copied: SessionEvent, against recorded: RecordedEvent, index: Int) throws(Failure) {
-        let expected = recorded.event.mappingIDs(screens: { screenIDs[$0] ?? $0 }, stacks: { stackIDs[$0] ?? $0 })
-        guard copied != expected else { return }
-        let copiedJSON = RecordedEvent(seq: recorded.seq, at: recorded.at, event: copied).json
-        let expectedJSON = RecordedEvent(seq: recorded.seq, at: recorded.at, event: expected).json
-        let first = JSONPatch.difference(from: expectedJSON, to: copiedJSON).operations.first
+    /// Checks that the copy appended the recorded event, `copied` being its JSON: the same JSON
+    /// but for the ids the copy gave what it made. A failure points at the first difference.
+    private func check(_ copied: JSONValue, against recorded: RecordedEvent, index: Int) throws(Failure) {
+        let recordedJSON = recorded.json
+        guard !matches(recordedJSON, copied) else { return }
+        let expected = withCopiedIDs(recordedJSON, as: copied)
+        let first = JSONPatch.difference(from: expected, to: copied).operations.first
         var pointer = ""
         switch first {
         case .add(let path, _), .remove(let path), .replace(let path, _), .test(let path, _): pointer = path
@@ -310,79 +313,45 @@ struct HistoryCopier {
                 "this event does not replay as recorded: replaying it gives another \(pointer.isEmpty ? "event" : pointer)"
         )
     }
-}
 
-extension SessionEvent {
-    /// The event with every screen id passed through `screens` and every stack id through `stacks`.
-    func mappingIDs(screens map: (ScreenID) -> ScreenID, stacks mapStack: (StackID) -> StackID) -> SessionEvent {
-        func screen(_ resource: ScreenResource) -> ScreenResource {
-            var resource = resource
-            resource.id = map(resource.id)
-            resource.previous = resource.previous.map(map)
-            resource.next = resource.next.map(map)
-            return resource
+    /// Whether `copied` is `recorded` but for the ids the copy gave (as `withCopiedIDs` has it),
+    /// compared in place.
+    private func matches(_ recorded: JSONValue, _ copied: JSONValue) -> Bool {
+        switch (recorded, copied) {
+        case (.string(let old), .string(let new)):
+            return old == new || isCopiedID(old, new)
+        case (.array(let old), .array(let new)):
+            return old.count == new.count && zip(old, new).allSatisfy { matches($0, $1) }
+        case (.object(let old), .object(let new)):
+            return old.count == new.count
+                && old.allSatisfy { key, value in new[key].map { matches(value, $0) } ?? false }
+        default:
+            return recorded == copied
         }
-        func stack(_ resource: StackResource) -> StackResource {
-            StackResource(
-                id: mapStack(resource.id), kind: resource.kind, presenter: resource.presenter.map(map),
-                screens: resource.screens.map(screen))
-        }
-        func deliveries(_ list: [PreferenceDelivery]) -> [PreferenceDelivery] {
-            list.map { PreferenceDelivery(screen: map($0.screen), value: $0.value) }
-        }
-        switch self {
-        case .sessionCreated(let root, let schema):
-            return .sessionCreated(root: screen(root), schema: schema)
-        case .screenPushed(let pushed):
-            return .screenPushed(screen(pushed))
-        case .screensPopped(let ids):
-            return .screensPopped(ids.map(map))
-        case .pathReplaced(let popped, let pushed):
-            return .pathReplaced(popped: popped.map(map), pushed: pushed.map(screen))
-        case .valuesUpdated(let id, let set, let removed, let affected):
-            return .valuesUpdated(
-                screen: map(id), set: set, removed: removed,
-                affected: affected.map { AffectedValue(screen: map($0.screen), key: $0.key, value: $0.value) })
-        case .handlerSet(let id, let key, let passBack):
-            return .handlerSet(screen: map(id), key: key, passBack: passBack)
-        case .handlerRemoved(let id, let key):
-            return .handlerRemoved(screen: map(id), key: key)
-        case .preferencePublished(let id, let key, let value, let list, let stoppedAt):
-            return .preferencePublished(
-                screen: map(id), key: key, value: value, deliveries: deliveries(list), stoppedAt: stoppedAt.map(map))
-        case .sessionEnded:
-            return .sessionEnded
-        case .stackCreated(let resource):
-            return .stackCreated(stack(resource))
-        case .stackSelected(let id):
-            return .stackSelected(mapStack(id))
-        case .stackRemoved(let id, let screens, let dismissed, let selected):
-            return .stackRemoved(
-                stack: mapStack(id), screens: screens.map(map), dismissed: dismissed.map(mapStack),
-                selected: mapStack(selected))
-        case .stackPresented(let resource):
-            return .stackPresented(stack(resource))
-        case .stackDismissed(let id, let screens, let dismissed):
-            return .stackDismissed(stack: mapStack(id), screens: screens.map(map), dismissed: dismissed.map(mapStack))
-        case .stackScreenPushed(let id, let pushed):
-            return .stackScreenPushed(stack: mapStack(id), screen: screen(pushed))
-        case .stackScreensPopped(let id, let screens, let dismissed):
-            return .stackScreensPopped(
-                stack: mapStack(id), screens: screens.map(map), dismissed: dismissed.map(mapStack))
-        case .stackPathReplaced(let id, let popped, let pushed, let dismissed):
-            return .stackPathReplaced(
-                stack: mapStack(id), popped: popped.map(map), pushed: pushed.map(screen),
-                dismissed: dismissed.map(mapStack))
-        case .screensReplaced(let id, let above, let popped, let pushed, let dismissed):
-            return .screensReplaced(
-                stack: mapStack(id), screen: map(above), popped: popped.map(map), pushed: pushed.map(screen),
-                dismissed: dismissed.map(mapStack))
-        case .screenReturned(let id, let key, let value, let list, let stoppedAt, let from, let popped, let dismissed):
-            return .screenReturned(
-                screen: map(id), key: key, value: value, deliveries: deliveries(list), stoppedAt: stoppedAt.map(map),
-                stack: mapStack(from), popped: popped.map(map), dismissed: dismissed.map(mapStack))
-        case .batchApplied(let events):
-            return .batchApplied(events.map { $0.mappingIDs(screens: map, stacks: mapStack) })
+    }
+
+    /// Whether `new` is the id the copy gave what the recorded history calls `old`.
+    private func isCopiedID(_ old: String, _ new: String) -> Bool {
+        screenIDs[ScreenID(old)]?.rawValue == new || stackIDs[StackID(old)]?.rawValue == new
+    }
+
+    /// `recorded` with each text that names a screen or a presentation the copy made by its
+    /// recorded id replaced by the copy's id, where `copied` has that id in the same place. So
+    /// the encoding of events says where ids are, for every type at once; a value's text is
+    /// copied as it is, so it stays equal even when it spells an id.
+    private func withCopiedIDs(_ recorded: JSONValue, as copied: JSONValue) -> JSONValue {
+        switch (recorded, copied) {
+        case (.string(let old), .string(let new)):
+            return old != new && isCopiedID(old, new) ? copied : recorded
+        case (.array(let old), .array(let new)):
+            return .array(old.indices.map { $0 < new.count ? withCopiedIDs(old[$0], as: new[$0]) : old[$0] })
+        case (.object(var members), .object(let new)):
+            for (key, value) in members {
+                if let other = new[key] { members[key] = withCopiedIDs(value, as: other) }
+            }
+            return .object(members)
+        default:
+            return recorded
         }
     }
 }

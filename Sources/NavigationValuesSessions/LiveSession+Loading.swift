@@ -26,12 +26,15 @@ extension LiveSession {
         if let stray = byStack.keys.first(where: { !known.contains($0) }) {
             throw CorruptSessionError(session: id, reason: "screens are on stack '\(stray)', which the session lacks")
         }
-        // The main stack first, then the others in the order they came, so a presenter is there
-        // (on top of its stack) before the stack it presents.
+        // The main stack first, then the tabs in their order, then the presentations in the
+        // order they came, so a presenter is there (on top of its stack) before the stack it
+        // presents: a tab may have moved after a presentation of one of its screens.
         try session.loadScreens(byStack[.main] ?? [], onto: .main, parse: parse)
-        for stack in stored.stacks {
+        let tabs = stored.stacks.filter { $0.kind == .tab }
+        for stack in tabs + stored.stacks.filter({ $0.kind != .tab }) {
             try session.loadScreens(byStack[stack.id] ?? [], of: stack, parse: parse)
         }
+        for tab in tabs { session.tabPositions[tab.id] = tab.position }
         try session.select(stored.selectedStack)
         session.nextStackPosition = (stored.stacks.map(\.position).max() ?? 0) + 1
         return session
@@ -125,6 +128,9 @@ extension LiveSession {
             }
         }
         try session.select(snapshot.selectedStack)
+        for (index, stack) in snapshot.stacks.enumerated() where stack.kind == .tab {
+            session.tabPositions[stack.id] = index + 1
+        }
         session.nextStackPosition = snapshot.stacks.count + 1
         return session
     }

@@ -82,7 +82,7 @@ extension LiveSession {
         return SessionResource(
             id: record.id, version: record.version, state: record.state, createdAt: record.createdAt,
             updatedAt: record.updatedAt, schema: schema.json, screens: screens, selectedStack: tree.selectedStackID,
-            visibleScreen: tree.visibleStack.entries.last?.id, stacks: stacks,
+            visibleScreen: visibleScreenID, stacks: stacks,
             origin: record.origin)
     }
 
@@ -107,4 +107,12 @@ extension LiveSession {
             stacks: [main] + session.stacks, selectedStack: session.selectedStack,
             visibleScreen: session.visibleScreen, version: record.version)
     }
+}
+
+extension LiveSession: ChangedSession {
+    package func screenResource(_ id: ScreenID) -> ScreenResource? {
+        tree.screen(id: id).map { resource(of: $0) }
+    }
+
+    package var visibleScreenID: ScreenID? { tree.visibleStack.entries.last?.id }
 }

@@ -3,102 +3,55 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-// The changes of a session's stacks (docs/Stacks.md), applied through the core `ScreenTree`, each
-// with its event and the rows it writes. A change that touches only the main stack keeps API.md's
-// event types (`screen.pushed`, `screens.popped`, `path.replaced`), so that a client that knows
-// only those keeps an exact picture of the main stack; a change that touches another stack, or
-// dismisses a presentation, has a type of its own.
+// The changes of a session's stacks (docs/Stacks.md), the main one included, applied through the
+// core `ScreenTree`, each with its event and the rows it writes. Which type a push, pop or path
+// event has (API.md's on the main stack alone, a type naming the stack otherwise) is Wire's rule:
+// `SessionEvent.pushed(_:onto:)`, `popped(_:from:dismissed:)`, `replacedPath(of:…)`.
 
 extension LiveSession {
-    func applyStackOperation(_ operation: SessionOperation) throws(CorruptSessionError) -> Applied {
-        switch operation {
-        case .createStack(let id, let root):
-            return try applyCreateStack(id, root: root)
-        case .selectStack(let id):
-            try change("select stack '\(id)'") { () throws(NavigationError) in try tree.select(id) }
-            return Applied(event: .stackSelected(id), changes: [.selectStack(record.id, id)])
-        case .removeStack(let id):
-            let wasSelected = tree.selectedStackID == id
-            let removal = try change("remove stack '\(id)'") { () throws(NavigationError) in try tree.removeStack(id) }
-            var changes = removalChanges(removal)
-            if wasSelected { changes.append(.selectStack(record.id, tree.selectedStackID)) }
-            return Applied(
-                event: .stackRemoved(
-                    stack: id, screens: removal.screens, dismissed: removal.dismissed, selected: tree.selectedStackID),
-                changes: changes)
-        case .present(let id, let style, let presenter, let root):
-            return try applyPresent(id, style: style, presenter: presenter, root: root)
-        case .dismiss(let id):
-            let removal = try change("dismiss '\(id)'") { () throws(NavigationError) in try tree.dismiss(id) }
-            return Applied(
-                event: .stackDismissed(stack: id, screens: removal.screens, dismissed: removal.dismissed),
-                changes: removalChanges(removal))
-        case .pushOnto(let stack, let seed):
-            return try applyPush(seed, onto: stack)
-        case .popFrom(let stack, let ids):
-            return try applyPop(ids, from: stack)
-        case .replacePathOf(let stack, let popped, let pushed):
-            return try applyReplacePath(popped: popped, pushed: pushed, of: stack)
-        case .replaceAbove(let screen, let popped, let pushed):
-            return try applyReplaceAbove(screen, popped: popped, pushed: pushed)
-        case .returnResult(let screen, let key, let value):
-            return try applyReturn(screen, key: key, value: value)
-        case .batch(let operations):
-            var events: [SessionEvent] = []
-            var changes: [StateChange] = []
-            for operation in operations {
-                let step = try applyStep(operation)
-                events.append(step.event)
-                changes += step.changes
-            }
-            return Applied(event: .batchApplied(events), changes: changes)
-        default:
-            throw corrupt("operation \(operation) is not a change of several stacks")
-        }
-    }
-
     // MARK: - Pushing and popping on any stack
 
     func applyPush(_ seed: ScreenSeed, onto stack: StackID) throws(CorruptSessionError) -> Applied {
         let entry = try pushScreen(seed, onto: stack)
         let screen = resource(of: entry)
-        return Applied(
-            event: stack == .main ? .screenPushed(screen) : .stackScreenPushed(stack: stack, screen: screen),
-            changes: insertChanges(for: entry, seed: seed, on: stack))
+        return Applied(event: .pushed(screen, onto: stack), changes: insertChanges(for: entry, seed: seed, on: stack))
     }
 
     func applyPop(_ ids: [ScreenID], from stack: StackID) throws(CorruptSessionError) -> Applied {
         let removal = try popScreens(ids, from: stack)
-        let event: SessionEvent =
-            stack == .main && removal.dismissed.isEmpty
-            ? .screensPopped(ids) : .stackScreensPopped(stack: stack, screens: ids, dismissed: removal.dismissed)
-        return Applied(event: event, changes: removalChanges(removal))
+        return Applied(
+            event: .popped(ids, from: stack, dismissed: removal.dismissed), changes: removalChanges(removal))
     }
 
     func applyReplacePath(
         popped: [ScreenID], pushed: [ScreenSeed], of stack: StackID
     ) throws(CorruptSessionError) -> Applied {
-        let removal = try popScreens(popped, from: stack)
-        var changes = removalChanges(removal)
-        var resources: [ScreenResource] = []
-        for seed in pushed {
-            let entry = try pushScreen(seed, onto: stack)
-            resources.append(resource(of: entry))
-            changes += insertChanges(for: entry, seed: seed, on: stack)
-        }
-        let event: SessionEvent =
-            stack == .main && removal.dismissed.isEmpty
-            ? .pathReplaced(popped: popped, pushed: resources)
-            : .stackPathReplaced(stack: stack, popped: popped, pushed: resources, dismissed: removal.dismissed)
-        return Applied(event: event, changes: changes)
+        let replaced = try replaceScreens(popped, with: pushed, on: stack)
+        return Applied(
+            event: .replacedPath(
+                of: stack, popped: popped, pushed: replaced.pushed, dismissed: replaced.removal.dismissed),
+            changes: replaced.changes)
     }
 
-    private func applyReplaceAbove(
+    func applyReplaceAbove(
         _ screen: ScreenID, popped: [ScreenID], pushed: [ScreenSeed]
     ) throws(CorruptSessionError) -> Applied {
         guard let stack = tree.stackID(containing: screen), let screens = tree.stack(stack),
             let index = screens.index(of: screen), screens.ids[(index + 1)...].reversed().elementsEqual(popped)
         else { throw corrupt("screens \(popped.map(\.rawValue)) are not the ones above \(screen.rawValue)") }
+        let replaced = try replaceScreens(popped, with: pushed, on: stack)
+        return Applied(
+            event: .screensReplaced(
+                stack: stack, screen: screen, popped: popped, pushed: replaced.pushed,
+                dismissed: replaced.removal.dismissed),
+            changes: replaced.changes)
+    }
+
+    /// Pops `popped` (topmost first) from a stack, then pushes `pushed` onto it: what the pop
+    /// removed, the pushed screens as they render, and the rows of both.
+    private func replaceScreens(
+        _ popped: [ScreenID], with pushed: [ScreenSeed], on stack: StackID
+    ) throws(CorruptSessionError) -> (removal: TreeRemoval, pushed: [ScreenResource], changes: [StateChange]) {
         let removal = try popScreens(popped, from: stack)
         var changes = removalChanges(removal)
         var resources: [ScreenResource] = []
@@ -107,14 +60,11 @@ extension LiveSession {
             resources.append(resource(of: entry))
             changes += insertChanges(for: entry, seed: seed, on: stack)
         }
-        return Applied(
-            event: .screensReplaced(
-                stack: stack, screen: screen, popped: popped, pushed: resources, dismissed: removal.dismissed),
-            changes: changes)
+        return (removal, resources, changes)
     }
 
     /// Publishes, then dismisses the publishing screen (SEMANTICS.md §3 for the walk; docs/Stacks.md §5).
-    private func applyReturn(_ screen: ScreenID, key: String, value: JSONValue) throws(CorruptSessionError) -> Applied {
+    func applyReturn(_ screen: ScreenID, key: String, value: JSONValue) throws(CorruptSessionError) -> Applied {
         let published = try publish(screen, key: key, value: value)
         guard case .preferencePublished(_, _, _, let deliveries, let stoppedAt) = published.event else {
             throw corrupt("a publish gave \(published.event.kind.rawValue)")
@@ -132,14 +82,52 @@ extension LiveSession {
 
     // MARK: - Tabs and presentations
 
-    private func applyCreateStack(_ id: StackID, root: ScreenSeed) throws(CorruptSessionError) -> Applied {
+    func applySelect(_ id: StackID) throws(CorruptSessionError) -> Applied {
+        try change("select stack '\(id)'") { () throws(NavigationError) in try tree.select(id) }
+        return Applied(event: .stackSelected(id), changes: [.selectStack(record.id, id)])
+    }
+
+    func applyRemoveStack(_ id: StackID) throws(CorruptSessionError) -> Applied {
+        let wasSelected = tree.selectedStackID == id
+        let removal = try change("remove stack '\(id)'") { () throws(NavigationError) in try tree.removeStack(id) }
+        tabPositions[id] = nil
+        var changes = removalChanges(removal)
+        if wasSelected { changes.append(.selectStack(record.id, tree.selectedStackID)) }
+        return Applied(
+            event: .stackRemoved(
+                stack: id, screens: removal.screens, dismissed: removal.dismissed, selected: tree.selectedStackID),
+            changes: changes)
+    }
+
+    /// Moves a tab among the tabs. The tabs' stored positions keep their order: the tabs take the
+    /// positions the tabs held, in their new order, so only the tabs between the old place and the
+    /// new one are written.
+    func applyMoveStack(_ id: StackID, to position: Int) throws(CorruptSessionError) -> Applied {
+        let slots = tree.tabIDs.dropFirst().compactMap { tabPositions[$0] }.sorted()
+        try change("move tab '\(id)'") { () throws(NavigationError) in try tree.moveTab(id, to: position) }
+        var changes: [StateChange] = []
+        for (tab, slot) in zip(tree.tabIDs.dropFirst(), slots) where tabPositions[tab] != slot {
+            tabPositions[tab] = slot
+            changes.append(.setStackPosition(record.id, tab, position: slot))
+        }
+        return Applied(event: .stackMoved(stack: id, position: position), changes: changes)
+    }
+
+    func applyDismiss(_ id: StackID) throws(CorruptSessionError) -> Applied {
+        let removal = try change("dismiss '\(id)'") { () throws(NavigationError) in try tree.dismiss(id) }
+        return Applied(
+            event: .stackDismissed(stack: id, screens: removal.screens, dismissed: removal.dismissed),
+            changes: removalChanges(removal))
+    }
+
+    func applyCreateStack(_ id: StackID, root: ScreenSeed) throws(CorruptSessionError) -> Applied {
         try change("add stack '\(id)'") { () throws(NavigationError) in
             try tree.addStack(id, root: root.name, rootID: root.id)
         }
         return try applyNewStack(id, kind: .tab, presenter: nil, root: root)
     }
 
-    private func applyPresent(
+    func applyPresent(
         _ id: StackID, style: PresentationStyle, presenter: ScreenID, root: ScreenSeed
     ) throws(CorruptSessionError) -> Applied {
         try change("present '\(id)'") { () throws(NavigationError) in
@@ -160,6 +148,7 @@ extension LiveSession {
         }
         let position = nextStackPosition
         nextStackPosition += 1
+        if kind == .tab { tabPositions[id] = position }
         let changes: [StateChange] =
             [
                 .insertStack(

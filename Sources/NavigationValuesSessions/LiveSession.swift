@@ -23,6 +23,9 @@ package final class LiveSession {
     let tree = ScreenTree<String>()
     /// The `position` the next tab or presentation is stored with (creation order).
     var nextStackPosition = 1
+    /// Each tab's stored `position`: ascending in the order of the tabs (`ScreenTree.tabIDs`),
+    /// which a move keeps by handing the tabs' positions out again in their new order.
+    var tabPositions: [StackID: Int] = [:]
     /// At least the bytes the session renders as, at one version: measured exactly by
     /// `OutputLimits.checkApplied`, then grown by what each push can add, so that a push checks
     /// the session's limit against it without measuring the whole session (`OutputLimits`).
@@ -95,34 +98,66 @@ package final class LiveSession {
     /// Applies an operation without moving the version: one step of a batch (or the whole of any
     /// other change, which `finish` then completes).
     func applyStep(_ operation: SessionOperation) throws(CorruptSessionError) -> Applied {
-        let applied: Applied
         switch operation {
-        case .push(let seed):
-            applied = try applyPush(seed, onto: .main)
-        case .pop(let ids):
-            applied = try applyPop(ids, from: .main)
-        case .replacePath(let popped, let pushed):
-            applied = try applyReplacePath(popped: popped, pushed: pushed, of: .main)
+        case .push(let stack, let seed):
+            return try applyPush(seed, onto: stack)
+        case .pop(let stack, let ids):
+            return try applyPop(ids, from: stack)
+        case .replacePath(let stack, let popped, let pushed):
+            return try applyReplacePath(popped: popped, pushed: pushed, of: stack)
         case .updateValues(let screenID, let set, let removed):
-            applied = try updateValues(screenID, set: set, removed: removed)
+            return try updateValues(screenID, set: set, removed: removed)
         case .setHandler(let screenID, let key, let passBack):
             try existing(screenID).context.setPreferenceHandler(named: key, passBack: passBack)
-            applied = Applied(
+            return Applied(
                 event: .handlerSet(screen: screenID, key: key, passBack: passBack),
                 changes: [.setHandler(screenID, key: key, passBack: passBack)])
         case .removeHandler(let screenID, let key):
             try existing(screenID).context.removePreferenceHandler(named: key)
-            applied = Applied(
+            return Applied(
                 event: .handlerRemoved(screen: screenID, key: key), changes: [.removeHandler(screenID, key: key)])
         case .publish(let screenID, let key, let value):
-            applied = try publish(screenID, key: key, value: value)
+            return try publish(screenID, key: key, value: value)
         case .end(let purge):
             record.state = .ended
-            applied = Applied(event: .sessionEnded, changes: purge ? [.purgeSession(record.id)] : [])
-        default:
-            applied = try applyStackOperation(operation)
+            return Applied(event: .sessionEnded, changes: purge ? [.purgeSession(record.id)] : [])
+        case .createStack(let id, let root):
+            return try applyCreateStack(id, root: root)
+        case .selectStack(let id):
+            return try applySelect(id)
+        case .removeStack(let id):
+            return try applyRemoveStack(id)
+        case .moveStack(let id, let position):
+            return try applyMoveStack(id, to: position)
+        case .present(let id, let style, let presenter, let root):
+            return try applyPresent(id, style: style, presenter: presenter, root: root)
+        case .dismiss(let id):
+            return try applyDismiss(id)
+        case .replaceAbove(let screen, let popped, let pushed):
+            return try applyReplaceAbove(screen, popped: popped, pushed: pushed)
+        case .returnResult(let screen, let key, let value):
+            return try applyReturn(screen, key: key, value: value)
+        case .batch(let operations):
+            var events: [SessionEvent] = []
+            var changes: [StateChange] = []
+            for operation in operations {
+                let step = try applyStep(operation)
+                events.append(step.event)
+                changes += step.changes
+            }
+            return Applied(event: .batchApplied(events), changes: changes)
         }
-        return applied
+    }
+
+    /// What the mutation that appended `event` answers, leaving the session at `version`
+    /// (`MutationResult(answering:…)`); a batch's, from its steps' answers.
+    func answer(
+        to event: SessionEvent, version: Int64, steps: [MutationResult] = []
+    ) throws(CorruptSessionError) -> MutationResult {
+        guard let result = MutationResult(answering: event, version: version, steps: steps, in: self) else {
+            throw corrupt("a \(event.kind.rawValue) event has no answer here")
+        }
+        return result
     }
 
     /// Completes a change at version `seq`: the session's row follows (unless it was purged).

@@ -70,7 +70,7 @@ struct OutputLimits {
     /// the session as it is, before anything is applied or rendered.
     func preflight(_ operation: SessionOperation, on session: LiveSession) throws(SessionError) {
         switch operation {
-        case .replacePath(_, let pushed):
+        case .replacePath(let stack, _, let pushed) where stack == .main:
             guard let root = session.stack.entries.first else { return }
             let footprint = SessionFootprint(
                 layers: [SessionFootprint.Layer(root)] + pushed.map(SessionFootprint.Layer.init),
@@ -85,10 +85,10 @@ struct OutputLimits {
             try checkAffected(screen: screen, set: set, removed: removed, in: session)
         case .publish(let screen, let key, let value), .returnResult(let screen, let key, let value):
             try checkDeliveries(screen: screen, key: key, value: value, in: session)
-        case .push, .pop, .setHandler, .removeHandler, .end, .createStack, .selectStack, .removeStack, .present,
-            .dismiss, .pushOnto, .popFrom:
+        case .push, .pop, .setHandler, .removeHandler, .end, .createStack, .selectStack, .removeStack, .moveStack,
+            .present, .dismiss:
             return  // a push renders one screen, which the session's own limit bounds; the rest shrink
-        case .replacePathOf, .replaceAbove, .batch:
+        case .replacePath, .replaceAbove, .batch:
             // Screens of another stack inherit what the main stack's count does not see: the
             // session's limit, checked once they are applied and before anything is encoded, bounds them.
             return
@@ -149,12 +149,12 @@ struct OutputLimits {
     /// session's bound (`LiveSession.renderedBytesBound`) at `version`.
     func checkApplied(_ operation: SessionOperation, to session: LiveSession, version: Int64) throws(SessionError) {
         switch operation {
-        case .push, .replacePath, .updateValues, .setHandler, .publish, .createStack, .present, .pushOnto,
-            .replacePathOf, .replaceAbove, .returnResult, .batch:
+        case .push, .replacePath, .updateValues, .setHandler, .publish, .createStack, .present, .replaceAbove,
+            .returnResult, .batch:
             let bytes = SessionFootprint(session).sessionBytes
             session.renderedBytesBound = RenderedBytesBound(version: version, bytes: bytes)
             try checkSession(bytes: bytes)
-        case .pop, .popFrom, .removeHandler:
+        case .pop, .removeHandler:
             // Each shrinks what the session renders: what goes (a popped screen names the one
             // below it, which becomes the top) is more than what the version and the visible
             // screen's id may grow by. The bound holds, with the same slack as a push's.
@@ -162,12 +162,12 @@ struct OutputLimits {
                 bound.version == version - 1
                     ? RenderedBytesBound(version: version, bytes: bound.bytes + RenderedBytesBound.slack) : nil
             }
-        case .end, .selectStack, .removeStack, .dismiss:
+        case .end, .selectStack, .removeStack, .moveStack, .dismiss:
             session.renderedBytesBound = nil  // measured again when next needed
         }
     }
 
-    /// For a push of one screen (`.push`, `.pushOnto`), just applied to `session` at `version`:
+    /// For a push of one screen (`.push`), just applied to `session` at `version`:
     /// true when the session's bound at the version before, grown by what the push can add, is
     /// within `maxSessionBytes`; the grown bound is then kept. False when there is no such bound
     /// or it passes the limit: the caller measures exactly (`checkApplied`), so a push is only

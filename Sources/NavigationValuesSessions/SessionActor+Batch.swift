@@ -3,7 +3,7 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-// Batches (docs/Stacks.md, Batches) and the answers of the changes of several stacks.
+// Batches (docs/Stacks.md, Batches).
 
 extension SessionActor {
     /// Applies a batch's operations in order, each checked against the session as the ones before
@@ -29,7 +29,7 @@ extension SessionActor {
                     throw step.located(error)
                 }
                 let applied = try session.applyStep(operation)
-                results.append(try Self.result(of: applied.event, session: session, version: seq))
+                results.append(try session.answer(to: applied.event, version: seq))
                 events.append(applied.event)
                 changes += applied.changes
             } catch {
@@ -41,7 +41,7 @@ extension SessionActor {
         }
         var applied = Applied(event: .batchApplied(events), changes: changes)
         session.finish(&applied, seq: seq, at: at, isPurge: false)
-        let result = MutationResult.batchApplied(results: results, version: seq)
+        let result = try session.answer(to: applied.event, version: seq, steps: results)
         // The batch as a whole obeys the limits one change does (issue 13): the session it leaves,
         // its one event and its answer, checked before anything is committed.
         let event = RecordedEvent(seq: seq, at: at, event: applied.event)
@@ -58,46 +58,5 @@ extension SessionActor {
         try await store(
             applied, answer: result, of: session, event: event, stored: stored, isPurge: false, context: context)
         return result
-    }
-
-    /// What a change of several stacks answers, from its event, at `version`.
-    static func stackResult(of event: SessionEvent, session: LiveSession, version: Int64) throws(CorruptSessionError)
-        -> MutationResult
-    {
-        switch event {
-        case .stackCreated(let stack):
-            return .stackCreated(stack: stack, version: version)
-        case .stackSelected(let stack):
-            return .stackSelected(
-                stack: stack, visibleScreen: session.tree.visibleStack.entries.last?.id, version: version)
-        case .stackRemoved(let stack, let screens, let dismissed, let selected):
-            return .stackRemoved(
-                stack: stack, screens: screens, dismissed: dismissed, selected: selected, version: version)
-        case .stackPresented(let stack):
-            return .stackPresented(stack: stack, version: version)
-        case .stackDismissed(let stack, let screens, let dismissed):
-            return .stackDismissed(stack: stack, screens: screens, dismissed: dismissed, version: version)
-        case .stackScreenPushed(_, let screen):
-            return .pushed(screen: screen, version: version)
-        case .stackScreensPopped(let stack, let screens, let dismissed):
-            return .stackPopped(stack: stack, popped: screens, dismissed: dismissed, version: version)
-        case .stackPathReplaced(let stack, let popped, let pushed, let dismissed):
-            return .stackPathReplaced(
-                stack: stack, popped: popped, pushed: pushed, dismissed: dismissed, version: version)
-        case .screensReplaced(_, let screen, let popped, let pushed, let dismissed):
-            guard let entry = session.tree.screen(id: screen) else {
-                throw CorruptSessionError(session: session.id, reason: "no screen \(screen.rawValue) after the change")
-            }
-            return .screensReplaced(
-                screen: session.resource(of: entry), popped: popped, pushed: pushed, dismissed: dismissed,
-                version: version)
-        case .screenReturned(_, _, _, let deliveries, let stoppedAt, let stack, let popped, let dismissed):
-            return .returned(
-                deliveries: deliveries, stoppedAt: stoppedAt, stack: stack, popped: popped, dismissed: dismissed,
-                version: version)
-        default:
-            throw CorruptSessionError(
-                session: session.id, reason: "no answer for a \(event.kind.rawValue) event outside a batch's steps")
-        }
     }
 }

@@ -32,7 +32,7 @@ package struct ReaderHead: Sendable {
 actor SessionActor {
     let id: SessionID
     let environment: ServiceEnvironment
-    /// Requests holding this actor now, counted by `SessionService` under its shard's lock: an
+    /// Requests holding this actor now, counted by `SessionRegistry` under its shard's lock: an
     /// actor that none holds may be unloaded (least recently used first).
     nonisolated let activeRequests = Atomic<Int>(0)
     /// When a request last took this actor: a service-wide counter, for least-recently-used order.
@@ -235,15 +235,11 @@ actor SessionActor {
         let stored: StoredEvent
         do {
             applied = try session.apply(operation, seq: seq, at: at)
-            result = try Self.result(of: applied.event, session: session, version: seq)
+            result = try session.answer(to: applied.event, version: seq)
             let output = OutputLimits(limits: environment.configuration.limits)
             // A push of one screen checks the session's size on its grown bound, once its event
             // is encoded (the event's bytes bound the screen's); anything else is measured now.
-            let pushed: ScreenID? =
-                switch (operation, applied.event) {
-                case (.push, .screenPushed(let screen)), (.pushOnto, .stackScreenPushed(_, let screen)): screen.id
-                default: nil
-                }
+            let pushed: ScreenID? = if case .push(_, let seed) = operation { seed.id } else { nil }
             if pushed == nil { try output.checkApplied(operation, to: session, version: seq) }
             event = RecordedEvent(seq: seq, at: at, event: applied.event)
             stored = StoredEvent(event, session: id)
@@ -307,40 +303,6 @@ actor SessionActor {
         environment.eventCommitted(mutation.event, event)
     }
 
-    /// What the mutation answers, from the event it appended, at `version`.
-    static func result(of event: SessionEvent, session: LiveSession, version: Int64) throws(CorruptSessionError)
-        -> MutationResult
-    {
-        func current(_ id: ScreenID) throws(CorruptSessionError) -> ScreenResource {
-            guard let entry = session.tree.screen(id: id) else {
-                throw CorruptSessionError(session: session.id, reason: "no screen \(id.rawValue) after the change")
-            }
-            return session.resource(of: entry)
-        }
-        switch event {
-        case .screenPushed(let screen):
-            return .pushed(screen: screen, version: version)
-        case .screensPopped(let ids):
-            return .popped(ids, version: version)
-        case .pathReplaced(let popped, let pushed):
-            return .pathReplaced(popped: popped, pushed: pushed, version: version)
-        case .valuesUpdated(let screen, _, _, let affected):
-            return .valuesUpdated(screen: try current(screen), affected: affected, version: version)
-        case .handlerSet(let screen, _, _):
-            return .handlerSet(screen: try current(screen), version: version)
-        case .handlerRemoved:
-            return .handlerRemoved(version: version)
-        case .preferencePublished(_, _, _, let deliveries, let stoppedAt):
-            return .published(deliveries: deliveries, stoppedAt: stoppedAt, version: version)
-        case .sessionEnded:
-            return .ended(version: version)
-        case .sessionCreated:
-            throw CorruptSessionError(session: session.id, reason: "a mutation cannot create its session")
-        default:
-            return try stackResult(of: event, session: session, version: version)
-        }
-    }
-
     // MARK: - Loading and auth
 
     /// The loaded copy, or the stored session loaded now; nil when it does not exist. With
@@ -400,11 +362,11 @@ actor SessionActor {
 }
 
 extension StoredEvent {
-    /// The row of a recorded event: its JSON text, written once.
-    init(_ event: RecordedEvent, session: SessionID) {
+    /// The row of a recorded event: its JSON text (of `json`, its JSON when already built), written once.
+    init(_ event: RecordedEvent, json: JSONValue? = nil, session: SessionID) {
         self.init(
-            session: session, seq: event.seq, type: event.event.kind.rawValue, json: event.json.serialized(),
-            at: event.at)
+            session: session, seq: event.seq, type: event.event.kind.rawValue,
+            json: (json ?? event.json).serialized(), at: event.at)
     }
 }
 

@@ -54,12 +54,17 @@ package enum SessionQuery: Sendable {
 }
 
 /// A change asked of one session, parsed from the request but not yet checked against the
-/// session: `CommandValidator` turns it into a `SessionOperation`.
+/// session: `CommandValidator` turns it into a `SessionOperation`. A `stack` or `screen` is the
+/// reference the request gave (docs/Stacks.md, Screen and stack references); API.md's endpoints
+/// address the main stack, `main`, as docs/Stacks.md's address any stack.
 package enum SessionCommand: Sendable {
     case end(purge: Bool)
-    case push(JSONValue)
-    case pop(JSONValue)
-    case replacePath(JSONValue)
+    /// `POST …/push`, `POST …/stacks/{stack}/push`: `{"name", "values"}`.
+    case push(stack: String, body: JSONValue)
+    /// `POST …/pop`, `POST …/stacks/{stack}/pop`: `{"count"}` or `{"to"}`.
+    case pop(stack: String, body: JSONValue)
+    /// `PUT …/path`, `PUT …/stacks/{stack}/path`: `{"screens": [...]}`.
+    case replacePath(stack: String, body: JSONValue)
     case patchValues(screen: String, body: JSONValue)
     case setHandler(screen: String, key: String, body: JSONValue)
     case removeHandler(screen: String, key: String)
@@ -73,16 +78,12 @@ package enum SessionCommand: Sendable {
     case selectStack(JSONValue)
     /// `DELETE …/stacks/{stack}`: removes a tab, dismisses a presentation.
     case removeStack(stack: String)
+    /// `POST …/stacks/{stack}/move`: `{"position"}`.
+    case moveStack(stack: String, body: JSONValue)
     /// `POST …/present`: `{"from", "style", "root"}`.
     case present(JSONValue)
     /// `POST …/dismiss`: `{"stack"}` (default: the presentation a user sees).
     case dismiss(JSONValue)
-    /// `POST …/stacks/{stack}/push`.
-    case pushOnto(stack: String, body: JSONValue)
-    /// `POST …/stacks/{stack}/pop`.
-    case popFrom(stack: String, body: JSONValue)
-    /// `PUT …/stacks/{stack}/path`.
-    case replacePathOf(stack: String, body: JSONValue)
     /// `PUT …/screens/{screen}/above`: `{"screens": [...]}`.
     case replaceAbove(screen: String, body: JSONValue)
     /// `POST …/screens/{screen}/return`: `{"key", "value"}`.

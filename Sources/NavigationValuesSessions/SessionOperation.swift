@@ -22,14 +22,14 @@ struct ScreenSeed: Equatable {
 
 /// A change to a session, checked and ready to apply. Live requests become operations through
 /// `CommandValidator`; replay turns stored events back into the same operations, so both paths
-/// share one `LiveSession.apply`.
+/// share one `LiveSession.apply`. The main stack is a stack like the others (`StackID.main`).
 enum SessionOperation {
-    /// A push onto the main stack.
-    case push(ScreenSeed)
-    /// The main stack's screens to pop, topmost first.
-    case pop([ScreenID])
-    /// The main stack's screens above its root replaced.
-    case replacePath(popped: [ScreenID], pushed: [ScreenSeed])
+    /// A push onto a stack.
+    case push(StackID, ScreenSeed)
+    /// The screens to pop from a stack, topmost first.
+    case pop(StackID, [ScreenID])
+    /// A stack's screens above its root replaced.
+    case replacePath(StackID, popped: [ScreenID], pushed: [ScreenSeed])
     case updateValues(screen: ScreenID, set: [String: JSONValue], removed: [String])
     case setHandler(screen: ScreenID, key: String, passBack: Bool)
     case removeHandler(screen: ScreenID, key: String)
@@ -41,13 +41,10 @@ enum SessionOperation {
     case createStack(StackID, root: ScreenSeed)
     case selectStack(StackID)
     case removeStack(StackID)
+    /// A tab moved to `position` among the tabs.
+    case moveStack(StackID, position: Int)
     case present(StackID, style: PresentationStyle, presenter: ScreenID, root: ScreenSeed)
     case dismiss(StackID)
-    /// A push onto any stack (the main one: as `push`).
-    case pushOnto(StackID, ScreenSeed)
-    /// The screens to pop from a stack, topmost first.
-    case popFrom(StackID, [ScreenID])
-    case replacePathOf(StackID, popped: [ScreenID], pushed: [ScreenSeed])
     /// The screens above `screen` in its stack (`popped`, topmost first) replaced by `pushed`.
     case replaceAbove(screen: ScreenID, popped: [ScreenID], pushed: [ScreenSeed])
     /// A publish from `screen`, then `screen` dismissed as SwiftUI's `dismiss` does (popped, or its
@@ -69,11 +66,17 @@ enum SessionOperation {
         case .sessionCreated:
             return nil
         case .screenPushed(let screen):
-            self = .push(ScreenSeed(screen))
+            self = .push(.main, ScreenSeed(screen))
+        case .stackScreenPushed(let stack, let screen):
+            self = .push(stack, ScreenSeed(screen))
         case .screensPopped(let ids):
-            self = .pop(ids)
+            self = .pop(.main, ids)
+        case .stackScreensPopped(let stack, let ids, _):
+            self = .pop(stack, ids)
         case .pathReplaced(let popped, let pushed):
-            self = .replacePath(popped: popped, pushed: pushed.map(ScreenSeed.init))
+            self = .replacePath(.main, popped: popped, pushed: pushed.map(ScreenSeed.init))
+        case .stackPathReplaced(let stack, let popped, let pushed, _):
+            self = .replacePath(stack, popped: popped, pushed: pushed.map(ScreenSeed.init))
         case .valuesUpdated(let screen, let set, let removed, _):
             self = .updateValues(screen: screen, set: set, removed: removed)
         case .handlerSet(let screen, let key, let passBack):
@@ -91,6 +94,8 @@ enum SessionOperation {
             self = .selectStack(id)
         case .stackRemoved(let id, _, _, _):
             self = .removeStack(id)
+        case .stackMoved(let id, let position):
+            self = .moveStack(id, position: position)
         case .stackPresented(let stack):
             guard let style = stack.kind.presentationStyle, let presenter = stack.presenter,
                 let root = stack.screens.first
@@ -98,12 +103,6 @@ enum SessionOperation {
             self = .present(stack.id, style: style, presenter: presenter, root: ScreenSeed(root))
         case .stackDismissed(let id, _, _):
             self = .dismiss(id)
-        case .stackScreenPushed(let stack, let screen):
-            self = .pushOnto(stack, ScreenSeed(screen))
-        case .stackScreensPopped(let stack, let screens, _):
-            self = .popFrom(stack, screens)
-        case .stackPathReplaced(let stack, let popped, let pushed, _):
-            self = .replacePathOf(stack, popped: popped, pushed: pushed.map(ScreenSeed.init))
         case .screensReplaced(_, let screen, let popped, let pushed, _):
             self = .replaceAbove(screen: screen, popped: popped, pushed: pushed.map(ScreenSeed.init))
         case .screenReturned(let screen, let key, let value, _, _, _, _, _):

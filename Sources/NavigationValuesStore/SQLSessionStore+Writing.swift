@@ -166,6 +166,10 @@ extension SQLSessionStore {
                 WriteStep(
                     text.selectStack, [.text(stack.rawValue), .text(session.rawValue)],
                     check: .changesOneRow("session \(session) does not exist")))
+        case .setStackPosition(let session, let stack, let position):
+            steps.append(
+                WriteStep(
+                    text.setStackPosition, [.integer(position), .text(session.rawValue), .text(stack.rawValue)]))
         }
     }
 

@@ -21,6 +21,7 @@ package struct SQLText: Sendable {
     package let insertStack: String
     package let deleteStacks: String
     package let selectStack: String
+    package let setStackPosition: String
     package let insertEvent: String
     package let insertSnapshot: String
     package let expectVersion: String
@@ -130,6 +131,7 @@ package struct SQLText: Sendable {
             "INSERT INTO screen_stacks (session, id, position, kind, presenter) VALUES (?1, ?2, ?3, ?4, ?5)")
         deleteStacks = r("DELETE FROM screen_stacks WHERE session = ?1 AND \(d.isIn("id", list: "?2"))")
         selectStack = r("UPDATE sessions SET selected_stack = ?1 WHERE id = ?2")
+        setStackPosition = r("UPDATE screen_stacks SET position = ?1 WHERE session = ?2 AND id = ?3")
         insertEvent = r(
             "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, ?2, ?3, ?4, \(t("?5")), ?6)")
         insertSnapshot = r("INSERT INTO snapshots (session, seq, json) VALUES (?1, ?2, ?3)")

@@ -98,8 +98,8 @@ public struct CompactionRule: Sendable, Equatable {
     public var isActive: Bool { keepEvents != nil || keepAge != nil }
 }
 
-/// What a store offers retention: finding sessions by state and age, compacting
-/// history, and forgetting old tombstones. `SessionService.runRetention` uses it when the store
+/// What a store offers retention: finding sessions by state and age, compacting history, and
+/// forgetting old tombstones. `SessionRetention.run` uses it when the store
 /// conforms; ending and purging sessions go through the service as any other mutation.
 public protocol SessionStoreMaintenance: SessionStore {
     /// Sessions in `state` whose last change is older than `before`, oldest change first, at most `limit`.

@@ -240,7 +240,9 @@ public struct ScreenRecord: Sendable, Equatable {
 public struct StackRecord: Sendable, Equatable {
     public var id: StackID
     public var session: SessionID
-    /// Creation order within the session, from 1: the tabs' order; a presenter's stack comes first.
+    /// From 1, unique within the session: the tabs' order among the tabs (a tab added comes last,
+    /// `setStackPosition` reorders them), and among the presentations the order they came in (a
+    /// presentation's presenter's stack comes first).
     public var position: Int
     /// `tab`, `sheet` or `fullScreenCover` (never `main`, which has no row).
     public var kind: StackKind
@@ -404,6 +406,8 @@ public enum StateChange: Sendable, Equatable {
     case deleteStacks(SessionID, [StackID])
     /// Records the selected stack (`main` or a tab).
     case selectStack(SessionID, StackID)
+    /// Gives a tab another `position` (`StackRecord.position`), when the tabs change order.
+    case setStackPosition(SessionID, StackID, position: Int)
 }
 
 /// Everything one API mutation writes, committed in one transaction.

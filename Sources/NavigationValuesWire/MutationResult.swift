@@ -35,6 +35,8 @@ public enum MutationResult: Sendable, Equatable {
     /// Every screen above a stack's root replaced, and the presentations dismissed with them.
     case stackPathReplaced(
         stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
+    /// A tab moved to `position` among the tabs.
+    case stackMoved(stack: StackID, position: Int, version: Int64)
     /// The screens above `screen` replaced; `screen` as it is now.
     case screensReplaced(
         screen: ScreenResource, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID], version: Int64)
@@ -53,7 +55,8 @@ public enum MutationResult: Sendable, Equatable {
             .published(_, _, let version), .ended(let version), .stackCreated(_, let version),
             .stackSelected(_, _, let version), .stackRemoved(_, _, _, _, let version), .stackPresented(_, let version),
             .stackDismissed(_, _, _, let version), .stackPopped(_, _, _, let version),
-            .stackPathReplaced(_, _, _, _, let version), .screensReplaced(_, _, _, _, let version),
+            .stackPathReplaced(_, _, _, _, let version), .stackMoved(_, _, let version),
+            .screensReplaced(_, _, _, _, let version),
             .returned(_, _, _, _, _, let version), .batchApplied(_, let version):
             version
         }
@@ -63,6 +66,8 @@ public enum MutationResult: Sendable, Equatable {
     public var json: JSONValue? {
         let version = JSONValue.integer(version)
         func ids(_ ids: [ScreenID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+        func stacks(_ ids: [StackID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+        func id(_ id: StackID) -> JSONValue { .string(id.rawValue) }
         switch self {
         case .pushed(let screen, _):
             return ["screen": screen.json, "version": version]
@@ -83,16 +88,6 @@ public enum MutationResult: Sendable, Equatable {
             ]
         case .ended:
             return nil
-        default:
-            return stackJSON(version: version)
-        }
-    }
-
-    private func stackJSON(version: JSONValue) -> JSONValue? {
-        func ids(_ ids: [ScreenID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
-        func stacks(_ ids: [StackID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
-        func id(_ id: StackID) -> JSONValue { .string(id.rawValue) }
-        switch self {
         case .stackCreated(let stack, _), .stackPresented(let stack, _):
             return ["stack": stack.json, "version": version]
         case .stackSelected(let stack, let visible, _):
@@ -114,6 +109,8 @@ public enum MutationResult: Sendable, Equatable {
                 "stack": id(stack), "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
                 "dismissed": stacks(dismissed), "version": version,
             ]
+        case .stackMoved(let stack, let position, _):
+            return ["stack": id(stack), "position": .integer(Int64(position)), "version": version]
         case .screensReplaced(let screen, let popped, let pushed, let dismissed, _):
             return [
                 "screen": screen.json, "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
@@ -132,8 +129,6 @@ public enum MutationResult: Sendable, Equatable {
                 return .object(members)
             }
             return ["results": .array(answers), "version": version]
-        default:
-            return nil
         }
     }
 }
@@ -147,7 +142,7 @@ extension MutationResult {
         case pushed, popped, pathReplaced, valuesUpdated, handlerSet, handlerRemoved, published, ended
         // Several stacks (docs/Stacks.md).
         case stackCreated, stackSelected, stackRemoved, stackPresented, stackDismissed, stackPopped
-        case stackPathReplaced, screensReplaced, returned, batchApplied
+        case stackPathReplaced, stackMoved, screensReplaced, returned, batchApplied
     }
 
     /// This answer's kind.
@@ -168,6 +163,7 @@ extension MutationResult {
         case .stackDismissed: .stackDismissed
         case .stackPopped: .stackPopped
         case .stackPathReplaced: .stackPathReplaced
+        case .stackMoved: .stackMoved
         case .screensReplaced: .screensReplaced
         case .returned: .returned
         case .batchApplied: .batchApplied
@@ -207,6 +203,19 @@ extension MutationResult {
         func screen() throws(WireDecodingError) -> ScreenResource {
             try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen"))
         }
+        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
+            try fields.list(name) { item, pointer throws(WireDecodingError) in
+                try ScreenResource(json: item, pointer: pointer)
+            }
+        }
+        func stack() throws(WireDecodingError) -> StackResource {
+            try StackResource(json: try fields.value("stack"), pointer: fields.at("stack"))
+        }
+        func deliveries() throws(WireDecodingError) -> [PreferenceDelivery] {
+            try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
+                try PreferenceDelivery(json: item, pointer: pointer)
+            }
+        }
         switch kind {
         case .pushed:
             self = .pushed(screen: try screen(), version: version)
@@ -214,11 +223,7 @@ extension MutationResult {
             self = .popped(try fields.screenIDs("popped"), version: version)
         case .pathReplaced:
             self = .pathReplaced(
-                popped: try fields.screenIDs("popped"),
-                pushed: try fields.list("pushed") { item, pointer throws(WireDecodingError) in
-                    try ScreenResource(json: item, pointer: pointer)
-                },
-                version: version)
+                popped: try fields.screenIDs("popped"), pushed: try screens("pushed"), version: version)
         case .valuesUpdated:
             self = .valuesUpdated(
                 screen: try screen(),
@@ -232,98 +237,158 @@ extension MutationResult {
             self = .handlerRemoved(version: version)
         case .published:
             self = .published(
-                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
-                    try PreferenceDelivery(json: item, pointer: pointer)
-                },
-                stoppedAt: try fields.optionalScreenID("stoppedAt"), version: version)
+                deliveries: try deliveries(), stoppedAt: try fields.optionalScreenID("stoppedAt"), version: version)
         case .ended:
             self = .ended(version: version)
-        default:
-            self = try Self.stackResult(fields, kind: kind, version: version, operations: operations)
-        }
-    }
-
-    /// The answers of docs/Stacks.md's mutations.
-    private static func stackResult(
-        _ fields: JSONObjectReader, kind: Kind, version: Int64, operations: [Kind]
-    ) throws(WireDecodingError) -> MutationResult {
-        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
-            try fields.list(name) { item, pointer throws(WireDecodingError) in
-                try ScreenResource(json: item, pointer: pointer)
-            }
-        }
-        func stack() throws(WireDecodingError) -> StackResource {
-            try StackResource(json: try fields.value("stack"), pointer: fields.at("stack"))
-        }
-        switch kind {
         case .stackCreated:
-            return .stackCreated(stack: try stack(), version: version)
+            self = .stackCreated(stack: try stack(), version: version)
         case .stackPresented:
-            return .stackPresented(stack: try stack(), version: version)
+            self = .stackPresented(stack: try stack(), version: version)
         case .stackSelected:
-            return .stackSelected(
+            self = .stackSelected(
                 stack: try fields.stackID("selectedStack"), visibleScreen: try fields.optionalScreenID("visibleScreen"),
                 version: version)
         case .stackRemoved:
-            return .stackRemoved(
+            self = .stackRemoved(
                 stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
                 dismissed: try fields.stackIDs("dismissed"), selected: try fields.stackID("selectedStack"),
                 version: version)
         case .stackDismissed:
-            return .stackDismissed(
+            self = .stackDismissed(
                 stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
                 dismissed: try fields.stackIDs("dismissed"), version: version)
         case .stackPopped:
-            return .stackPopped(
+            self = .stackPopped(
                 stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
                 dismissed: try fields.stackIDs("dismissed"), version: version)
         case .stackPathReplaced:
-            return .stackPathReplaced(
+            self = .stackPathReplaced(
                 stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
-                pushed: try screens("pushed"),
-                dismissed: try fields.stackIDs("dismissed"), version: version)
+                pushed: try screens("pushed"), dismissed: try fields.stackIDs("dismissed"), version: version)
+        case .stackMoved:
+            self = .stackMoved(
+                stack: try fields.stackID("stack"), position: try fields.position("position"), version: version)
         case .screensReplaced:
-            return .screensReplaced(
-                screen: try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen")),
-                popped: try fields.screenIDs("popped"), pushed: try screens("pushed"),
+            self = .screensReplaced(
+                screen: try screen(), popped: try fields.screenIDs("popped"), pushed: try screens("pushed"),
                 dismissed: try fields.stackIDs("dismissed"), version: version)
         case .returned:
-            return .returned(
-                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
-                    try PreferenceDelivery(json: item, pointer: pointer)
-                },
-                stoppedAt: try fields.optionalScreenID("stoppedAt"), stack: try fields.stackID("stack"),
-                popped: try fields.screenIDs("popped"), dismissed: try fields.stackIDs("dismissed"), version: version)
+            self = .returned(
+                deliveries: try deliveries(), stoppedAt: try fields.optionalScreenID("stoppedAt"),
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                dismissed: try fields.stackIDs("dismissed"), version: version)
         case .batchApplied:
-            guard case .array(let items) = try fields.value("results") else {
-                throw WireDecodingError(pointer: fields.at("results"), reason: "expected an array")
+            self = .batchApplied(
+                results: try Self.batchResults(fields, version: version, operations: operations), version: version)
+        }
+    }
+
+    /// A batch's results, each decoded as the kind of its operation, with the batch's version.
+    private static func batchResults(
+        _ fields: JSONObjectReader, version: Int64, operations: [Kind]
+    ) throws(WireDecodingError) -> [MutationResult] {
+        guard case .array(let items) = try fields.value("results") else {
+            throw WireDecodingError(pointer: fields.at("results"), reason: "expected an array")
+        }
+        guard items.count == operations.count else {
+            throw WireDecodingError(
+                pointer: fields.at("results"),
+                reason: "expected \(operations.count) results (one per operation), found \(items.count)")
+        }
+        var results: [MutationResult] = []
+        for (index, (item, operation)) in zip(items, operations).enumerated() {
+            guard operation != .batchApplied else {
+                throw WireDecodingError(pointer: fields.at("results") + "/\(index)", reason: "a batch cannot nest")
             }
-            guard items.count == operations.count else {
+            // Each result is written without a version: the batch has one.
+            var itemJSON = item
+            if case .object(var members) = item {
+                members["version"] = .integer(version)
+                itemJSON = .object(members)
+            }
+            do {
+                results.append(try MutationResult(json: itemJSON, kind: operation, version: version))
+            } catch {
                 throw WireDecodingError(
-                    pointer: fields.at("results"),
-                    reason: "expected \(operations.count) results (one per operation), found \(items.count)")
+                    pointer: fields.at("results") + "/\(index)" + error.pointer, reason: error.reason)
             }
-            var results: [MutationResult] = []
-            for (index, (item, operation)) in zip(items, operations).enumerated() {
-                guard operation != .batchApplied else {
-                    throw WireDecodingError(pointer: fields.at("results") + "/\(index)", reason: "a batch cannot nest")
-                }
-                // Each result is written without a version: the batch has one.
-                var itemJSON = item
-                if case .object(var members) = item {
-                    members["version"] = .integer(version)
-                    itemJSON = .object(members)
-                }
-                do {
-                    results.append(try MutationResult(json: itemJSON, kind: operation, version: version))
-                } catch {
-                    throw WireDecodingError(
-                        pointer: fields.at("results") + "/\(index)" + error.pointer, reason: error.reason)
-                }
-            }
-            return .batchApplied(results: results, version: version)
-        default:
-            throw WireDecodingError(pointer: "", reason: "not a kind of several stacks' answers")
+        }
+        return results
+    }
+}
+
+// MARK: - From its event
+
+/// What a mutation's answer reads of the session after the change, besides the event it appended.
+package protocol ChangedSession {
+    /// The screen with this id as it is now; nil when the session has none.
+    func screenResource(_ id: ScreenID) -> ScreenResource?
+    /// The screen a user sees now.
+    var visibleScreenID: ScreenID? { get }
+}
+
+extension MutationResult {
+    /// The answer to the mutation that appended `event`, leaving the session at `version`: the
+    /// event's fields in the shape API.md and docs/Stacks.md give the answer, with the screen a
+    /// change of values, handlers or `above` names as it is now, and the screen a user sees after a
+    /// selection. A batch answers its steps' answers, `steps`, each made so when its step applied.
+    ///
+    /// Nil for an event no mutation answers with (`session.created`), a batch whose `steps` do not
+    /// match its events, or a screen `session` does not have (a change that did not apply as its
+    /// event says).
+    package init?(
+        answering event: SessionEvent, version: Int64, steps: [MutationResult] = [], in session: some ChangedSession
+    ) {
+        switch event {
+        case .sessionCreated:
+            return nil
+        case .screenPushed(let screen), .stackScreenPushed(_, let screen):
+            self = .pushed(screen: screen, version: version)
+        case .screensPopped(let popped):
+            self = .popped(popped, version: version)
+        case .pathReplaced(let popped, let pushed):
+            self = .pathReplaced(popped: popped, pushed: pushed, version: version)
+        case .valuesUpdated(let id, _, _, let affected):
+            guard let screen = session.screenResource(id) else { return nil }
+            self = .valuesUpdated(screen: screen, affected: affected, version: version)
+        case .handlerSet(let id, _, _):
+            guard let screen = session.screenResource(id) else { return nil }
+            self = .handlerSet(screen: screen, version: version)
+        case .handlerRemoved:
+            self = .handlerRemoved(version: version)
+        case .preferencePublished(_, _, _, let deliveries, let stoppedAt):
+            self = .published(deliveries: deliveries, stoppedAt: stoppedAt, version: version)
+        case .sessionEnded:
+            self = .ended(version: version)
+        case .stackCreated(let stack):
+            self = .stackCreated(stack: stack, version: version)
+        case .stackSelected(let stack):
+            self = .stackSelected(stack: stack, visibleScreen: session.visibleScreenID, version: version)
+        case .stackRemoved(let stack, let screens, let dismissed, let selected):
+            self = .stackRemoved(
+                stack: stack, screens: screens, dismissed: dismissed, selected: selected, version: version)
+        case .stackPresented(let stack):
+            self = .stackPresented(stack: stack, version: version)
+        case .stackDismissed(let stack, let screens, let dismissed):
+            self = .stackDismissed(stack: stack, screens: screens, dismissed: dismissed, version: version)
+        case .stackScreensPopped(let stack, let popped, let dismissed):
+            self = .stackPopped(stack: stack, popped: popped, dismissed: dismissed, version: version)
+        case .stackPathReplaced(let stack, let popped, let pushed, let dismissed):
+            self = .stackPathReplaced(
+                stack: stack, popped: popped, pushed: pushed, dismissed: dismissed, version: version)
+        case .stackMoved(let stack, let position):
+            self = .stackMoved(stack: stack, position: position, version: version)
+        case .screensReplaced(_, let id, let popped, let pushed, let dismissed):
+            guard let screen = session.screenResource(id) else { return nil }
+            self = .screensReplaced(
+                screen: screen, popped: popped, pushed: pushed, dismissed: dismissed, version: version)
+        case .screenReturned(_, _, _, let deliveries, let stoppedAt, let stack, let popped, let dismissed):
+            self = .returned(
+                deliveries: deliveries, stoppedAt: stoppedAt, stack: stack, popped: popped, dismissed: dismissed,
+                version: version)
+        case .batchApplied(let events):
+            guard steps.count == events.count else { return nil }
+            self = .batchApplied(results: steps, version: version)
         }
     }
 }

@@ -51,6 +51,8 @@ public enum SessionEvent: Sendable, Equatable {
     /// Every screen above a stack's root replaced in one step (`path.replaced` for another stack, or
     /// for the main one when presentations were dismissed).
     case stackPathReplaced(stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID])
+    /// A tab moved to `position` among the tabs (0: the first one after the main stack).
+    case stackMoved(stack: StackID, position: Int)
     /// Every screen above `screen` in its stack replaced; `screen` keeps its id, values and handlers.
     case screensReplaced(
         stack: StackID, screen: ScreenID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID])
@@ -81,6 +83,7 @@ public enum SessionEvent: Sendable, Equatable {
         case stackScreenPushed = "stack.screen.pushed"
         case stackScreensPopped = "stack.screens.popped"
         case stackPathReplaced = "stack.path.replaced"
+        case stackMoved = "stack.moved"
         case screensReplaced = "screens.replaced"
         case screenReturned = "screen.returned"
         case batchApplied = "batch.applied"
@@ -106,6 +109,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .stackScreenPushed: .stackScreenPushed
         case .stackScreensPopped: .stackScreensPopped
         case .stackPathReplaced: .stackPathReplaced
+        case .stackMoved: .stackMoved
         case .screensReplaced: .screensReplaced
         case .screenReturned: .screenReturned
         case .batchApplied: .batchApplied
@@ -115,6 +119,41 @@ public enum SessionEvent: Sendable, Equatable {
     /// The type of the snapshot event an SSE stream may start with (`?snapshot=1`). It is never
     /// stored and is not a `SessionEvent`: its data is the whole session.
     public static let snapshotType = "session.snapshot"
+}
+
+// MARK: - Changes of a stack's screens
+
+extension SessionEvent {
+    /// Whether a change of `stack`'s screens keeps API.md's types (`screen.pushed`,
+    /// `screens.popped`, `path.replaced`): only when it touches the main stack alone, dismissing no
+    /// presentation, so that a client that knows only those types keeps an exact picture of the
+    /// main stack (docs/Stacks.md, Events). Any other change of a stack's screens has the type that
+    /// names its stack. The three constructors below are the only places that choose.
+    private static func keepsAPITypes(_ stack: StackID, dismissed: [StackID]) -> Bool {
+        stack == .main && dismissed.isEmpty
+    }
+
+    /// A screen pushed onto `stack`: `screen.pushed` on the main stack, `stack.screen.pushed` on another.
+    package static func pushed(_ screen: ScreenResource, onto stack: StackID) -> SessionEvent {
+        keepsAPITypes(stack, dismissed: [])
+            ? .screenPushed(screen) : .stackScreenPushed(stack: stack, screen: screen)
+    }
+
+    /// Screens popped from `stack`, topmost first, with the presentations dismissed because of them:
+    /// `screens.popped` or `stack.screens.popped`.
+    package static func popped(_ screens: [ScreenID], from stack: StackID, dismissed: [StackID]) -> SessionEvent {
+        keepsAPITypes(stack, dismissed: dismissed)
+            ? .screensPopped(screens) : .stackScreensPopped(stack: stack, screens: screens, dismissed: dismissed)
+    }
+
+    /// Every screen above `stack`'s root replaced: `path.replaced` or `stack.path.replaced`.
+    package static func replacedPath(
+        of stack: StackID, popped: [ScreenID], pushed: [ScreenResource], dismissed: [StackID]
+    ) -> SessionEvent {
+        keepsAPITypes(stack, dismissed: dismissed)
+            ? .pathReplaced(popped: popped, pushed: pushed)
+            : .stackPathReplaced(stack: stack, popped: popped, pushed: pushed, dismissed: dismissed)
+    }
 }
 
 /// One resolved value that changed: on `screen`, `key` now reads `value` (API.md, `affected`).
@@ -235,6 +274,8 @@ public struct RecordedEvent: Sendable, Equatable {
                 "stack": id(stack), "popped": ids(popped), "pushed": .array(pushed.map(\.json)),
                 "dismissed": stacks(dismissed),
             ]
+        case .stackMoved(let stack, let position):
+            return ["stack": id(stack), "position": .integer(Int64(position))]
         case .screensReplaced(let stack, let screen, let popped, let pushed, let dismissed):
             return [
                 "stack": id(stack), "screen": .string(screen.rawValue), "popped": ids(popped),
@@ -284,6 +325,19 @@ public struct RecordedEvent: Sendable, Equatable {
         func screen(_ name: String) throws(WireDecodingError) -> ScreenResource {
             try ScreenResource(json: try fields.value(name), pointer: fields.at(name))
         }
+        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
+            try fields.list(name) { item, pointer throws(WireDecodingError) in
+                try ScreenResource(json: item, pointer: pointer)
+            }
+        }
+        func stack(_ name: String) throws(WireDecodingError) -> StackResource {
+            try StackResource(json: try fields.value(name), pointer: fields.at(name))
+        }
+        func deliveries() throws(WireDecodingError) -> [PreferenceDelivery] {
+            try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
+                try PreferenceDelivery(json: item, pointer: pointer)
+            }
+        }
         switch kind {
         case .sessionCreated:
             return .sessionCreated(root: try screen("root"), schema: try fields.value("schema"))
@@ -292,11 +346,7 @@ public struct RecordedEvent: Sendable, Equatable {
         case .screensPopped:
             return .screensPopped(try fields.screenIDs("screens"))
         case .pathReplaced:
-            return .pathReplaced(
-                popped: try fields.screenIDs("popped"),
-                pushed: try fields.list("pushed") { item, pointer throws(WireDecodingError) in
-                    try ScreenResource(json: item, pointer: pointer)
-                })
+            return .pathReplaced(popped: try fields.screenIDs("popped"), pushed: try screens("pushed"))
         case .valuesUpdated:
             return .valuesUpdated(
                 screen: try fields.screenID("screen"), set: try fields.object("set"),
@@ -313,30 +363,9 @@ public struct RecordedEvent: Sendable, Equatable {
         case .preferencePublished:
             return .preferencePublished(
                 screen: try fields.screenID("screen"), key: try fields.string("key"), value: try fields.value("value"),
-                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
-                    try PreferenceDelivery(json: item, pointer: pointer)
-                },
-                stoppedAt: try fields.optionalScreenID("stoppedAt"))
+                deliveries: try deliveries(), stoppedAt: try fields.optionalScreenID("stoppedAt"))
         case .sessionEnded:
             return .sessionEnded
-        default:
-            return try stackEvent(kind, fields)
-        }
-    }
-
-    /// Decodes the events of several stacks (docs/Stacks.md).
-    private static func stackEvent(_ kind: SessionEvent.Kind, _ fields: JSONObjectReader) throws(WireDecodingError)
-        -> SessionEvent
-    {
-        func stack(_ name: String) throws(WireDecodingError) -> StackResource {
-            try StackResource(json: try fields.value(name), pointer: fields.at(name))
-        }
-        func screens(_ name: String) throws(WireDecodingError) -> [ScreenResource] {
-            try fields.list(name) { item, pointer throws(WireDecodingError) in
-                try ScreenResource(json: item, pointer: pointer)
-            }
-        }
-        switch kind {
         case .stackCreated:
             return .stackCreated(try stack("stack"))
         case .stackSelected:
@@ -352,9 +381,7 @@ public struct RecordedEvent: Sendable, Equatable {
                 stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
                 dismissed: try fields.stackIDs("dismissed"))
         case .stackScreenPushed:
-            return .stackScreenPushed(
-                stack: try fields.stackID("stack"),
-                screen: try ScreenResource(json: try fields.value("screen"), pointer: fields.at("screen")))
+            return .stackScreenPushed(stack: try fields.stackID("stack"), screen: try screen("screen"))
         case .stackScreensPopped:
             return .stackScreensPopped(
                 stack: try fields.stackID("stack"), screens: try fields.screenIDs("screens"),
@@ -363,6 +390,8 @@ public struct RecordedEvent: Sendable, Equatable {
             return .stackPathReplaced(
                 stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
                 pushed: try screens("pushed"), dismissed: try fields.stackIDs("dismissed"))
+        case .stackMoved:
+            return .stackMoved(stack: try fields.stackID("stack"), position: try fields.position("position"))
         case .screensReplaced:
             return .screensReplaced(
                 stack: try fields.stackID("stack"), screen: try fields.screenID("screen"),
@@ -371,18 +400,14 @@ public struct RecordedEvent: Sendable, Equatable {
         case .screenReturned:
             return .screenReturned(
                 screen: try fields.screenID("screen"), key: try fields.string("key"), value: try fields.value("value"),
-                deliveries: try fields.list("deliveries") { item, pointer throws(WireDecodingError) in
-                    try PreferenceDelivery(json: item, pointer: pointer)
-                },
-                stoppedAt: try fields.optionalScreenID("stoppedAt"), stack: try fields.stackID("stack"),
-                popped: try fields.screenIDs("popped"), dismissed: try fields.stackIDs("dismissed"))
+                deliveries: try deliveries(), stoppedAt: try fields.optionalScreenID("stoppedAt"),
+                stack: try fields.stackID("stack"), popped: try fields.screenIDs("popped"),
+                dismissed: try fields.stackIDs("dismissed"))
         case .batchApplied:
             return .batchApplied(
                 try fields.list("events") { item, pointer throws(WireDecodingError) in
                     try batchedEvent(item, pointer: pointer)
                 })
-        default:
-            throw WireDecodingError(pointer: fields.at("type"), reason: "unknown event type '\(kind.rawValue)'")
         }
     }
 

@@ -93,6 +93,14 @@ extension JSONObjectReader {
         try strings(name).map(StackID.init(rawValue:))
     }
 
+    /// A tab's position among the tabs: an integer of at least 0.
+    func position(_ name: String) throws(WireDecodingError) -> Int {
+        guard let number = try value(name).integerValue, number >= 0, let position = Int(exactly: number) else {
+            throw WireDecodingError(pointer: at(name), reason: "expected an integer of at least 0")
+        }
+        return position
+    }
+
     func stackKind(_ name: String) throws(WireDecodingError) -> StackKind {
         let text = try string(name)
         guard let kind = StackKind(rawValue: text) else {

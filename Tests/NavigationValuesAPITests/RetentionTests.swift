@@ -56,7 +56,7 @@ import Testing
                 // Two days later, both unchanged for that long; only `used` is read then.
                 clock.advance(by: 2 * day)
                 _ = try await used.get()
-                let report = try await server.service.runRetention(RetentionPolicy(idleTimeout: .seconds(86_400)))
+                let report = try await server.service.retention.run(RetentionPolicy(idleTimeout: .seconds(86_400)))
                 #expect(report.ended == 1)
                 #expect(report.purged == 0)
                 #expect(try await listedState(client, idle.id) == "ended")
@@ -75,15 +75,15 @@ import Testing
                 let policy = RetentionPolicy(endedRetention: .seconds(7 * 86_400))
                 // Kept for the retention period, purged after it.
                 clock.advance(by: 6 * day)
-                #expect(try await server.service.runRetention(policy).purged == 0)
+                #expect(try await server.service.retention.run(policy).purged == 0)
                 #expect(try await idle.send("GET", "").status == 200)
                 clock.advance(by: 2 * day)
-                #expect(try await server.service.runRetention(policy).purged == 1)
+                #expect(try await server.service.retention.run(policy).purged == 1)
                 #expect(try await idle.send("GET", "").status == 404)
                 // Its history is known to be gone (410), until its tombstone expires too.
                 expectProblem(try await idle.send("GET", "/history", headers: [:]), 410, type: "gone")
                 clock.advance(by: 8 * day)
-                #expect(try await server.service.runRetention(policy).expiredRecords >= 1)
+                #expect(try await server.service.retention.run(policy).expiredRecords >= 1)
                 expectProblem(
                     try await client.send("GET", "/v1/sessions/\(idle.id)/history", token: client.adminToken), 404,
                     type: "not-found")
@@ -113,7 +113,7 @@ import Testing
                     shown[now["version"]?.integerValue ?? 0] = now
                 }
                 // Snapshots at 4, 8, …, 20; keeping 5 of 22 events compacts to the snapshot at 16.
-                let report = try await server.service.runRetention(
+                let report = try await server.service.retention.run(
                     RetentionPolicy(compaction: CompactionRule(keepEvents: 5)))
                 #expect(report.compactedEvents == 16)
                 return (session, shown)

@@ -163,7 +163,7 @@ import Testing
         for index in 0..<10 {
             if index % 3 == 2 { try await compacted.pop() } else { try await compacted.push("C\(index)") }
         }
-        let report = try await server.service.runRetention(RetentionPolicy(compaction: CompactionRule(keepEvents: 3)))
+        let report = try await server.service.retention.run(RetentionPolicy(compaction: CompactionRule(keepEvents: 3)))
         #expect(report.compactedEvents > 0)
 
         // Screens in main, a tab and a sheet; values, handlers with last values, received

@@ -44,7 +44,10 @@ import Testing
                 history.flatMap { event in
                     ([event] + (event["events"]?.arrayValue ?? [])).compactMap { $0["type"]?.stringValue }
                 })
-            for type in ["stack.created", "stack.presented", "stack.dismissed", "screens.replaced", "batch.applied"] {
+            for type in [
+                "stack.created", "stack.presented", "stack.dismissed", "screens.replaced", "batch.applied",
+                "stack.moved",
+            ] {
                 #expect(kinds.contains(type), "the random session has no \(type) event")
             }
             let version = Int64(history.count)

@@ -25,7 +25,7 @@ import Testing
         func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &random)] }
         let screen = pick(["top", "root", "selected:top", "top:root"] as [JSONValue])
         let values: [JSONValue] = ["a", "b", .null, 1]
-        switch Int.random(in: 0..<14, using: &random) {
+        switch Int.random(in: 0..<15, using: &random) {
         case 0, 1: return ["op": "push", "stack": pick(stacks), "name": "S", "values": ["title": pick(values)]]
         case 2: return ["op": "pop", "stack": pick(stacks)]
         case 3:
@@ -47,6 +47,12 @@ import Testing
             ]
         case 11: return ["op": "publish", "screen": screen, "key": "pick", "value": pick(["p", "q"] as [JSONValue])]
         case 12: return ["op": "replaceAbove", "screen": screen, "screens": [["name": "R1"], ["name": "R2"]]]
+        case 13 where tabs.isEmpty:
+            return ["op": "createStack", "id": .string("tab\(Int.random(in: 4..<6, using: &random))")]
+        case 13:
+            // Now and then past the last tab: refused.
+            let position = Int.random(in: 0...tabs.count, using: &random)
+            return ["op": "moveStack", "stack": pick(tabs), "position": .integer(Int64(position))]
         default: return ["op": "return", "screen": "top", "key": "pick", "value": "r"]
         }
     }
@@ -63,6 +69,7 @@ import Testing
         case "createStack": return try await session.send("POST", "/stacks", json: .object(body))
         case "selectStack": return try await session.send("POST", "/select", json: .object(body))
         case "removeStack": return try await session.send("DELETE", "/stacks/\(take("stack"))")
+        case "moveStack": return try await session.send("POST", "/stacks/\(take("stack"))/move", json: .object(body))
         case "present": return try await session.send("POST", "/present", json: .object(body))
         case "dismiss": return try await session.send("POST", "/dismiss", json: .object(body))
         case "setValues":
@@ -118,7 +125,7 @@ import Testing
             // The random walk went through the new kinds of change.
             for type in [
                 "stack.created", "stack.selected", "stack.presented", "stack.dismissed", "stack.screen.pushed",
-                "batch.applied", "screens.replaced",
+                "batch.applied", "screens.replaced", "stack.moved",
             ] {
                 #expect(kinds.contains(type), "no \(type) event")
             }
@@ -148,6 +155,9 @@ import Testing
         try await session.expect(
             200, "POST", "/batch",
             json: ["operations": [["op": "push", "stack": "profile"], ["op": "pop", "stack": "profile"]]])
+        // `search` moves after `profile`: it now comes after the sheet its screen presents in the
+        // stored positions, and must still be there before that sheet when the session loads.
+        try await session.expect(200, "POST", "/stacks/search/move", json: ["position": 1])
         return (sheetTop, cover)
     }
 
@@ -178,6 +188,7 @@ import Testing
             answers.append(try await session.publish(sheetTop, "pick", "blue"))
             answers.append(try await session.publish(sheetTop, "pick", "green"))
             answers.append(try await session.expect(201, "POST", "/stacks", json: ["id": "late"]))
+            answers.append(try await session.expect(200, "POST", "/stacks/late/move", json: ["position": 0]))
             answers.append(try await session.get())
             return answers.map(Self.withoutTimes)
         }

@@ -43,6 +43,13 @@ import Testing
             try await send(http, session, "PATCH", "/screens/search:top/values", ["title": "in a tab"])
             try await send(http, session, "PUT", "/screens/search:root/handlers/selection", ["passBack": false])
             try await send(http, session, "POST", "/select", ["stack": "main"])
+            // A second tab moved before the first: the order of the tabs is not the mirror's.
+            try await send(http, session, "POST", "/stacks", ["id": "profile"])
+            let moved = try await session.moveStack(StackID("profile"), to: 0)
+            #expect(moved.stack == StackID("profile") && moved.position == 0)
+            await expectRemoteError(.conflict, status: 409) { try await session.moveStack(.main, to: 0) }
+            await expectRemoteError(.conflict, status: 409) { try await session.moveStack(StackID("profile"), to: 2) }
+            await expectRemoteError(.invalid, status: 422) { try await session.moveStack(StackID("profile"), to: -1) }
 
             // Detail presents a sheet that inherits the main stack's values and returns a result.
             try await send(http, session, "PUT", "/screens/\(detail)/handlers/selection", ["passBack": false])

@@ -38,8 +38,8 @@ import Testing
             let value = JSONValueSizeTests.randomValue(depth: 0, using: &random)
             let operation: SessionOperation
             switch Int.random(in: 0..<6, using: &random) {
-            case 0: operation = .push(screenSeed([key: value]))
-            case 1 where entries.count > 1: operation = .pop([entries[entries.count - 1].id])
+            case 0: operation = .push(.main, screenSeed([key: value]))
+            case 1 where entries.count > 1: operation = .pop(.main, [entries[entries.count - 1].id])
             case 2: operation = .setHandler(screen: target, key: key, passBack: Bool.random(using: &random))
             case 3: operation = .publish(screen: target, key: key, value: value)
             case 4: operation = .updateValues(screen: target, set: [:], removed: [key])
@@ -76,10 +76,10 @@ import Testing
             ScreenSeed(id: ScreenID("c_\(name)"), name: name, values: ["title": value(), "k.\(name)": value()])
         }
         try apply(.createStack(StackID("tab"), root: screen("tab0")))
-        try apply(.pushOnto(StackID("tab"), screen("tab1")))
+        try apply(.push(StackID("tab"), screen("tab1")))
         let presenter = try #require(session.stack.entries.last?.id)
         try apply(.present(StackID("p_sheet"), style: .sheet, presenter: presenter, root: screen("sheet0")))
-        try apply(.pushOnto(StackID("p_sheet"), screen("sheet1")))
+        try apply(.push(StackID("p_sheet"), screen("sheet1")))
         try apply(.updateValues(screen: presenter, set: ["title": value(), "draft": value()], removed: []))
         try apply(
             .present(StackID("p_cover"), style: .fullScreenCover, presenter: ScreenID("c_tab1"), root: screen("cover0"))
@@ -98,7 +98,8 @@ import Testing
         let session = try Self.randomSession(seed: 99, operations: 10)
         var limits = SessionLimits()
         let seeds = (0..<30).map { ScreenSeed(id: ScreenID("c_p\($0)"), name: "p", values: ["k\($0)": .string("v")]) }
-        let operation = SessionOperation.replacePath(popped: session.stack.ids.dropFirst().reversed(), pushed: seeds)
+        let operation = SessionOperation.replacePath(
+            .main, popped: session.stack.ids.dropFirst().reversed(), pushed: seeds)
         // Measure what it renders to, then set the limit one byte under it.
         let copy = try Self.randomSession(seed: 99, operations: 10)
         guard case .pathReplaced(_, let pushed) = try copy.apply(operation, seq: 100, at: Date()).event else {

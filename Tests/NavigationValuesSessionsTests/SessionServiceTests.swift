@@ -42,7 +42,7 @@ import Testing
         }
 
         func create(_ body: JSONValue = [:]) async throws -> CreatedSession {
-            guard case .created(let created) = try await service.create(body: body, idempotency: nil) else {
+            guard case .created(let created) = try await service.sessions.create(body: body, idempotency: nil) else {
                 throw TestFailure("create replayed")
             }
             return created
@@ -53,7 +53,7 @@ import Testing
         {
             let context = CommandContext(credential: .token(session.token), ifMatch: ifMatch)
             guard
-                case .applied(let result, _) = try await service.perform(
+                case .applied(let result, _) = try await service.sessions.perform(
                     command, on: session.session.id, context: context)
             else { throw TestFailure("command replayed") }
             return result
@@ -89,8 +89,11 @@ import Testing
                 "root": ["name": "A"], "schema": ["values": ["title": ["type": "string", "default": ""]]],
             ])
             let a = session.session.screens[0].id
-            guard case .pushed(let b, _) = try await fixture.perform(.push(["name": "B"]), on: session),
-                case .pushed(let c, _) = try await fixture.perform(.push(["name": "C"]), on: session)
+            guard
+                case .pushed(let b, _) = try await fixture.perform(
+                    .push(stack: "main", body: ["name": "B"]), on: session),
+                case .pushed(let c, _) = try await fixture.perform(
+                    .push(stack: "main", body: ["name": "C"]), on: session)
             else { throw TestFailure("push did not answer .pushed") }
             let first = try await fixture.perform(.patchValues(screen: "root", body: ["title": "x"]), on: session)
             #expect(
@@ -124,7 +127,7 @@ import Testing
     private func screen(_ id: ScreenID, of session: CreatedSession, in fixture: Fixture) async throws -> ScreenResource?
     {
         guard
-            case .screen(let screen, _) = try await fixture.service.read(
+            case .screen(let screen, _) = try await fixture.service.sessions.read(
                 .screen(id.rawValue), of: session.session.id, credential: .token(session.token))
         else { return nil }
         return screen
@@ -137,7 +140,7 @@ import Testing
             let id = session.session.id
             let service = fixture.service
             func readError(_ query: SessionQuery, of id: SessionID, _ credential: Credential) async -> SessionError? {
-                await Self.refusal { _ = try await service.read(query, of: id, credential: credential) }
+                await Self.refusal { _ = try await service.sessions.read(query, of: id, credential: credential) }
             }
             let missing = await readError(.session, of: id, .none)
             let malformed = await readError(.session, of: id, .token("t_x"))
@@ -147,16 +150,22 @@ import Testing
             #expect(missing?.code == .unauthorized && malformed?.code == .unauthorized)
             #expect(foreign?.code == .forbidden)
             #expect(unknownSession?.code == .notFound && unknownScreen?.code == .notFound)
-            let popRoot = await Self.refusal { _ = try await fixture.perform(.pop([:]), on: session) }
+            let popRoot = await Self.refusal {
+                _ = try await fixture.perform(.pop(stack: "main", body: [:]), on: session)
+            }
             #expect(popRoot?.code == .conflict)
             let invalid = await Self.refusal {
-                _ = try await fixture.perform(.push(["name": 5, "extra": 1]), on: session)
+                _ = try await fixture.perform(.push(stack: "main", body: ["name": 5, "extra": 1]), on: session)
             }
             #expect(invalid?.code == .invalid && invalid?.fieldErrors.map(\.pointer) == ["/extra"])
-            let stale = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session, ifMatch: 7) }
+            let stale = await Self.refusal {
+                _ = try await fixture.perform(.push(stack: "main", body: [:]), on: session, ifMatch: 7)
+            }
             #expect(stale?.code == .versionMismatch && stale?.currentVersion == 1)
             _ = try await fixture.perform(.end(purge: false), on: session)
-            let ended = await Self.refusal { _ = try await fixture.perform(.push([:]), on: session) }
+            let ended = await Self.refusal {
+                _ = try await fixture.perform(.push(stack: "main", body: [:]), on: session)
+            }
             #expect(ended?.code == .gone)
         }
     }
@@ -190,14 +199,14 @@ import Testing
             }
             let context = CommandContext(
                 credential: .token(session.token), idempotency: idempotency, answer: answer)
-            let first = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+            let first = try await fixture.service.sessions.perform(
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2), let rendered) = first else {
                 throw TestFailure("first push: \(first)")
             }
             #expect(rendered == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("once".utf8)))
-            let again = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+            let again = try await fixture.service.sessions.perform(
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .replayed(let replayed) = again else { throw TestFailure("retry applied again") }
             #expect(replayed == rendered)
             #expect(renders.count.withLock { $0 } == 1)
@@ -213,12 +222,13 @@ import Testing
                 StoredAnswer(status: 201, headers: [:], body: Array(repeating: 0x20, count: limit + 1))
             }
             let error = try await #require(throws: SessionError.self) {
-                try await fixture.service.perform(.push(["name": "B"]), on: session.session.id, context: context)
+                try await fixture.service.sessions.perform(
+                    .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             }
             #expect(error.limit == "max-event-bytes")
             // Nothing was kept: the session is still at version 1.
             guard
-                case .session(let rendered) = try await fixture.service.read(
+                case .session(let rendered) = try await fixture.service.sessions.read(
                     .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
             #expect(try SessionResource(json: JSONValue(parsing: rendered.json)).version == 1)
@@ -236,7 +246,9 @@ import Testing
             let id = session.session.id
             let context = CommandContext(credential: .token(session.token))
             func renderedBytes() async throws -> Int {
-                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                guard
+                    case .session(let rendered) = try await fixture.service.sessions.read(
+                        .session, of: id, credential: .admin)
                 else { throw TestFailure("no session") }
                 return rendered.json.count
             }
@@ -245,13 +257,15 @@ import Testing
             for step in 0..<400 {
                 let command: SessionCommand =
                     step % 5 == 4
-                    ? .pop(["count": 1])
-                    : .push([
-                        "name": .string("S\(step)"),
-                        "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
-                    ])
+                    ? .pop(stack: "main", body: ["count": 1])
+                    : .push(
+                        stack: "main",
+                        body: [
+                            "name": .string("S\(step)"),
+                            "values": .object(["v\(step % 3)": .string(String(repeating: "x", count: 90))]),
+                        ])
                 do {
-                    _ = try await fixture.service.perform(command, on: id, context: context)
+                    _ = try await fixture.service.sessions.perform(command, on: id, context: context)
                     if case .push = command { pushes += 1 }
                 } catch let error as SessionError where error.limit == "max-session-bytes" {
                     refusals += 1
@@ -277,16 +291,16 @@ import Testing
                 return StoredAnswer(status: 201, headers: ["ETag": "\"\(result.version)\""], body: Array("kept".utf8))
             }
             let context = CommandContext(credential: .token(session.token), idempotency: idempotency)
-            let first = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
-            let again = try await fixture.service.perform(
-                .push(["name": "B"]), on: session.session.id, context: context)
+            let first = try await fixture.service.sessions.perform(
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
+            let again = try await fixture.service.sessions.perform(
+                .push(stack: "main", body: ["name": "B"]), on: session.session.id, context: context)
             guard case .applied(.pushed(_, version: 2), _) = first else { throw TestFailure("first push: \(first)") }
             guard case .replayed(let answer) = again else { throw TestFailure("retry applied again") }
             #expect(answer == StoredAnswer(status: 201, headers: ["ETag": "\"2\""], body: Array("kept".utf8)))
             #expect(recorded.count.withLock { $0 } == 1)
             guard
-                case .session(let rendered) = try await fixture.service.read(
+                case .session(let rendered) = try await fixture.service.sessions.read(
                     .session, of: session.session.id, credential: .admin)
             else { throw TestFailure("no session") }
             let now = try SessionResource(json: JSONValue(parsing: rendered.json))
@@ -301,7 +315,9 @@ import Testing
             let session = try await fixture.create(["root": ["name": "Root"]])
             let id = session.session.id
             func read() async throws -> RenderedSession {
-                guard case .session(let rendered) = try await fixture.service.read(.session, of: id, credential: .admin)
+                guard
+                    case .session(let rendered) = try await fixture.service.sessions.read(
+                        .session, of: id, credential: .admin)
                 else { throw TestFailure("no session") }
                 return rendered
             }
@@ -312,7 +328,8 @@ import Testing
             first.json.withUnsafeBufferPointer { a in
                 second.json.withUnsafeBufferPointer { b in #expect(a.baseAddress == b.baseAddress) }
             }
-            _ = try await fixture.perform(.push(["name": "Detail", "values": ["n": 1]]), on: session)
+            _ = try await fixture.perform(
+                .push(stack: "main", body: ["name": "Detail", "values": ["n": 1]]), on: session)
             let pushed = try await read()
             let decoded = try SessionResource(json: JSONValue(parsing: pushed.json))
             #expect(pushed.version == 2 && decoded.version == 2)
@@ -334,7 +351,7 @@ import Testing
             let session = try await fixture.create(["root": ["name": "Root"]])
             var shown: [Int64: SessionResource] = [:]
             for _ in 0..<40 {
-                let read = try await fixture.service.read(.session, of: session.session.id, credential: .admin)
+                let read = try await fixture.service.sessions.read(.session, of: session.session.id, credential: .admin)
                 guard case .session(let rendered) = read else { throw TestFailure("no session") }
                 let current = try SessionResource(json: JSONValue(parsing: rendered.json))
                 #expect(rendered.version == current.version)
@@ -343,14 +360,16 @@ import Testing
                 let top = current.screens[depth - 1].id.rawValue
                 let command: SessionCommand
                 switch random.next() % 6 {
-                case 0: command = .push(["name": "S", "values": ["n": .integer(Int64(random.next() % 5))]])
-                case 1: command = depth > 1 ? .pop([:]) : .push([:])
+                case 0:
+                    command = .push(
+                        stack: "main", body: ["name": "S", "values": ["n": .integer(Int64(random.next() % 5))]])
+                case 1: command = depth > 1 ? .pop(stack: "main", body: [:]) : .push(stack: "main", body: [:])
                 case 2:
                     command = .patchValues(screen: top, body: ["n": .integer(Int64(random.next() % 5)), "m": .null])
                 case 3:
                     command = .setHandler(screen: "root", key: "p", body: ["passBack": .bool(random.next() % 2 == 0)])
                 case 4: command = .publish(screen: top, key: "p", body: ["value": .integer(Int64(random.next() % 3))])
-                default: command = .replacePath(["screens": [["name": "X"], ["name": "Y"]]])
+                default: command = .replacePath(stack: "main", body: ["screens": [["name": "X"], ["name": "Y"]]])
                 }
                 _ = try await fixture.perform(command, on: session)
             }
@@ -358,6 +377,52 @@ import Testing
                 let replayed = try await SessionReplay.session(session.session.id, at: version, in: fixture.store)
                 #expect(replayed == expected, "at \(version)")
             }
+        }
+    }
+
+    /// A tab moved among the tabs (docs/Stacks.md): only the tabs it shifts are stored with
+    /// another position (the positions the tabs held, handed out in their new order), and the
+    /// session loaded again from its rows, where the moved tab now comes after the sheet one of
+    /// its screens presents, has the same order.
+    @Test func aMoveStoresThePositionsOfTheTabsItShiftsAndLoadsInTheSameOrder() async throws {
+        try await withFixture { fixture in
+            let session = try await fixture.create()
+            let id = session.session.id
+            for tab in ["a", "b"] { _ = try await fixture.perform(.createStack(["id": .string(tab)]), on: session) }
+            guard
+                case .stackPresented(let sheet, _) = try await fixture.perform(
+                    .present(["from": "b:root"]), on: session)
+            else { throw TestFailure("present did not answer .stackPresented") }
+            for tab in ["c", "d"] { _ = try await fixture.perform(.createStack(["id": .string(tab)]), on: session) }
+            func positions() async throws -> [StackID: Int] {
+                let stored = try #require(try await fixture.store.loadSession(id))
+                return Dictionary(uniqueKeysWithValues: stored.stacks.map { ($0.id, $0.position) })
+            }
+            let before = try await positions()
+            let moved = try await fixture.perform(.moveStack(stack: "b", body: ["position": 3]), on: session)
+            #expect(moved == .stackMoved(stack: StackID("b"), position: 3, version: 7))
+            let after = try await positions()
+            #expect(after[StackID("a")] == before[StackID("a")] && after[sheet.id] == before[sheet.id])
+            #expect(after[StackID("c")] == before[StackID("b")] && after[StackID("d")] == before[StackID("c")])
+            #expect(after[StackID("b")] == before[StackID("d")])
+            #expect(try #require(after[StackID("b")]) > (try #require(after[sheet.id])))
+
+            func order() async throws -> [StackID] {
+                guard
+                    case .stacks(let list) = try await fixture.service.sessions.read(
+                        .stacks, of: id, credential: .admin)
+                else {
+                    throw TestFailure("no stacks")
+                }
+                return list.stacks.map(\.id)
+            }
+            let expected = [.main, StackID("a"), StackID("c"), StackID("d"), StackID("b"), sheet.id]
+            #expect(try await order() == expected)
+            fixture.service.sessions.unload(id)
+            #expect(!fixture.service.sessions.isLoaded(id))
+            #expect(try await order() == expected)
+            let replayed = try await SessionReplay.session(id, at: 7, in: fixture.store)
+            #expect(replayed.stacks.map(\.id) == Array(expected.dropFirst()))
         }
     }
 }

@@ -21,13 +21,14 @@ import Testing
             let sqlite = try await SQLiteSessionStore.open(path: folder.appendingPathComponent("s.sqlite").path)
             let store = CountingStore(sqlite)
             let first = SessionService(store: store, configuration: ServiceConfiguration())
-            guard case .created(let created) = try await first.create(body: [:], idempotency: nil) else {
+            guard case .created(let created) = try await first.sessions.create(body: [:], idempotency: nil) else {
                 throw SessionServiceTests.TestFailure("create replayed")
             }
             let id = created.session.id
             for name in ["B", "C", "D"] {
-                _ = try await first.perform(
-                    .push(["name": .string(name)]), on: id, context: CommandContext(credential: .token(created.token)))
+                _ = try await first.sessions.perform(
+                    .push(stack: "main", body: ["name": .string(name)]), on: id,
+                    context: CommandContext(credential: .token(created.token)))
             }
 
             // A second service, as after a restart: nothing is loaded.
@@ -35,13 +36,13 @@ import Testing
             store.reset()
             let other = IdentifierGenerator.live.token()
             await #expect(throws: SessionError.self) {
-                _ = try await second.readerHead(of: id, credential: .token(other), snapshot: false)
+                _ = try await second.sessions.readerHead(of: id, credential: .token(other), snapshot: false)
             }
             #expect(store.count(.access) == 1)
             #expect(store.count(.loadSession) == 0)
 
             store.reset()
-            _ = try await second.fork(id, at: nil, credential: .token(created.token), idempotency: nil)
+            _ = try await second.copies.fork(id, at: nil, credential: .token(created.token), idempotency: nil)
             #expect(store.count(.eventPage) >= 1)
             #expect(store.count(.events) == 0)
             await sqlite.close()
@@ -74,7 +75,7 @@ final class CountingStore: SessionStore {
         return try await base.eventPage(of: id, after: after, limit: limit, maxBytes: maxBytes)
     }
 
-    func access(to id: SessionID) async throws -> SessionAccess? {
+    func access(to id: SessionID) async throws -> NavigationValuesStore.SessionAccess? {
         counted(.access)
         return try await base.access(to: id)
     }

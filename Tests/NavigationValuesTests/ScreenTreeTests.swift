@@ -132,6 +132,39 @@ import Testing
         #expect(Set(tree.context.children.map(ObjectIdentifier.init)).count == 3)
     }
 
+    @Test func movingATabChangesTheOrderOfTheTabsAndNothingElse() throws {
+        let tree = ScreenTree<String>()
+        tree.main.push("A", id: ScreenID("a"))
+        let one = try tree.addStack(StackID("one"), root: "1")
+        try tree.addStack(StackID("two"), root: "2")
+        try tree.addStack(StackID("three"), root: "3")
+        let sheet = try tree.present(.sheet, from: try #require(one.ids.last), id: StackID("p"), root: "P")
+        try tree.select(StackID("one"))
+        let children = tree.context.children.map(ObjectIdentifier.init)
+        try tree.moveTab(StackID("one"), to: 2)
+        #expect(tree.tabIDs == [.main, StackID("two"), StackID("three"), StackID("one")])
+        #expect(tree.stackIDs == [.main, StackID("two"), StackID("three"), StackID("one"), StackID("p")])
+        #expect(tree.selectedStackID == StackID("one") && tree.visibleStackID == StackID("p"))
+        #expect(tree.context.top() === sheet.root && tree.context.children.map(ObjectIdentifier.init) == children)
+        try tree.moveTab(StackID("one"), to: 0)
+        #expect(tree.tabIDs == [.main, StackID("one"), StackID("two"), StackID("three")])
+        try tree.moveTab(StackID("two"), to: 1)
+        #expect(tree.tabIDs == [.main, StackID("one"), StackID("two"), StackID("three")])
+
+        #expect(throws: NavigationError(.conflict, "the main stack stays first: it is not moved")) {
+            try tree.moveTab(.main, to: 0)
+        }
+        #expect(throws: NavigationError(.conflict, "stack 'p' is a presentation: it has no place among the tabs")) {
+            try tree.moveTab(StackID("p"), to: 0)
+        }
+        #expect(
+            throws: NavigationError(.conflict, "cannot move tab 'two' to position 3: the positions are 0 to 2")
+        ) { try tree.moveTab(StackID("two"), to: 3) }
+        #expect(throws: NavigationError.self) { try tree.moveTab(StackID("two"), to: -1) }
+        #expect(throws: NavigationError(.notFound, "no stack 'nope'")) { try tree.moveTab(StackID("nope"), to: 0) }
+        #expect(tree.tabIDs == [.main, StackID("one"), StackID("two"), StackID("three")])
+    }
+
     @Test func aPresentationsRootInheritsFromItsPresenterAcrossStacks() throws {
         // A sheet presented from a tab reads the tab's values, not the main stack's.
         let tree = ScreenTree<String>(ids: .incrementing(prefix: "c"))

@@ -41,6 +41,7 @@ import Testing
         .stackPopped(stack: StackID("t"), popped: [ScreenID("c_9")], dismissed: [StackID("p_3")], version: 17),
         .stackPathReplaced(
             stack: StackID("t"), popped: [ScreenID("c_9")], pushed: [screen], dismissed: [], version: 18),
+        .stackMoved(stack: StackID("search"), position: 1, version: 19),
         .screensReplaced(screen: screen, popped: [ScreenID("c_4")], pushed: [], dismissed: [], version: 19),
         .returned(
             deliveries: [PreferenceDelivery(screen: ScreenID("c_1"), value: 3)], stoppedAt: nil, stack: StackID("p_2"),
@@ -70,6 +71,94 @@ import Testing
                 try MutationResult(
                     json: json.serialized().parsed, kind: result.kind, operations: result.operationKinds) == result)
         }
+    }
+
+    /// A session after a change, as an answer reads it: its screens as they are now, and the one
+    /// a user sees.
+    struct After: ChangedSession {
+        var screens: [ScreenResource]
+        var visibleScreenID: ScreenID?
+        func screenResource(_ id: ScreenID) -> ScreenResource? { screens.first { $0.id == id } }
+    }
+
+    /// Every answer is its event's, read in one place: each event of every type (but the one that
+    /// creates a session) answers as its endpoint documents it.
+    @Test func everyMutationsAnswerIsDerivedFromItsEvent() throws {
+        let now = SessionEventTests.screen("c_1", index: 1, memory: false)
+        let after = After(screens: [now], visibleScreenID: ScreenID("c_top"))
+        let main = SessionEventTests.screen("c_9", index: 3)
+        let expected: [SessionEvent.Kind: MutationResult] = [
+            .screenPushed: .pushed(screen: SessionEventTests.screen("c_1", index: 1), version: 7),
+            .pathReplaced: .pathReplaced(
+                popped: [ScreenID("c_2")],
+                pushed: [SessionEventTests.screen("c_4", index: 1), SessionEventTests.screen("c_5", index: 2)],
+                version: 7),
+            .valuesUpdated: .valuesUpdated(
+                screen: now,
+                affected: [
+                    AffectedValue(screen: ScreenID("c_1"), key: "title", value: "y"),
+                    AffectedValue(screen: ScreenID("c_2"), key: "a", value: .null),
+                ], version: 7),
+            .handlerSet: .handlerSet(screen: now, version: 7),
+            .handlerRemoved: .handlerRemoved(version: 7),
+            .sessionEnded: .ended(version: 7),
+            .stackSelected: .stackSelected(stack: StackID("search"), visibleScreen: ScreenID("c_top"), version: 7),
+            .stackMoved: .stackMoved(stack: StackID("search"), position: 2, version: 7),
+            .stackScreenPushed: .pushed(screen: SessionEventTests.screen("c_s2", index: 1), version: 7),
+            .stackRemoved: .stackRemoved(
+                stack: StackID("search"), screens: [ScreenID("c_s2"), ScreenID("c_s")], dismissed: [StackID("p_1")],
+                selected: .main, version: 7),
+            .stackDismissed: .stackDismissed(
+                stack: StackID("p_1"), screens: [ScreenID("c_q"), ScreenID("c_p")], dismissed: [StackID("p_2")],
+                version: 7),
+            .screensReplaced: .screensReplaced(
+                screen: now, popped: [ScreenID("c_3"), ScreenID("c_2")],
+                pushed: [SessionEventTests.screen("c_4", index: 2)], dismissed: [StackID("p_1")], version: 7),
+        ]
+        for event in SessionEventTests.everyEvent {
+            let steps: [MutationResult] =
+                if case .batchApplied(let events) = event {
+                    events.map { _ in .handlerRemoved(version: 7) }
+                } else {
+                    []
+                }
+            let answer = MutationResult(answering: event, version: 7, steps: steps, in: after)
+            switch event {
+            case .sessionCreated:
+                #expect(answer == nil)
+            case .batchApplied:
+                #expect(answer == .batchApplied(results: steps, version: 7))
+                #expect(
+                    MutationResult(answering: event, version: 7, steps: steps + [.ended(version: 7)], in: after) == nil)
+            case .screensPopped(let popped):
+                #expect(answer == .popped(popped, version: 7))
+            case .stackCreated(let stack):
+                #expect(answer == .stackCreated(stack: stack, version: 7))
+            case .stackPresented(let stack):
+                #expect(answer == .stackPresented(stack: stack, version: 7))
+            case .stackScreensPopped(let stack, let popped, let dismissed):
+                #expect(answer == .stackPopped(stack: stack, popped: popped, dismissed: dismissed, version: 7))
+            case .stackPathReplaced(let stack, let popped, let pushed, let dismissed):
+                #expect(
+                    answer
+                        == .stackPathReplaced(
+                            stack: stack, popped: popped, pushed: pushed, dismissed: dismissed, version: 7))
+            case .preferencePublished(_, _, _, let deliveries, let stoppedAt):
+                #expect(answer == .published(deliveries: deliveries, stoppedAt: stoppedAt, version: 7))
+            case .screenReturned(_, _, _, let deliveries, let stoppedAt, let stack, let popped, let dismissed):
+                #expect(
+                    answer
+                        == .returned(
+                            deliveries: deliveries, stoppedAt: stoppedAt, stack: stack, popped: popped,
+                            dismissed: dismissed, version: 7))
+            default:
+                #expect(answer == expected[event.kind], "\(event.kind)")
+            }
+        }
+        // A change whose screen is not there after it has no answer.
+        #expect(
+            MutationResult(answering: .handlerSet(screen: main.id, key: "k", passBack: true), version: 7, in: after)
+                == nil)
     }
 
     @Test func aBatchAnswerNeedsOneKindPerResultAndNamesTheFailingOne() {

@@ -52,6 +52,7 @@ import Testing
         .stackRemoved(
             stack: StackID("search"), screens: [ScreenID("c_s2"), ScreenID("c_s")], dismissed: [StackID("p_1")],
             selected: .main),
+        .stackMoved(stack: StackID("search"), position: 2),
         .stackPresented(
             StackResource(
                 id: StackID("p_1"), kind: .fullScreenCover, presenter: ScreenID("c_1"),
@@ -119,7 +120,7 @@ import Testing
             .handlerSet: ["screen", "key", "passBack"], .handlerRemoved: ["screen", "key"],
             .preferencePublished: ["screen", "key", "value", "deliveries", "stoppedAt"], .sessionEnded: [],
             .stackCreated: ["stack"], .stackSelected: ["stack"],
-            .stackRemoved: ["stack", "screens", "dismissed", "selected"],
+            .stackRemoved: ["stack", "screens", "dismissed", "selected"], .stackMoved: ["stack", "position"],
             .stackPresented: ["stack"], .stackDismissed: ["stack", "screens", "dismissed"],
             .stackScreenPushed: ["stack", "screen"], .stackScreensPopped: ["stack", "screens", "dismissed"],
             .stackPathReplaced: ["stack", "popped", "pushed", "dismissed"],
@@ -130,6 +131,42 @@ import Testing
         for event in Self.everyEvent {
             let keys = Set(RecordedEvent(seq: 1, at: Self.at, event: event).json.objectValue?.keys.map { $0 } ?? [])
             #expect(keys == (expected[event.kind] ?? []).union(["seq", "type", "at"]), "\(event.kind)")
+        }
+    }
+
+    /// A change of a stack's screens keeps API.md's type only on the main stack, and only when it
+    /// dismissed nothing (docs/Stacks.md, Events).
+    @Test func theMainStackKeepsAPIMarkdownsTypesUnlessPresentationsWentWithTheChange() {
+        let screen = Self.screen("c_1", index: 1)
+        let tab = StackID("search")
+        let popped = [ScreenID("c_2")]
+        let sheet = [StackID("p_1")]
+        #expect(SessionEvent.pushed(screen, onto: .main) == .screenPushed(screen))
+        #expect(SessionEvent.pushed(screen, onto: tab) == .stackScreenPushed(stack: tab, screen: screen))
+        #expect(SessionEvent.popped(popped, from: .main, dismissed: []) == .screensPopped(popped))
+        #expect(
+            SessionEvent.popped(popped, from: .main, dismissed: sheet)
+                == .stackScreensPopped(stack: .main, screens: popped, dismissed: sheet))
+        #expect(
+            SessionEvent.popped(popped, from: tab, dismissed: [])
+                == .stackScreensPopped(stack: tab, screens: popped, dismissed: []))
+        #expect(
+            SessionEvent.replacedPath(of: .main, popped: popped, pushed: [screen], dismissed: [])
+                == .pathReplaced(popped: popped, pushed: [screen]))
+        #expect(
+            SessionEvent.replacedPath(of: .main, popped: popped, pushed: [screen], dismissed: sheet)
+                == .stackPathReplaced(stack: .main, popped: popped, pushed: [screen], dismissed: sheet))
+        #expect(
+            SessionEvent.replacedPath(of: tab, popped: [], pushed: [], dismissed: [])
+                == .stackPathReplaced(stack: tab, popped: [], pushed: [], dismissed: []))
+    }
+
+    @Test func aMovedTabsPositionIsANonNegativeInteger() {
+        let good = RecordedEvent(seq: 2, at: Self.at, event: .stackMoved(stack: StackID("t"), position: 0)).json
+        for bad: JSONValue in [-1, 1.5, "1", .null] {
+            #expect(throws: WireDecodingError(pointer: "/position", reason: "expected an integer of at least 0")) {
+                try RecordedEvent(json: replacing(good, "position", with: bad))
+            }
         }
     }
 

@@ -50,21 +50,32 @@ public struct RetentionReport: Sendable, Equatable {
     }
 }
 
-extension SessionService {
+/// Retention of a server's sessions (`RetentionPolicy`): ends idle sessions and purges old ended
+/// ones through their actors, as any change is made, then compacts history and forgets expired
+/// records in the store.
+///
+/// ```swift
+/// let report = try await service.retention.run(RetentionPolicy(idleTimeout: .seconds(86_400)))
+/// ```
+public struct SessionRetention: Sendable {
+    let environment: ServiceEnvironment
+    /// The loaded sessions: what was used lately, and the actors the ends and purges run through.
+    let sessions: SessionRegistry
+
     /// Runs one pass of `policy`: ends idle sessions and purges old ended ones through their
     /// actors (each is a mutation with its event, published as any other), then compacts history
     /// and forgets expired records in the store. A session changed since it was found is left
     /// alone (`If-Match`). Does nothing when the store offers no maintenance.
     ///
     /// - Throws: `StoreError` when the store cannot be read or written.
-    public func runRetention(_ policy: RetentionPolicy) async throws -> RetentionReport {
+    public func run(_ policy: RetentionPolicy) async throws -> RetentionReport {
         var report = RetentionReport()
         guard let store = environment.store as? any SessionStoreMaintenance else { return report }
         let now = environment.now()
         if let idle = policy.idleTimeout {
             let before = now.addingTimeInterval(-idle.seconds)
             for stamp in try await store.sessions(in: .active, updatedBefore: before, limit: policy.batchSize) {
-                if let used = lastUse(of: stamp.id), used >= before { continue }  // read recently
+                if let used = sessions.lastUse(of: stamp.id), used >= before { continue }  // read recently
                 if try await retire(stamp, purge: false) { report.ended += 1 }
             }
         }
@@ -83,10 +94,10 @@ extension SessionService {
     }
 
     /// Runs passes until one finds nothing more to do (what `navigation-values prune` does).
-    public func runRetentionToEnd(_ policy: RetentionPolicy) async throws -> RetentionReport {
+    public func runToEnd(_ policy: RetentionPolicy) async throws -> RetentionReport {
         var total = RetentionReport()
         while true {
-            let pass = try await runRetention(policy)
+            let pass = try await run(policy)
             total.ended += pass.ended
             total.purged += pass.purged
             total.compactedEvents += pass.compactedEvents
@@ -98,10 +109,10 @@ extension SessionService {
     /// Ends (or purges) a session found by retention, if it is still at the version it was
     /// found at; a session that was not in memory is not kept there afterwards.
     private func retire(_ stamp: SessionStamp, purge: Bool) async throws -> Bool {
-        let wasLoaded = isLoaded(stamp.id)
-        defer { if !wasLoaded { unload(stamp.id) } }
+        let wasLoaded = sessions.isLoaded(stamp.id)
+        defer { if !wasLoaded { sessions.unload(stamp.id) } }
         do {
-            _ = try await perform(
+            _ = try await sessions.perform(
                 .end(purge: purge), on: stamp.id, context: CommandContext(credential: .admin, ifMatch: stamp.version))
             return true
         } catch let error as SessionError

@@ -14,8 +14,16 @@ import NavigationValuesWire
 // | stream ticket for one session           | yes   | yes                 | if it covers it      |
 // | stream ticket for every session         | yes   | no (403)            | if it covers every   |
 
-extension SessionService {
+/// Read-only credentials of a server's sessions: resolving observer tokens and stream tickets into
+/// what they may read, issuing tickets, and issuing, listing and revoking observer tokens.
+package struct SessionAccess: Sendable {
+    let environment: ServiceEnvironment
+    /// Where a credential is checked against the session it names.
+    let sessions: SessionRegistry
+
     private var now: Date { environment.now() }
+    private var store: any SessionStore { environment.store }
+    private var configuration: ServiceConfiguration { environment.configuration }
 
     // MARK: - Resolving credentials
 
@@ -74,7 +82,7 @@ extension SessionService {
             if let end = grant.expiresAt { expiresAt = min(expiresAt, end) }
         }
         if let session {
-            _ = try await readerHead(of: session, credential: credential, snapshot: false)
+            _ = try await sessions.readerHead(of: session, credential: credential, snapshot: false)
         } else {
             try requireEverySession(credential, "a stream ticket for every session")
         }
@@ -190,7 +198,7 @@ extension SessionService {
         case .token where session == nil:
             throw SessionError(.forbidden, "\(what) for every session needs the admin token")
         case .admin, .token:
-            if let session { _ = try await readerHead(of: session, credential: credential, snapshot: false) }
+            if let session { _ = try await sessions.readerHead(of: session, credential: credential, snapshot: false) }
         }
     }
 

@@ -3,11 +3,25 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-// Import (an exported history as a new session) and fork (a new session that starts as another
-// was at revision N). Both copy a recorded history through `HistoryCopier` and commit the whole
-// copy in one transaction: a crash leaves all of it or none.
+/// Copies of recorded histories: import (an exported history as a new session), fork (a new
+/// session that starts as another was at revision N), and the pages of history an export writes.
+/// Import and fork copy a recorded history through `HistoryCopier` and commit the whole copy in one
+/// transaction: a crash leaves all of it or none.
+package struct SessionCopies: Sendable {
+    let environment: ServiceEnvironment
+    /// Where a fork's credential is checked against the session it copies.
+    let sessions: SessionRegistry
 
-extension SessionService {
+    private var store: any SessionStore { environment.store }
+    private var configuration: ServiceConfiguration { environment.configuration }
+
+    /// The events of session `id` from 1 through `version`, a page at a time, each page bounded by
+    /// count (1,000) and by bytes (`maxBytes`, one event at least) as every read of history is,
+    /// so a long history is never held whole: what an export writes, and what a fork copies. The
+    /// pages end early when the store has no more of them.
+    package func pages(of id: SessionID, through version: Int64, maxBytes: Int) -> HistoryPages {
+        HistoryPages(store: store, session: id, version: version, maxBytes: maxBytes)
+    }
     /// Imports an exported history: NDJSON, one event per line as `GET …/export` writes it,
     /// from `session.created` on. The new session replays exactly as the recorded one did, under
     /// new ids (session, screens, token) and the recorded times.
@@ -51,7 +65,7 @@ extension SessionService {
     package func fork(
         _ id: SessionID, at: Int64?, credential: Credential, idempotency: Idempotency<CreatedSession>?
     ) async throws -> CreateOutcome {
-        let head = try await readerHead(of: id, credential: credential, snapshot: false)
+        let head = try await sessions.readerHead(of: id, credential: credential, snapshot: false)
         if let replayed = try await replayedAnswer(idempotency) { return replayed }
         let target = at ?? head.version
         guard target >= 1, target <= head.version else {
@@ -65,18 +79,15 @@ extension SessionService {
                 pointer: "/at")
         }
         let environment = environment
-        let store = store
+        let pages = pages(of: id, through: target, maxBytes: 1024 * 1024)
         let copy = try await Task.detached { () throws -> Copy in
             var copier = HistoryCopier(environment: environment, origin: SessionOrigin(session: id, version: target))
             var position: Int64 = 0
-            while position < target {
-                // Bounded by bytes as well as by count, as every read of history is (issue 13).
-                let page = try await store.eventPage(
-                    of: id, after: position, limit: Int(min(1_000, target - position)), maxBytes: 1024 * 1024
-                ).events
-                guard let first = page.first, first.seq == position + 1 else {
-                    throw SessionError(.gone, "event \(position + 1) of session \(id.rawValue) is no longer stored")
-                }
+            func gone() -> SessionError {
+                SessionError(.gone, "event \(position + 1) of session \(id.rawValue) is no longer stored")
+            }
+            for try await page in pages {
+                guard page.first?.seq == position + 1 else { throw gone() }
                 for stored in page {
                     let recorded: RecordedEvent
                     do {
@@ -88,6 +99,7 @@ extension SessionService {
                     position = stored.seq
                 }
             }
+            guard position == target else { throw gone() }
             try copier.checkSession()
             guard let copy = Copy(copier) else { throw SessionError(.gone, "session \(id.rawValue) has no events") }
             return copy
@@ -170,4 +182,33 @@ extension Task where Failure == any Error {
             throw map(failure)
         }
     }
+}
+
+/// The pages of one session's history through a version (`SessionCopies.pages(of:through:maxBytes:)`),
+/// each read from the store when it is asked for.
+package struct HistoryPages: AsyncSequence, Sendable {
+    package typealias Element = [StoredEvent]
+
+    let store: any SessionStore
+    let session: SessionID
+    let version: Int64
+    let maxBytes: Int
+
+    package struct AsyncIterator: AsyncIteratorProtocol {
+        let pages: HistoryPages
+        var last: Int64 = 0
+
+        package mutating func next() async throws -> [StoredEvent]? {
+            guard last < pages.version else { return nil }
+            let page = try await pages.store.eventPage(
+                of: pages.session, after: last, limit: Int(Swift.min(1_000, pages.version - last)),
+                maxBytes: pages.maxBytes
+            ).events
+            guard let final = page.last else { return nil }
+            last = final.seq
+            return page
+        }
+    }
+
+    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(pages: self) }
 }
