@@ -63,7 +63,7 @@ struct Serve: Command {
                 help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
             Flag(
                 name: "max-write-wait", valueName: "S",
-                help: "Seconds a write waits for its turn on a session other instances are writing (default 10)."),
+                help: "Seconds a write waits for its turn on a session other instances write (default 10, at most 10)."),
             Flag(
                 name: "max-observers", valueName: "N",
                 help: "Observer tokens per session, and for every session (default 100)."),
@@ -124,7 +124,8 @@ struct Serve: Command {
         if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
             configuration.service.ticketLifetime = .seconds(seconds)
         }
-        if let seconds = try arguments.integer("max-write-wait", in: 1...600) {
+        // At most PostgreSQL's statement timeout (10 s), which ends a longer wait for the row.
+        if let seconds = try arguments.integer("max-write-wait", in: 1...10) {
             configuration.service.maxWriteWait = .seconds(seconds)
         }
         if let count = try arguments.integer("max-observers", in: 1...100_000) {
