@@ -71,6 +71,8 @@ let package = Package(
         .library(name: "NavigationValuesWire", targets: ["NavigationValuesWire"]),
         .library(name: "NavigationValuesClient", targets: ["NavigationValuesClient"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
+        .library(name: "NavigationValuesSQLite", targets: ["NavigationValuesSQLite"]),
+        .library(name: "NavigationValuesPostgres", targets: ["NavigationValuesPostgres"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "NavigationValuesSessions", targets: ["NavigationValuesSessions"]),
         .library(name: "NavigationValuesAPI", targets: ["NavigationValuesAPI"]),
@@ -87,7 +89,8 @@ let package = Package(
         // Children the kill -9 tests run (test-only executables, not products). Commits in a loop
         // and prints each acknowledged seq:
         .executableTarget(
-            name: "store-crash-helper", dependencies: ["NavigationValuesStore", "NavigationValuesWire"],
+            name: "store-crash-helper",
+            dependencies: ["NavigationValuesStore", "NavigationValuesSQLite", "NavigationValuesWire"],
             path: "Tests/Helpers/StoreCrashHelper"),
         // Serves the API on port 0 until killed:
         .executableTarget(
@@ -122,7 +125,8 @@ let package = Package(
             name: "NavigationValuesClientTests",
             dependencies: [
                 "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
-                "NavigationValuesStore", "api-crash-server", "navigation-values-demo", "TestSupport",
+                "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server", "navigation-values-demo",
+                "TestSupport",
             ]),
         // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).
@@ -142,15 +146,19 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // The store: its contract, the write queue and one SQL store written once for every engine
+        // (it links no database library)...
+        .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire"]),
+        // ...and a driver per engine, with only what differs: connections, batches, migrations.
         .target(
-            name: "NavigationValuesStore",
-            dependencies: ["NavigationValues", "NavigationValuesWire", "CSQLite", "CLibPQ"]
-        ),
+            name: "NavigationValuesSQLite", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "CSQLite"]),
+        .target(
+            name: "NavigationValuesPostgres", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "CLibPQ"]),
         .testTarget(
             name: "NavigationValuesStoreTests",
             dependencies: [
-                "NavigationValuesStore", "NavigationValuesWire", "NavigationValues", "store-crash-helper",
-                "TestSupport",
+                "NavigationValuesStore", "NavigationValuesSQLite", "NavigationValuesPostgres", "NavigationValuesWire",
+                "NavigationValues", "store-crash-helper", "TestSupport",
             ]),
 
         // MARK: - HTTP/1.1 server (knows nothing of sessions)
@@ -161,33 +169,37 @@ let package = Package(
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
         .target(
             name: "NavigationValuesSessions",
-            dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
+            dependencies: [
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSQLite",
+                "NavigationValuesPostgres",
+            ]),
         .testTarget(
             name: "NavigationValuesSessionsTests",
             dependencies: [
-                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValues",
-                "TestSupport",
+                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSQLite",
+                "NavigationValues", "TestSupport",
             ]),
 
         // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json
         .target(
             name: "NavigationValuesAPI",
             dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
-                "HTTPServer",
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSQLite",
+                "NavigationValuesPostgres", "NavigationValuesSessions", "HTTPServer",
             ]),
         .testTarget(
             name: "NavigationValuesAPITests",
             dependencies: [
                 "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
-                "api-crash-server", "TestSupport",
+                "NavigationValuesSQLite", "NavigationValuesPostgres", "api-crash-server", "TestSupport",
             ]),
 
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(
             name: "NavigationValuesCLI",
             dependencies: [
-                "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "HTTPServer", "CHTTPSystem",
+                "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
+                "NavigationValuesSQLite", "NavigationValuesPostgres", "HTTPServer", "CHTTPSystem",
             ],
             path: "Sources/NavigationValuesCLI"),
         .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),

@@ -38,7 +38,7 @@ let package = Package(
             name: "StoreBench",
             dependencies: [
                 "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesStore"),
-                root("NavigationValuesWire"),
+                root("NavigationValuesSQLite"), root("NavigationValuesWire"),
             ]),
         // The API over HTTP: push+pop pairs/s, durable against :memory:; memory of many sessions.
         .executableTarget(
@@ -48,7 +48,7 @@ let package = Package(
             name: "EventsBench",
             dependencies: [
                 "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesWire"),
-                root("NavigationValuesStore"),
+                root("NavigationValuesStore"), root("NavigationValuesSQLite"),
                 root("NavigationValuesSessions"), root("NavigationValuesAPI"),
             ]),
         // PostgreSQL: durable mutations/s with one and two instances against SQLite; the event

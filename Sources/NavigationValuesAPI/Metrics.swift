@@ -178,9 +178,21 @@ public final class Metrics: Sendable {
         out += "navigation_values_store_commits_total{result=\"committed\"} \(store.committedMutations)\n"
         out += "navigation_values_store_commits_total{result=\"failed\"} \(store.failedMutations)\n"
         header(
+            &out, "navigation_values_store_conflicts_total", "counter",
+            "Commits refused as conflicts: another writer moved the session on first, or a key was taken.")
+        out += "navigation_values_store_conflicts_total \(store.conflicts)\n"
+        header(
+            &out, "navigation_values_store_turns_total", "counter",
+            "Writes that met a conflict and waited their turn on the session in the database.")
+        out += "navigation_values_store_turns_total \(store.turns)\n"
+        header(
+            &out, "navigation_values_store_turn_wait_seconds_total", "counter",
+            "Time those writes waited for their turn.")
+        out += "navigation_values_store_turn_wait_seconds_total \(number(store.turnWaitSeconds))\n"
+        header(
             &out, "navigation_values_store_batch_size", "summary",
             "Mutations per group-commit transaction (sum: mutations, count: transactions).")
-        out += "navigation_values_store_batch_size_sum \(store.committedMutations + store.failedMutations)\n"
+        out += "navigation_values_store_batch_size_sum \(store.batchedMutations)\n"
         out += "navigation_values_store_batch_size_count \(store.batches)\n"
         header(&out, "navigation_values_store_batch_size_max", "gauge", "Mutations in the largest transaction so far.")
         out += "navigation_values_store_batch_size_max \(store.largestBatch)\n"
@@ -231,7 +243,7 @@ public final class Metrics: Sendable {
         out += "navigation_values_store_wal_bytes \(store.walBytes)\n"
         header(
             &out, "navigation_values_store_thread_cpu_seconds_total", "counter",
-            "CPU time of the store's threads (SQLite): the writer while it runs batches, the checkpointer while it checkpoints."
+            "CPU time of the store's threads: the writer while it runs batches, the checkpointer (SQLite) while it checkpoints."
         )
         out += "navigation_values_store_thread_cpu_seconds_total{thread=\"writer\"} \(number(store.writerCPUSeconds))\n"
         out += "navigation_values_store_thread_cpu_seconds_total{thread=\"checkpointer\"} "

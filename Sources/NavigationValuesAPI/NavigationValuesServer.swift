@@ -1,6 +1,8 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

@@ -1,3 +1,5 @@
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesStore
 
 /// `navigation-values migrate --db PATH`: applies pending migrations and exits.

@@ -1,4 +1,6 @@
 import Foundation
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 

@@ -2,6 +2,8 @@ import Foundation
 import HTTPServer
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 
@@ -17,7 +19,7 @@ struct Serve: Command {
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
-        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] "
+        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
@@ -59,6 +61,9 @@ struct Serve: Command {
             Flag(
                 name: "ticket-lifetime", valueName: "S",
                 help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
+            Flag(
+                name: "max-write-wait", valueName: "S",
+                help: "Seconds a write waits for its turn on a session other instances write (default 10, at most 10)."),
             Flag(
                 name: "max-observers", valueName: "N",
                 help: "Observer tokens per session, and for every session (default 100)."),
@@ -118,6 +123,10 @@ struct Serve: Command {
         }
         if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
             configuration.service.ticketLifetime = .seconds(seconds)
+        }
+        // At most PostgreSQL's statement timeout (10 s), which ends a longer wait for the row.
+        if let seconds = try arguments.integer("max-write-wait", in: 1...10) {
+            configuration.service.maxWriteWait = .seconds(seconds)
         }
         if let count = try arguments.integer("max-observers", in: 1...100_000) {
             configuration.service.maxObserversPerScope = count

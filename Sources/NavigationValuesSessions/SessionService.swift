@@ -24,6 +24,10 @@ public struct ServiceConfiguration: Sendable {
     public var maxObserversPerScope = 100
     /// The most events an import or a fork copies into its new session.
     public var maxCopiedEvents = 100_000
+    /// How long a command whose commit met a conflict (other instances writing the same session)
+    /// waits for its turn in the database before it is refused (503). PostgreSQL's statement
+    /// timeout (`PostgresDriver.Configuration.statementTimeout`, 10 s) ends a longer wait.
+    public var maxWriteWait: Duration = .seconds(10)
 
     public init() {}
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A value bound to a statement parameter: one of SQLite's storage classes.
+/// A value bound to a statement parameter: one of SQLite's storage classes, which each driver binds
+/// its own way (PostgreSQL's as text parameters).
 ///
 /// ```swift
 /// try db.execute("INSERT INTO t(a, b) VALUES (?, ?)", [.integer(1), .text("x")])
@@ -25,7 +26,8 @@ public enum DatabaseValue: Sendable, Equatable {
     /// An integer from a Swift `Int`.
     public static func integer(_ value: Int) -> DatabaseValue { .integer(Int64(value)) }
 
-    /// `1` for true, `0` for false, as SQLite stores booleans.
+    /// `1` for true, `0` for false, as SQLite stores booleans (PostgreSQL reads `1` and `0` as
+    /// booleans too).
     public static func bool(_ value: Bool) -> DatabaseValue { .integer(value ? 1 : 0) }
 
     /// Milliseconds since 1970-01-01 UTC, the store's representation of time.

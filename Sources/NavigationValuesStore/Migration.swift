@@ -48,3 +48,40 @@ public struct AppliedMigration: Sendable, Equatable {
         self.appliedAt = appliedAt
     }
 }
+
+extension Migration {
+    /// The migrations of `known` not in `applied` yet, after checking that `applied` is a
+    /// prefix of `known`: same numbers, names and checksums, no gaps, none newer. Both stores'
+    /// migrators check their history with it.
+    ///
+    /// - Throws: ``StoreError`` with code `.migrationRefused` when they do not match.
+    package static func pending(after applied: [AppliedMigration], of known: [Migration]) throws -> [Migration] {
+        for record in applied {
+            guard record.version >= 1 else {
+                throw refusal("the database records a migration numbered \(record.version); versions start at 1")
+            }
+            guard record.version <= known.count else {
+                throw refusal(
+                    "the database has migration \(record.version) (\(record.name)), newer than this binary, "
+                        + "which knows migrations up to \(known.count); use a newer binary")
+            }
+            let migration = known[record.version - 1]
+            guard record.name == migration.name, record.checksum == migration.checksum else {
+                throw refusal(
+                    "migration \(migration.fileName) applied to the database differs from this binary's "
+                        + "(checksum \(record.checksum), expected \(migration.checksum)); "
+                        + "a shipped migration must never be edited")
+            }
+        }
+        let versions = applied.map(\.version)
+        guard versions == Array(1..<(versions.count + 1)) else {
+            throw refusal("the database's applied migrations \(versions) have gaps")
+        }
+        return Array(known.dropFirst(applied.count))
+    }
+
+    /// A `.migrationRefused` error.
+    package static func refusal(_ message: String) -> StoreError {
+        StoreError(code: .migrationRefused, message: message)
+    }
+}

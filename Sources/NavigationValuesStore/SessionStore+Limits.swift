@@ -1,9 +1,8 @@
 import Foundation
 import NavigationValuesWire
 
-// What the store adds for issue 13: reads bounded by bytes, the token checked before a session
-// is loaded, and the maintenance retention needs. Each read has a default built on the base
-// contract, so another store conforms before it implements the efficient form.
+// What the store offers beside its base contract: reads bounded by bytes, the token checked before
+// a session is loaded, and the maintenance retention needs.
 
 /// A page of events: oldest first, bounded by count and by bytes.
 public struct EventPage: Sendable, Equatable {
@@ -35,37 +34,35 @@ public struct SessionAccess: Sendable, Equatable {
     }
 }
 
-extension SessionStore {
-    /// Events of a session with `seq > after`, oldest first: at most `limit`, and no more JSON
-    /// than `maxBytes` together, except that the first event is always included, whatever its
-    /// size. This default reads `limit + 1` events and cuts them.
-    public func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> EventPage {
-        let events = try await self.events(of: id, after: after, limit: limit + 1)
-        return EventPage(cutting: events, limit: limit, maxBytes: maxBytes)
+/// Cuts a page of events by count and by bytes, from their sizes, oldest first: the first event
+/// always fits; the page ends before the first event past `limit` or past `maxBytes` together.
+struct PageCut {
+    let limit: Int
+    let maxBytes: Int
+    /// Events in the page so far.
+    private(set) var count = 0
+    /// The last event's seq in the page, nil while it is empty.
+    private(set) var last: Int64?
+    /// Whether an event after the page exists (the page was cut by its count or its bytes).
+    private(set) var hasMore = false
+    private var bytes = 0
+
+    init(limit: Int, maxBytes: Int) {
+        self.limit = limit
+        self.maxBytes = maxBytes
     }
 
-    /// The session's token hash, state, version and compacted seq; nil when it does not exist.
-    /// This default loads the whole session.
-    public func access(to id: SessionID) async throws -> SessionAccess? {
-        guard let record = try await loadSession(id)?.record else { return nil }
-        return SessionAccess(
-            tokenHash: record.tokenHash, state: record.state, version: record.version,
-            compactedSeq: record.compactedSeq)
-    }
-}
-
-extension EventPage {
-    /// `events` (oldest first, possibly one more than `limit`) cut to `limit` and `maxBytes`.
-    public init(cutting events: [StoredEvent], limit: Int, maxBytes: Int) {
-        var kept: [StoredEvent] = []
-        var bytes = 0
-        for event in events {
-            let size = event.json.utf8.count
-            if kept.count == limit || (!kept.isEmpty && bytes + size > maxBytes) { break }
-            kept.append(event)
-            bytes += size
+    /// Takes the next event's seq and size; false when it does not belong to the page (then
+    /// the page is complete and `hasMore` is true).
+    mutating func admit(seq: Int64, size: Int) -> Bool {
+        if count == limit || (count > 0 && bytes + size > maxBytes) {
+            hasMore = true
+            return false
         }
-        self.init(events: kept, hasMore: kept.count < events.count)
+        count += 1
+        bytes += size
+        last = seq
+        return true
     }
 }
 
@@ -101,8 +98,8 @@ public struct CompactionRule: Sendable, Equatable {
     public var isActive: Bool { keepEvents != nil || keepAge != nil }
 }
 
-/// What a store offers retention (issue 13): finding sessions by state and age, compacting
-/// history, and forgetting old tombstones. `SessionRetention.run` uses it when the store
+/// What a store offers retention: finding sessions by state and age, compacting history, and
+/// forgetting old tombstones. `SessionRetention.run` uses it when the store
 /// conforms; ending and purging sessions go through the service as any other mutation.
 public protocol SessionStoreMaintenance: SessionStore {
     /// Sessions in `state` whose last change is older than `before`, oldest change first, at most `limit`.

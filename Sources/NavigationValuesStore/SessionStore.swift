@@ -46,6 +46,16 @@ public protocol SessionStore: Sendable {
     /// Events of a session with `seq > after`, oldest first, at most `limit`.
     func events(of id: SessionID, after: Int64, limit: Int) async throws -> [StoredEvent]
 
+    /// Events of a session with `seq > after`, oldest first: at most `limit`, and no more JSON
+    /// than `maxBytes` together, except that the first event is always included, whatever its
+    /// size. The page is cut from the events' stored sizes before their JSON is read, so a read
+    /// holds about one page of bytes, however large the events after it.
+    func eventPage(of id: SessionID, after: Int64, limit: Int, maxBytes: Int) async throws -> EventPage
+
+    /// The session's token hash, state, version and compacted seq; nil when it does not exist.
+    /// One small read of the session's row: a request with another session's token loads nothing.
+    func access(to id: SessionID) async throws -> SessionAccess?
+
     /// The newest snapshot of a session taken at or before `seq`, if any.
     func snapshot(of id: SessionID, atOrBefore seq: Int64) async throws -> StoredSnapshot?
 
@@ -58,6 +68,16 @@ public protocol SessionStore: Sendable {
 
     /// Whether a session of this id was purged (its history deleted), as opposed to never existing.
     func wasPurged(_ id: SessionID) async throws -> Bool
+
+    /// Waits for this writer's turn on a session, in the database, until `deadline`: the
+    /// session as stored once every writer before it is done, and a turn to commit one mutation
+    /// made from it, which no other writer can move on meanwhile (a writer on a shared database
+    /// waits for the session's row, which the turn holds until it ends). For a writer whose
+    /// commit met a conflict: it reloads in its turn and never meets one again.
+    ///
+    /// - Throws: `StoreError`: `.conflict` when the turn did not come by `deadline` (other
+    ///   writers kept the session); `.unavailable` when the database cannot be reached.
+    func beginTurn(on id: SessionID, until deadline: ContinuousClock.Instant) async throws -> any SessionTurn
 
     /// Fails when the database cannot take a write right now (for `/readyz`).
     func checkWritable() async throws
@@ -106,6 +126,18 @@ public protocol SessionStore: Sendable {
 
     /// Deletes (revokes) an observer token; false when there was none.
     func deleteObserver(_ id: ObserverID) async throws -> Bool
+}
+
+/// One writer's turn on a session (``SessionStore/beginTurn(on:until:)``). End it (``end()``)
+/// on every path: while it lasts, the session's other writers wait.
+public protocol SessionTurn: Sendable {
+    /// The session as stored when the turn began; nil when it does not exist (or was purged).
+    var session: StoredSession? { get }
+    /// Commits `mutation` (made from ``session``) as ``SessionStore/commit(_:)`` does, and ends
+    /// the turn.
+    func commit(_ mutation: StoredMutation) async throws
+    /// Ends the turn without writing (nothing once it committed), letting the next writer in.
+    func end() async
 }
 
 /// A commit made by another process on a shared database.

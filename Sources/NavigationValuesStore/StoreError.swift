@@ -1,5 +1,3 @@
-import CSQLite
-
 /// An error of the store: what kind of failure it is, and, when the database reported it, SQLite's
 /// result code or PostgreSQL's SQLSTATE, its message and the SQL of the statement (never its
 /// bound values).
@@ -62,19 +60,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// An error from SQLite's extended result code, classified into a ``Code``.
-    init(resultCode: Int32, message: String, sql: String?) {
-        self.init(code: Self.classify(resultCode), resultCode: resultCode, message: message, sql: sql)
-    }
-
     /// SQLite's primary result code (the low byte of the extended one).
     public var primaryResultCode: Int32? { resultCode.map { $0 & 0xff } }
-
-    /// An error from PostgreSQL's SQLSTATE, classified into a ``Code``.
-    init(sqlState: String, message: String, sql: String?) {
-        self.init(code: Self.classify(sqlState: sqlState), message: message, sql: sql)
-        self.sqlState = sqlState
-    }
 
     public var description: String {
         var text = "\(code): \(message)"
@@ -82,57 +69,5 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         if let sqlState { text += " (SQLSTATE \(sqlState))" }
         if let sql { text += " in `\(sql)`" }
         return text
-    }
-
-    /// Sorts a result code into a kind. See https://sqlite.org/rescode.html.
-    static func classify(_ resultCode: Int32) -> Code {
-        switch resultCode {
-        case CSQLITE_CONSTRAINT_UNIQUE, CSQLITE_CONSTRAINT_PRIMARYKEY, CSQLITE_CONSTRAINT_ROWID:
-            return .conflict
-        default:
-            break
-        }
-        switch resultCode & 0xff {
-        case SQLITE_TOOBIG:
-            return .tooLarge
-        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_RANGE:
-            return .invalidData
-        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN,
-            SQLITE_PERM, SQLITE_NOMEM, SQLITE_PROTOCOL, SQLITE_NOLFS, SQLITE_AUTH:
-            return .unavailable
-        case SQLITE_CORRUPT, SQLITE_NOTADB:
-            return .corrupt
-        default:
-            return .failed
-        }
-    }
-
-    /// Sorts a PostgreSQL SQLSTATE into a kind. The `NV…` states are raised by the schema's own
-    /// functions (Migrations/postgres/0001_create_schema.sql).
-    static func classify(sqlState: String) -> Code {
-        switch sqlState {
-        case "23505", "NV409":  // unique_violation; the session moved on
-            return .conflict
-        case "NV404", "NV422":  // the session, or the row a change targets, does not exist
-            return .invalidData
-        case "54000":  // program_limit_exceeded: a value over PostgreSQL's 1 GB field limit
-            return .tooLarge
-        case "XX001", "XX002":  // data_corrupted, index_corrupted
-            return .corrupt
-        case "25006", "40001", "40P01", "55P03", "57014":
-            // read_only_sql_transaction, serialization_failure, deadlock_detected,
-            // lock_not_available, query_canceled (statement_timeout)
-            return .unavailable
-        default:
-            break
-        }
-        switch sqlState.prefix(2) {
-        case "08", "53", "57", "58":  // connection, resources, operator intervention, system errors
-            return .unavailable
-        case "22", "23":  // data exceptions, other integrity constraints
-            return .invalidData
-        default:
-            return .failed
-        }
     }
 }

@@ -12,8 +12,18 @@ public struct StoreMetrics: Sendable, Equatable {
     public var committedMutations = 0
     /// Mutations that failed (conflicts, invalid data, an unavailable database).
     public var failedMutations = 0
+    /// Of ``failedMutations``, the conflicts: the session had moved on (another writer committed
+    /// first) or a key was taken. A command refused so runs again in its turn (``turns``).
+    public var conflicts = 0
+    /// Turns taken on a session (``SessionStore/beginTurn(on:until:)``): writers that met a
+    /// conflict and waited in the database for the others before they ran again.
+    public var turns = 0
+    /// Time spent waiting for those turns, in seconds.
+    public var turnWaitSeconds: Double = 0
     /// Transactions run by the group commit.
     public var batches = 0
+    /// Mutations those transactions took (the others committed in a turn, ``turns``).
+    public var batchedMutations = 0
     /// Mutations in the largest batch so far.
     public var largestBatch = 0
     /// Sum of every mutation's commit latency, in seconds (Prometheus `_sum`).
@@ -60,8 +70,7 @@ public struct StoreMetrics: Sendable, Equatable {
     public var walPages = 0
     /// Size of the write-ahead-log file in bytes (0 when there is none).
     public var walBytes = 0
-    /// CPU time, in seconds, of the thread running the group commit while it ran batches
-    /// (SQLite; 0 on PostgreSQL).
+    /// CPU time, in seconds, of the thread running the group commit while it ran batches.
     public var writerCPUSeconds: Double = 0
     /// CPU time, in seconds, of the checkpointer's thread while it ran checkpoints (SQLite).
     public var checkpointerCPUSeconds: Double = 0
@@ -73,17 +82,19 @@ public struct StoreMetrics: Sendable, Equatable {
 
     /// Mutations per batch on average; 0 before the first batch.
     public var averageBatchSize: Double {
-        batches == 0 ? 0 : Double(committedMutations + failedMutations) / Double(batches)
+        batches == 0 ? 0 : Double(batchedMutations) / Double(batches)
     }
 
     mutating func recordBatch(size: Int, duration: Double) {
         batches += 1
+        batchedMutations += size
         largestBatch = max(largestBatch, size)
         batchDurationSum += duration
     }
 
-    mutating func recordCommit(latency: Double, succeeded: Bool) {
-        if succeeded { committedMutations += 1 } else { failedMutations += 1 }
+    mutating func recordCommit(latency: Double, error: (any Error)?) {
+        if error == nil { committedMutations += 1 } else { failedMutations += 1 }
+        if let error = error as? StoreError, error.code == .conflict { conflicts += 1 }
         commitLatencySum += latency
         commitLatencyMax = max(commitLatencyMax, latency)
         for (index, bound) in Self.latencyBucketBounds.enumerated() where latency <= bound {

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesPostgres
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization

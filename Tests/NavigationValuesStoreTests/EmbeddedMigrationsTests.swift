@@ -1,5 +1,7 @@
 import Foundation
 import NavigationValuesStore
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import TestSupport
 import Testing
 

@@ -3,20 +3,18 @@ import Foundation
 import NavigationValuesWire
 import Testing
 
+@testable import NavigationValuesPostgres
+@testable import NavigationValuesSQLite
 @testable import NavigationValuesStore
 
 /// A store whose writer queue a test can hold, so that commits queue up and share one batch.
 protocol GatedStore: SessionStore {
-    var writerQueue: DispatchQueue { get }
+    func enqueueOnWriter(_ work: @escaping @Sendable () -> Void)
     var queuedCommitCount: Int { get }
 }
 
-extension SQLiteSessionStore: GatedStore {
-    var writerQueue: DispatchQueue { writer.queue }
-}
-
-extension PostgresSessionStore: GatedStore {
-    var writerQueue: DispatchQueue { writer.queue }
+extension SQLSessionStore: GatedStore {
+    func enqueueOnWriter(_ work: @escaping @Sendable () -> Void) { driver.enqueueOnWriter(work) }
 }
 
 @Suite struct GroupCommitTests {
@@ -24,7 +22,7 @@ extension PostgresSessionStore: GatedStore {
     final class WriterGate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
         init(_ store: any GatedStore) {
-            store.writerQueue.async { [semaphore] in semaphore.wait() }
+            store.enqueueOnWriter { [semaphore] in semaphore.wait() }
         }
         func release() { semaphore.signal() }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesPostgres
 import NavigationValuesStore
 import TestSupport
 import Testing

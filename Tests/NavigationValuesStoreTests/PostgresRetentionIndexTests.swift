@@ -3,6 +3,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
+@testable import NavigationValuesPostgres
 @testable import NavigationValuesStore
 
 /// Migrations/postgres/0006 moves retention's index from (state, updated_at) to
@@ -31,7 +32,7 @@ import Testing
 
             let connection = try PostgresConnection(url: url)
             let minutes = try connection.query(
-                "SELECT \(PostgresSessionStore.milliseconds(column: "updated_minute")) FROM sessions ORDER BY id"
+                "SELECT \(PostgresDialect().milliseconds("updated_minute")) FROM sessions ORDER BY id"
             ).rows
             // Rounded down, in UTC: before 1970 that is away from zero.
             #expect(minutes == [["1796000040000"], ["1796000040000"], ["1796000040000"], ["0"], ["-60000"]])

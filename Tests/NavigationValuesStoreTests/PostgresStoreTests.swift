@@ -3,6 +3,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
+@testable import NavigationValuesPostgres
 @testable import NavigationValuesStore
 
 /// What only the PostgreSQL store does: its migrator, several stores on one database (as several

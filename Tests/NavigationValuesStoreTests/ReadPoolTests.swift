@@ -4,6 +4,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
+@testable import NavigationValuesSQLite
 @testable import NavigationValuesStore
 
 @Suite struct ReadPoolTests {

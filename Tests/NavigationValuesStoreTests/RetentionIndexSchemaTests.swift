@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import TestSupport

@@ -1,5 +1,7 @@
 import Foundation
 import NavigationValues
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import TestSupport

@@ -3,6 +3,8 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
+@testable import NavigationValuesPostgres
+@testable import NavigationValuesSQLite
 @testable import NavigationValuesStore
 
 /// What the store adds for issue 13, on every backend: pages bounded by bytes, the token hash
@@ -54,6 +56,28 @@ import Testing
             #expect(!last.hasMore)
             let none = try await reader.eventPage(of: sample.id, after: 8, limit: 100, maxBytes: 100)
             #expect(none == EventPage(events: [], hasMore: false))
+        }
+    }
+
+    /// Events stored before their size was (an older binary's rows, NULL `bytes`) are measured
+    /// from their JSON, and cut exactly as the others.
+    @Test(arguments: [StoreSetup.file] + (PostgresTestServer.isAvailable ? [StoreSetup.postgres] : []))
+    func aPageMeasuresEventsStoredWithoutTheirSize(setup: StoreSetup) async throws {
+        try await withStore(setup) { subject in
+            let store = subject.store
+            try await store.commit(sample.creation)
+            for seq in Int64(2)...6 { try await store.commit(sized(seq, bytes: 1_000)) }
+            let measured = try await store.eventPage(of: sample.id, after: 1, limit: 100, maxBytes: 2_500)
+            let forget = "UPDATE events SET bytes = NULL WHERE seq <= 4"
+            if setup.isPostgres {
+                try PostgresConnection(url: subject.path).query(forget)
+            } else {
+                try Database(path: subject.path).execute(forget)
+            }
+            let unmeasured = try await store.eventPage(of: sample.id, after: 1, limit: 100, maxBytes: 2_500)
+            #expect(unmeasured == measured)
+            #expect(unmeasured.events.map(\.seq) == [2, 3])
+            #expect(unmeasured.hasMore)
         }
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import NavigationValuesPostgres
+import NavigationValuesSQLite
 import NavigationValuesStore
 import TestSupport
 import Testing
@@ -78,7 +80,7 @@ extension StoreUnderTest {
     }
 }
 
-extension PostgresSessionStore.Configuration {
+extension PostgresDriver.Configuration {
     /// Test settings: few connections (every test has its own database), the clock given.
     static func testing(now: (@Sendable () -> Date)? = nil) -> Self {
         var configuration = Self()

@@ -3,6 +3,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
+@testable import NavigationValuesSQLite
 @testable import NavigationValuesStore
 
 /// A rollback that fails leaves the writer's transaction open (`Database.rollback()` throws then).

@@ -2,6 +2,7 @@ import BenchmarkSupport
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

@@ -9,6 +9,7 @@
 import BenchmarkSupport
 import Foundation
 import NavigationValues
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 

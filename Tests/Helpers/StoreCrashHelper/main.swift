@@ -6,6 +6,7 @@
 // commit is in the file.
 import Foundation
 import NavigationValues
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import NavigationValuesStore
 
 /// One SQLite connection, with its statement cache.
 ///
@@ -165,9 +166,12 @@ public final class Database {
         return statement
     }
 
-    /// Runs one statement with `arguments`.
-    public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+    /// Runs one statement with `arguments`; returns ``changes``, the rows it changed when it is
+    /// an INSERT, UPDATE or DELETE.
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
         try cachedStatement(sql).execute(arguments)
+        return changes
     }
 
     /// Runs a script of several statements without arguments (a migration). Not cached.
@@ -310,11 +314,4 @@ extension Database: Sendable {}
 private final class WALHookBox {
     let committed: (Int) -> Void
     init(_ committed: @escaping (Int) -> Void) { self.committed = committed }
-}
-
-extension Duration {
-    /// The duration in whole milliseconds.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
 }

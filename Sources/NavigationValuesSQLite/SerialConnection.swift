@@ -1,4 +1,5 @@
 import Dispatch
+import NavigationValuesStore
 
 /// A ``Database`` owned by its own serial dispatch queue: every use of the connection runs on
 /// that queue, never on Swift's cooperative pool, because SQLite calls block.

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesStore
 
 /// Brings a database's schema up to date with the migrations the binary carries.
 ///
@@ -54,37 +55,7 @@ public struct Migrator: Sendable {
     ///
     /// - Throws: ``StoreError`` with code `.migrationRefused` when they do not match.
     public func pendingMigrations(in db: Database) throws -> [Migration] {
-        try Self.pending(after: try appliedMigrations(in: db), of: migrations)
-    }
-
-    /// The migrations of `known` not in `applied` yet, after checking that `applied` is a
-    /// prefix of `known`: same numbers, names and checksums, no gaps, none newer. Both stores'
-    /// migrators check their history with it.
-    ///
-    /// - Throws: ``StoreError`` with code `.migrationRefused` when they do not match.
-    static func pending(after applied: [AppliedMigration], of known: [Migration]) throws -> [Migration] {
-        for record in applied {
-            guard record.version >= 1 else {
-                throw refusal("the database records a migration numbered \(record.version); versions start at 1")
-            }
-            guard record.version <= known.count else {
-                throw refusal(
-                    "the database has migration \(record.version) (\(record.name)), newer than this binary, "
-                        + "which knows migrations up to \(known.count); use a newer binary")
-            }
-            let migration = known[record.version - 1]
-            guard record.name == migration.name, record.checksum == migration.checksum else {
-                throw refusal(
-                    "migration \(migration.fileName) applied to the database differs from this binary's "
-                        + "(checksum \(record.checksum), expected \(migration.checksum)); "
-                        + "a shipped migration must never be edited")
-            }
-        }
-        let versions = applied.map(\.version)
-        guard versions == Array(1..<(versions.count + 1)) else {
-            throw refusal("the database's applied migrations \(versions) have gaps")
-        }
-        return Array(known.dropFirst(applied.count))
+        try Migration.pending(after: try appliedMigrations(in: db), of: migrations)
     }
 
     /// The rows of `schema_migrations`, oldest first; empty for a new database.
@@ -97,18 +68,13 @@ public struct Migrator: Sendable {
         ) { $0.string(0) }
         guard objects.contains("schema_migrations") else {
             guard objects.isEmpty else {
-                throw refusal("the database has tables but no schema_migrations: it is not a NavigationValues database")
+                throw Migration.refusal(
+                    "the database has tables but no schema_migrations: it is not a NavigationValues database")
             }
             return []
         }
         return try db.fetchAll("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version") {
             AppliedMigration(version: $0.int(0), name: $0.string(1), checksum: $0.string(2), appliedAt: $0.date(3))
         }
-    }
-
-    private func refusal(_ message: String) -> StoreError { Self.refusal(message) }
-
-    static func refusal(_ message: String) -> StoreError {
-        StoreError(code: .migrationRefused, message: message)
     }
 }

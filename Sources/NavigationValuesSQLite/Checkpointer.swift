@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import NavigationValuesStore
 import Synchronization
 
 /// Checkpoints of the write-ahead log (https://sqlite.org/wal.html#ckpt) that commits never wait
@@ -257,11 +258,4 @@ struct CheckpointFigures: Sendable, Equatable {
     var logBytes = 0
     var cpuSeconds: Double = 0
     var writerCheckpointCPUSeconds: Double = 0
-}
-
-/// The calling thread's CPU time so far, in seconds (`CLOCK_THREAD_CPUTIME_ID`).
-func threadCPUSeconds() -> Double {
-    var time = timespec()
-    guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NavigationValuesStore
 
 /// A ``PostgresConnection`` owned by its own serial dispatch queue, reconnected when lost: every
 /// use runs on that queue, never on Swift's cooperative pool, because libpq calls block.

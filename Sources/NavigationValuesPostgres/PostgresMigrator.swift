@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesStore
 
 /// Brings a PostgreSQL database's schema up to date with the migrations the binary carries
 /// (`Migrations/postgres/`), as ``Migrator`` does for SQLite, with the same checks.
@@ -44,11 +45,11 @@ public struct PostgresMigrator: Sendable {
 
     /// The migrations not applied yet to the database at `url`, after checking the applied ones.
     public func pendingMigrations(url: String) throws -> [Migration] {
-        try Migrator.pending(after: try appliedMigrations(url: url), of: migrations)
+        try Migration.pending(after: try appliedMigrations(url: url), of: migrations)
     }
 
     func pendingMigrations(in connection: PostgresConnection) throws -> [Migration] {
-        try Migrator.pending(after: try appliedMigrations(in: connection), of: migrations)
+        try Migration.pending(after: try appliedMigrations(in: connection), of: migrations)
     }
 
     @discardableResult
@@ -58,7 +59,7 @@ public struct PostgresMigrator: Sendable {
             try connection.executeScript("BEGIN; SELECT pg_advisory_xact_lock(\(Self.lockKey))")
             let next: Migration?
             do {
-                next = try Migrator.pending(after: try appliedMigrations(in: connection), of: migrations).first
+                next = try Migration.pending(after: try appliedMigrations(in: connection), of: migrations).first
                 if let next {
                     try connection.executeScript(next.sql)
                     // Version, name and checksum are digits, [a-z_] and hex: safe as literals.
@@ -84,7 +85,7 @@ public struct PostgresMigrator: Sendable {
         ).rows.compactMap { $0.first ?? nil }
         guard tables.contains("schema_migrations") else {
             guard tables.isEmpty else {
-                throw Migrator.refusal(
+                throw Migration.refusal(
                     "the database's schema has tables but no schema_migrations: it is not a NavigationValues database")
             }
             return []

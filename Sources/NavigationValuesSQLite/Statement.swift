@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import NavigationValuesStore
 
 /// A prepared SQLite statement. It belongs to the ``Database`` that prepared it and must be
 /// used on that connection's thread only.
@@ -194,40 +195,43 @@ extension Statement: Sendable {}
 ///
 /// Columns are read by index, from 0. Reading a column of the wrong type converts it as SQLite
 /// does (https://sqlite.org/c3ref/column_blob.html); the `optional…` readers return nil for NULL.
-public struct Row {
+public struct Row: SQLRow {
     let statement: Statement
 
     /// The column as an integer.
-    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+    public func int64(_ column: Int) -> Int64 { sqlite3_column_int64(statement.handle, Int32(column)) }
 
     /// The column as an `Int`.
-    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement.handle, column)) }
+    public func int(_ column: Int) -> Int { Int(int64(column)) }
 
     /// The column as a floating-point number.
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
+    public func double(_ column: Int) -> Double { sqlite3_column_double(statement.handle, Int32(column)) }
 
     /// True when the column is SQL NULL.
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement.handle, column) == SQLITE_NULL }
+    public func isNull(_ column: Int) -> Bool { sqlite3_column_type(statement.handle, Int32(column)) == SQLITE_NULL }
 
     /// The column as text (empty for NULL).
-    public func string(_ column: Int32) -> String {
-        guard let text = sqlite3_column_text(statement.handle, column) else { return "" }
-        let count = Int(sqlite3_column_bytes(statement.handle, column))
+    public func string(_ column: Int) -> String {
+        guard let text = sqlite3_column_text(statement.handle, Int32(column)) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement.handle, Int32(column)))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     /// The column as text, or nil when it is NULL.
-    public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+    public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
 
     /// The column as bytes (empty for NULL).
-    public func data(_ column: Int32) -> Data {
-        guard let bytes = sqlite3_column_blob(statement.handle, column) else { return Data() }
-        let count = Int(sqlite3_column_bytes(statement.handle, column))
+    public func data(_ column: Int) -> Data {
+        guard let bytes = sqlite3_column_blob(statement.handle, Int32(column)) else { return Data() }
+        let count = Int(sqlite3_column_bytes(statement.handle, Int32(column)))
         return Data(bytes: bytes, count: count)
     }
 
+    /// The column as a boolean: any integer but 0 is true.
+    public func bool(_ column: Int) -> Bool { int64(column) != 0 }
+
     /// The column, read as milliseconds since 1970, as a date.
-    public func date(_ column: Int32) -> Date { Date(millisecondsSince1970: int64(column)) }
+    public func date(_ column: Int) -> Date { Date(millisecondsSince1970: int64(column)) }
 }
 
 @available(*, unavailable)

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import NavigationValuesStore
 
 #if canImport(Glibc)
     import Glibc
@@ -14,8 +15,8 @@ import Foundation
 /// polled with a timeout, so a server that stops answering fails the call (`.unavailable`)
 /// instead of hanging the store's thread.
 ///
-/// Not Sendable: the store's serial queues and its listener thread each own theirs.
-final class PostgresConnection {
+/// Not Sendable: the driver's serial queues and its listener thread each own theirs.
+public final class PostgresConnection {
     /// One statement of a pipeline: SQL with `$1…` parameters and their text values (nil: NULL).
     struct Statement {
         var sql: String
@@ -81,6 +82,12 @@ final class PostgresConnection {
 
     /// Whether the connection is still usable (false once the server went away).
     var isUsable: Bool { !isBroken && PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether a transaction is open on the connection, as of its last answer.
+    var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
 
     /// The server's major version, such as 15.
     var serverMajorVersion: Int { Int(PQserverVersion(handle)) / 10_000 }

@@ -1,0 +1,233 @@
+import Foundation
+import NavigationValues
+import NavigationValuesWire
+
+// MARK: - A mutation as statements
+
+extension SQLSessionStore {
+    /// The statements of one commit request. A request of several mutations that creates its
+    /// session (an imported or forked session with its copied history) is written as a copy:
+    /// its row writes that a later mutation overwrites are left out (``coalescedCopy(_:)``), and
+    /// its later mutations are not checked against the session's version, which no other writer
+    /// can see before the transaction commits.
+    func plan(_ mutations: [StoredMutation]) throws -> PlannedWrite {
+        let session = mutations.first?.session
+        let isCopy = mutations.count > 1 && mutations.first?.createsItsSession == true
+        let written = isCopy ? Self.coalescedCopy(mutations) : mutations
+        var steps: [WriteStep] = []
+        for (index, mutation) in written.enumerated() {
+            let isInner = isCopy && index > 0 && mutation.session == session
+            steps += try self.steps(for: mutation, checksVersion: !isInner)
+        }
+        return PlannedWrite(mutations: mutations, steps: steps)
+    }
+
+    /// The statements that write one mutation, in order: the version check (unless it creates
+    /// its session), its state changes, its event and snapshot (unless it purged its own
+    /// session, which keeps nothing), then its idempotency record.
+    func steps(for mutation: StoredMutation, checksVersion: Bool = true) throws -> [WriteStep] {
+        guard mutation.event.session == mutation.session,
+            mutation.snapshot.map({ $0.session == mutation.session }) ?? true
+        else {
+            throw StoreError(
+                code: .invalidData, message: "the event and snapshot must belong to the mutation's session")
+        }
+        var steps: [WriteStep] = []
+        let session = DatabaseValue.text(mutation.session.rawValue)
+        if checksVersion, !mutation.createsItsSession {
+            // Conditional on the version it was made from: a write of another writer since then
+            // makes it a conflict, and the caller reloads.
+            let expected = mutation.event.seq - 1
+            steps.append(
+                WriteStep(text.expectVersion, [session], check: .version(mutation.session, expected: expected)))
+        }
+        var isPurged = false
+        for change in mutation.changes {
+            try append(change, to: &steps)
+            if case .purgeSession(let id) = change, id == mutation.session { isPurged = true }
+        }
+        if !isPurged {
+            let event = mutation.event
+            steps.append(
+                WriteStep(
+                    text.insertEvent,
+                    [
+                        session, .integer(event.seq), .text(event.type), .text(event.json), .milliseconds(event.at),
+                        .integer(event.json.utf8.count),
+                    ]))
+            if let snapshot = mutation.snapshot {
+                steps.append(WriteStep(text.insertSnapshot, [session, .integer(snapshot.seq), .text(snapshot.json)]))
+            }
+        }
+        if var record = mutation.idempotency {
+            // A purge's own record outlives its session, attached to none, until it expires.
+            if isPurged, record.session == mutation.session { record.session = nil }
+            steps += try idempotencySteps(for: record)
+        }
+        return steps
+    }
+
+    /// Keeps the first answer under a key: an unexpired record makes the write a conflict, an
+    /// expired one is replaced.
+    func idempotencySteps(for record: IdempotencyRecord) throws -> [WriteStep] {
+        [
+            WriteStep(
+                text.replaceExpiredIdempotencyRecord,
+                [.text(record.scope), .text(record.key), .milliseconds(idempotencyCutoff)]),
+            WriteStep(
+                text.insertIdempotencyRecord,
+                [
+                    .text(record.scope), .text(record.key), .integer(record.status),
+                    .text(try Self.jsonText(record.headers)), .blob(record.body), .milliseconds(record.createdAt),
+                    .text(record.session?.rawValue),
+                ]),
+        ]
+    }
+
+    private func append(_ change: StateChange, to steps: inout [WriteStep]) throws {
+        switch change {
+        case .insertSession(let session):
+            steps.append(
+                WriteStep(
+                    text.insertSession,
+                    [
+                        .text(session.id.rawValue), .integer(session.version), .text(session.state.rawValue),
+                        .text(session.schemaJSON), .text(session.tokenHash), .milliseconds(session.createdAt),
+                        .milliseconds(session.updatedAt), .text(session.origin?.session.rawValue),
+                        session.origin.map { .integer($0.version) } ?? .null,
+                    ]))
+        case .updateSession(let id, let version, let state, let updatedAt):
+            let missing = WriteStep.Check.changesOneRow("session \(id) does not exist")
+            if splitsSessionUpdate {
+                // State and updated_minute are the keys of retention's index: assigned only when
+                // one of them changes (Migrations/0008).
+                steps.append(
+                    WriteStep(
+                        text.updateSession, [.integer(version), .milliseconds(updatedAt), .text(id.rawValue)],
+                        check: missing))
+                steps.append(WriteStep(text.updateSessionIndexKeys, [.text(state.rawValue), .text(id.rawValue)]))
+            } else {
+                steps.append(
+                    WriteStep(
+                        text.updateSession,
+                        [.integer(version), .milliseconds(updatedAt), .text(state.rawValue), .text(id.rawValue)],
+                        check: missing))
+            }
+        case .insertScreen(let screen):
+            steps.append(
+                WriteStep(
+                    text.insertScreen,
+                    [
+                        .text(screen.id.rawValue), .text(screen.session.rawValue), .text(screen.stack.rawValue),
+                        .integer(screen.index), .text(screen.name), .text(screen.role),
+                        .text(screen.previous?.rawValue),
+                    ]))
+        case .deleteScreens(let ids):
+            if ids.count == 1, let id = ids.first {
+                // The common pop of one screen: a lookup by key, no list.
+                steps.append(WriteStep(text.deleteScreen, [.text(id.rawValue)]))
+            } else {
+                // One statement, so links between the deleted screens are checked once, at its end.
+                steps.append(WriteStep(text.deleteScreens, [driver.dialect.list(ids.map(\.rawValue))]))
+            }
+        case .setValue(let screen, let key, let json):
+            steps.append(WriteStep(text.setValue, [.text(screen.rawValue), .text(key), .text(json)]))
+        case .removeValue(let screen, let key):
+            steps.append(WriteStep(text.removeValue, [.text(screen.rawValue), .text(key)]))
+        case .setHandler(let screen, let key, let passBack):
+            steps.append(WriteStep(text.setHandler, [.text(screen.rawValue), .text(key), .bool(passBack)]))
+        case .removeHandler(let screen, let key):
+            steps.append(WriteStep(text.removeHandler, [.text(screen.rawValue), .text(key)]))
+        case .rememberDelivery(let screen, let key, let valueJSON, let passedJSON):
+            steps.append(
+                WriteStep(
+                    text.rememberDelivery, [.text(valueJSON), .text(passedJSON), .text(screen.rawValue), .text(key)],
+                    check: .changesOneRow("screen \(screen) has no handler for \(key)")))
+        case .setReceivedPreference(let screen, let key, let json):
+            steps.append(WriteStep(text.setReceivedPreference, [.text(screen.rawValue), .text(key), .text(json)]))
+        case .purgeSession(let id):
+            // Screens, their rows, events, snapshots and idempotency records follow by ON DELETE
+            // CASCADE; a tombstone remembers that the session was purged.
+            steps.append(WriteStep(text.deleteSession, [.text(id.rawValue)]))
+            steps.append(WriteStep(text.insertTombstone, [.text(id.rawValue), .milliseconds(options.now())]))
+        case .insertStack(let stack):
+            steps.append(
+                WriteStep(
+                    text.insertStack,
+                    [
+                        .text(stack.session.rawValue), .text(stack.id.rawValue), .integer(stack.position),
+                        .text(stack.kind.rawValue), .text(stack.presenter?.rawValue),
+                    ]))
+        case .deleteStacks(let session, let ids):
+            steps.append(
+                WriteStep(text.deleteStacks, [.text(session.rawValue), driver.dialect.list(ids.map(\.rawValue))]))
+        case .selectStack(let session, let stack):
+            steps.append(
+                WriteStep(
+                    text.selectStack, [.text(stack.rawValue), .text(session.rawValue)],
+                    check: .changesOneRow("session \(session) does not exist")))
+        case .setStackPosition(let session, let stack, let position):
+            steps.append(
+                WriteStep(
+                    text.setStackPosition, [.integer(position), .text(session.rawValue), .text(stack.rawValue)]))
+        }
+    }
+
+    /// A new session's copied history with the row writes that a later one overwrites left out:
+    /// the session row's version and selected stack (only the last of each stays), and a value,
+    /// a handler's memory or a received preference written again later for the same screen and
+    /// key. Each would otherwise update one row many times in one transaction (on PostgreSQL, a
+    /// chain of row versions that each later update walks: quadratic, 34 s for 20,000 events on
+    /// the CI machine). Events and snapshots stay as they are.
+    package static func coalescedCopy(_ mutations: [StoredMutation]) -> [StoredMutation] {
+        guard let session = mutations.first?.session else { return mutations }
+        var later: Set<CopiedRow> = []
+        var isSessionWritten = false
+        var isStackSelected = false
+        var result = mutations
+        for index in result.indices.reversed() {
+            var kept: [StateChange] = []
+            for change in result[index].changes.reversed() {
+                let written: CopiedRow?
+                switch change {
+                case .updateSession(let id, _, _, _) where id == session:
+                    if isSessionWritten { continue }
+                    isSessionWritten = true
+                    written = nil
+                case .selectStack(let id, _) where id == session:
+                    if isStackSelected { continue }
+                    isStackSelected = true
+                    written = nil
+                case .setValue(let screen, let key, _): written = CopiedRow.value(screen, key)
+                case .rememberDelivery(let screen, let key, _, _): written = CopiedRow.memory(screen, key)
+                case .setReceivedPreference(let screen, let key, _): written = CopiedRow.received(screen, key)
+                default: written = nil
+                }
+                if let written {
+                    if later.contains(written) { continue }
+                    later.insert(written)
+                }
+                kept.append(change)
+            }
+            result[index].changes = kept.reversed()
+        }
+        return result
+    }
+
+    static func jsonText(_ dictionary: [String: String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(dictionary), as: UTF8.self)
+        } catch {
+            throw StoreError(code: .invalidData, message: "cannot encode headers as JSON: \(error)")
+        }
+    }
+}
+
+/// A row a copied mutation writes, by screen and key (``SQLSessionStore/coalescedCopy(_:)``).
+private enum CopiedRow: Hashable {
+    case value(ScreenID, String)
+    case memory(ScreenID, String)
+    case received(ScreenID, String)
+}
