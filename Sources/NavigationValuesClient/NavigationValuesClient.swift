@@ -38,6 +38,10 @@ public final class NavigationValuesClient: Sendable {
         public var maxConnectionsPerHost = 8
         /// Sent as `User-Agent`.
         public var userAgent = "NavigationValuesClient/0.1"
+        /// What carries requests and event streams (see `ClientTransport`); nil: a
+        /// ``URLSessionTransport`` made from this configuration (`maxConnectionsPerHost`,
+        /// `requestTimeout`, `streams.idleTimeout`).
+        public var transport: (any ClientTransport)?
 
         /// The defaults, with a retry policy and an admin token.
         public init(retry: RetryPolicy = RetryPolicy(), adminToken: String? = nil) {
@@ -57,6 +61,17 @@ public final class NavigationValuesClient: Sendable {
     public init(baseURL: URL, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
         transport = HTTPTransport(baseURL: baseURL, configuration: configuration)
+    }
+
+    /// A client whose requests and event streams go through `transport` (one answering from
+    /// memory, say) instead of the configuration's; `baseURL` still makes each request's `url`.
+    public convenience init(
+        baseURL: URL = URL(string: "http://localhost") ?? URL(fileURLWithPath: "/"), transport: any ClientTransport,
+        configuration: Configuration = Configuration()
+    ) {
+        var configuration = configuration
+        configuration.transport = transport
+        self.init(baseURL: baseURL, configuration: configuration)
     }
 
     // MARK: - Sessions
