@@ -13,6 +13,8 @@ struct APIRequest: Sendable {
     var path: String
     var query: [(name: String, value: String)] = []
     var body: JSONValue?
+    /// A body that is not JSON (an export's lines), with its `Content-Type`; `body` wins over it.
+    var rawBody: (data: Data, contentType: String)?
     var token: String?
     var ifMatch: Int64?
     /// Sent on every attempt: a retry is recognised by the server and applied once.
@@ -188,6 +190,9 @@ final class HTTPTransport: Sendable {
         if let json = request.body {
             body = Data(json.serialized().utf8)
             headers["Content-Type"] = "application/json; charset=utf-8"
+        } else if let raw = request.rawBody {
+            body = raw.data
+            headers["Content-Type"] = raw.contentType
         }
         if let seq = request.lastEventID { headers["Last-Event-ID"] = String(seq) }
         return TransportRequest(

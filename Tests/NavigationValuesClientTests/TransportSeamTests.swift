@@ -11,19 +11,21 @@ import Testing
 /// memory) would.
 final class RecordingTransport: ClientTransport {
     private let inner = URLSessionTransport()
-    private let state = Mutex<(requests: [TransportRequest], streams: [TransportRequest], cancelled: Int)>(([], [], 0))
+    private let state = Mutex<(sent: [(request: TransportRequest, isStream: Bool)], cancelled: Int)>(([], 0))
 
-    var requests: [TransportRequest] { state.withLock { $0.requests } }
-    var streams: [TransportRequest] { state.withLock { $0.streams } }
+    /// Every request and stream opened, in order.
+    var sent: [TransportRequest] { state.withLock { $0.sent.map(\.request) } }
+    var requests: [TransportRequest] { state.withLock { $0.sent.filter { !$0.isStream }.map(\.request) } }
+    var streams: [TransportRequest] { state.withLock { $0.sent.filter(\.isStream).map(\.request) } }
     var cancelledStreams: Int { state.withLock { $0.cancelled } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        state.withLock { $0.requests.append(request) }
+        state.withLock { $0.sent.append((request, false)) }
         return try await inner.send(request)
     }
 
     func openStream(_ request: TransportRequest, into stream: TransportStream) {
-        state.withLock { $0.streams.append(request) }
+        state.withLock { $0.sent.append((request, true)) }
         stream.onCancel { [self] in state.withLock { $0.cancelled += 1 } }
         inner.openStream(request, into: stream)
     }

@@ -2,11 +2,11 @@ import Foundation
 import NavigationValues
 import Testing
 
+@testable import NavigationValuesClient
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-@testable import NavigationValuesClient
 
 /// How requests become URLs and headers.
 @Suite struct TransportTests {
