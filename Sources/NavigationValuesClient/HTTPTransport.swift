@@ -75,11 +75,24 @@ final class HTTPTransport: Sendable {
         while text.hasSuffix("/") { text.removeLast() }
         base = text
         self.configuration = configuration
-        carrier =
-            configuration.transport
-            ?? URLSessionTransport(
-                maxConnectionsPerHost: configuration.maxConnectionsPerHost,
-                requestTimeout: configuration.requestTimeout, streamIdleTimeout: configuration.streams.idleTimeout)
+        carrier = configuration.transport ?? Self.defaultTransport(for: baseURL, configuration)
+    }
+
+    /// The transport a configuration without one gets: on Linux, for an `http://` server reached
+    /// without a proxy, HTTP/1.1 over sockets (FoundationNetworking re-sends a request by itself,
+    /// without its body, when a kept-alive connection dies: see `SocketTransport`); else
+    /// `URLSession` (TLS, proxies, and on Apple platforms the system's networking policies).
+    static func defaultTransport(
+        for baseURL: URL, _ configuration: NavigationValuesClient.Configuration
+    ) -> any ClientTransport {
+        #if canImport(Glibc)
+            if SocketTransport.canCarry(baseURL) {
+                return SocketTransport(maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+            }
+        #endif
+        return URLSessionTransport(
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost, requestTimeout: configuration.requestTimeout,
+            streamIdleTimeout: configuration.streams.idleTimeout)
     }
 
     // MARK: - Requests
