@@ -249,8 +249,7 @@ final class EventStreamReader {
             let error = transport.error(for: answer, of: request)
             let policy = transport.configuration.retry
             guard policy.retriedStatuses.contains(status) else { throw error }
-            var random = SystemRandomNumberGenerator()
-            nextDelay = policy.delay(after: failures + 1, retryAfter: answer.header("retry-after"), using: &random)
+            nextDelay = policy.delay(after: failures + 1, retryAfter: answer.header("retry-after"))
             noteFailure(error)
         case .end(let error):
             opened.cancel()

@@ -153,7 +153,6 @@ final class HTTPTransport: Sendable {
         var count = 0
         /// Whether an attempt was sent and its answer lost.
         var unanswered = false
-        var random = SystemRandomNumberGenerator()
     }
 
     private func send(
@@ -183,7 +182,7 @@ final class HTTPTransport: Sendable {
                 }
                 guard policy.retriedStatuses.contains(answer.status), attempt < policy.maxAttempts,
                     let wait = policy.delay(
-                        after: attempt, retryAfter: answer.header("retry-after"), using: &attempts.random)
+                        after: attempt, retryAfter: answer.header("retry-after"))
                 else { return answer }
                 reason = .status(answer.status)
                 delay = wait
@@ -201,7 +200,7 @@ final class HTTPTransport: Sendable {
                         underlying: error)
                 }
                 reason = .connection(error.code)
-                delay = policy.backoff(after: attempt, using: &attempts.random)
+                delay = policy.backoff(after: attempt)
                 // A refused connection carried nothing; any other failure may have come after the
                 // server read (and applied) the request.
                 if error.code != .cannotConnectToHost { attempts.unanswered = true }

@@ -218,116 +218,72 @@
 
     // MARK: - Worker threads
 
-    /// At most `limit` threads that run blocking work, made when needed and ended after a while
-    /// without any; work beyond the limit waits its turn.
-    final class BlockingWorkers: Sendable {
+    /// At most `limit` threads that run blocking work, made when needed and ended after 30 s
+    /// without any; work beyond the limit waits its turn, in order.
+    ///
+    /// Guarded by an `NSCondition` (a pthread mutex and condition variable) rather than a `Mutex`
+    /// and a semaphore: ThreadSanitizer sees pthread's locks, so the hand-over of each piece of work
+    /// (and of the continuation it resumes) to a worker is ordered for it too.
+    final class BlockingWorkers: @unchecked Sendable {
         typealias Work = @Sendable () -> Void
 
         private let limit: Int
-        private let state = Mutex(State())
-
-        private struct State {
-            var queue: [Work] = []
-            var queueIndex = 0
-            var idle: [Worker] = []
-            var count = 0
-            var isShutDown = false
-        }
-
-        /// A thread parked on its semaphore between pieces of work.
-        private final class Worker: Sendable {
-            let wake = DispatchSemaphore(value: 0)
-            let work = Mutex<Work?>(nil)
-        }
+        /// Guards everything below.
+        private let condition = NSCondition()
+        private var queue: [Work] = []
+        private var queueIndex = 0
+        private var idle = 0
+        private var count = 0
+        private var isShutDown = false
 
         init(limit: Int) {
             self.limit = limit
         }
 
         func run(_ work: @escaping Work) {
-            enum Start {
-                case wake(Worker)
-                case spawn
-                case queued
-            }
-            let start = state.withLock { state -> Start in
-                if let worker = state.idle.popLast() {
-                    worker.work.withLock { $0 = work }
-                    return .wake(worker)
-                }
-                if state.count < limit {
-                    state.count += 1
-                    return .spawn
-                }
-                state.queue.append(work)
-                return .queued
-            }
-            switch start {
-            case .wake(let worker): worker.wake.signal()
-            case .spawn:
-                let thread = Thread { [self] in loop(Worker(), first: work) }
-                thread.name = "NavigationValuesClient request"
-                thread.stackSize = 256 << 10
-                thread.start()
-            case .queued: break
-            }
+            condition.lock()
+            queue.append(work)
+            let spawns = idle == 0 && count < limit
+            if spawns { count += 1 } else { condition.signal() }
+            condition.unlock()
+            guard spawns else { return }
+            let thread = Thread { [self] in loop() }
+            thread.name = "NavigationValuesClient request"
+            thread.stackSize = 256 << 10
+            thread.start()
         }
 
-        /// Wakes every idle thread so that it ends.
+        /// Ends every thread once it has no work.
         func shutDown() {
-            let idle = state.withLock { state in
-                state.isShutDown = true
-                defer { state.idle = [] }
-                return state.idle
-            }
-            for worker in idle { worker.wake.signal() }
+            condition.lock()
+            isShutDown = true
+            condition.broadcast()
+            condition.unlock()
         }
 
-        private func loop(_ worker: Worker, first: @escaping Work) {
-            var next: Work? = first
-            while let work = next {
-                work()
-                next = state.withLock { state -> Work? in
-                    if state.queueIndex < state.queue.count {
-                        defer {
-                            state.queueIndex += 1
-                            if state.queueIndex == state.queue.count {
-                                state.queue.removeAll(keepingCapacity: true)
-                                state.queueIndex = 0
-                            }
-                        }
-                        return state.queue[state.queueIndex]
+        private func loop() {
+            condition.lock()
+            while true {
+                if queueIndex < queue.count {
+                    let work = queue[queueIndex]
+                    queueIndex += 1
+                    if queueIndex == queue.count {
+                        queue.removeAll(keepingCapacity: true)
+                        queueIndex = 0
                     }
-                    return nil
+                    condition.unlock()
+                    work()
+                    condition.lock()
+                    continue
                 }
-                if next != nil { continue }
-                // Park until handed work, or end after 30 s without any.
-                let parked = state.withLock { state -> Bool in
-                    guard !state.isShutDown else {
-                        state.count -= 1
-                        return false
-                    }
-                    state.idle.append(worker)
-                    return true
-                }
-                guard parked else { return }
-                if worker.wake.wait(timeout: .now() + 30) == .timedOut {
-                    let leaves = state.withLock { state -> Bool in
-                        guard let index = state.idle.firstIndex(where: { $0 === worker }) else { return false }
-                        state.idle.remove(at: index)
-                        state.count -= 1
-                        return true
-                    }
-                    // Not found: `run` took it at the same moment and signals it; take that work.
-                    if leaves { return }
-                    worker.wake.wait()
-                }
-                next = worker.work.withLock { work in
-                    defer { work = nil }
-                    return work
-                }
+                if isShutDown { break }
+                idle += 1
+                let woken = condition.wait(until: Date(timeIntervalSinceNow: 30))
+                idle -= 1
+                if !woken, queueIndex == queue.count { break }
             }
-            state.withLock { $0.count -= 1 }
+            count -= 1
+            condition.unlock()
         }
     }
 #endif
