@@ -103,6 +103,13 @@ public final class RemoteStack {
     /// The topmost screen.
     public var top: Screen? { screens.last }
 
+    /// This session's mutations that wait in the client's offline queue (`Configuration.offline`),
+    /// oldest first: made while the server could not be reached, sent when it can be again.
+    /// Observed (it reads the queue's main-actor model); empty without an offline queue.
+    public var pendingMutations: [PendingMutation] {
+        session.transport.offlineQueue?.model.mutations(of: session.id) ?? []
+    }
+
     /// The screen with this id, if it is on the stack.
     public subscript(id id: ScreenID) -> Screen? { screens.last { $0.id == id } }
 
