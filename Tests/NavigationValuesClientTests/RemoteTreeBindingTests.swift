@@ -169,6 +169,15 @@ struct Article: RemoteRoute {
             tree.setPresentation(nil, presentedBy: home, style: .fullScreenCover)
             #expect(tree.pendingPresentations.isEmpty)
             #expect(tree.version == sheetUp)
+            // Another presentation from the same screen replaces it in one step.
+            tree.setPresentation(
+                Presentation(presenter: home, style: .fullScreenCover, root: ScreenSeed("Camera")), presentedBy: home,
+                style: .fullScreenCover)
+            #expect(tree.presentation(presentedBy: home, style: .sheet) == nil)
+            #expect(tree.presentation(presentedBy: home, style: .fullScreenCover)?.root.name == "Camera")
+            try await waitFor("the replacement") { tree.pendingPresentations.isEmpty }
+            #expect(try await eventKinds(of: session, after: sheetUp) == ["batch.applied"])
+            #expect(tree.presentations.map(\.style) == [.fullScreenCover])
             try await tree.dismiss(presentedBy: home)
             #expect(tree.presentations.isEmpty)
 
