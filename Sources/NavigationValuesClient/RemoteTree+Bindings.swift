@@ -85,10 +85,17 @@ extension RemoteTree.Stack {
     }
 
     /// What this stack's topmost screen presents (only that one can present): what a stack view
-    /// shows over itself.
-    public var presentation: Presentation? {
+    /// shows over itself; with `style`, only a presentation of that style.
+    public func presentation(style: PresentationStyle? = nil) -> Presentation? {
         guard let top, let tree else { return nil }
-        return tree.presentation(presentedBy: top.id)
+        return tree.presentation(presentedBy: top.id, style: style)
+    }
+
+    /// What a presentation binding over this stack does when it is set (see
+    /// `RemoteTree.setPresentation(_:presentedBy:style:)`), for its topmost screen.
+    public func setPresentation(_ value: Presentation?, style: PresentationStyle? = nil) {
+        guard let top, let tree else { return }
+        tree.setPresentation(value, presentedBy: top.id, style: style)
     }
 
     /// Makes the screens above the root `target` with one request (`PathPlan`), keeping those that
@@ -222,9 +229,10 @@ extension RemoteTree {
     }
 
     /// What a presentation binding does when it is set: nil (a user's dismissal: a swipe, a
-    /// `dismiss` action) dismisses what the screen presents in that style; a presentation it does
-    /// not show yet is presented from the screen (replacing what it presents, if anything).
-    public func setPresentation(_ value: Presentation?, presentedBy screen: ScreenID, style: PresentationStyle) {
+    /// `dismiss` action) dismisses what the screen presents in that style (in either style when
+    /// `style` is nil); a presentation it does not show yet is presented from the screen (replacing
+    /// what it presents, if anything).
+    public func setPresentation(_ value: Presentation?, presentedBy screen: ScreenID, style: PresentationStyle?) {
         let current = presentation(presentedBy: screen, style: style)
         guard let value else {
             if current != nil { requestDismissal(presentedBy: screen) }

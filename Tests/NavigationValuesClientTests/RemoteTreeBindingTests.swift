@@ -190,4 +190,43 @@ struct Article: RemoteRoute {
             #expect(tree.presentation(presentedBy: home) == nil)
         }
     }
+
+    /// What the SwiftUI layer binds, as properties: a stack's path of routes with each element's
+    /// place, the screen each destination reads, and the sheet and cover over the stack.
+    @Test func aRoutedStackIsWhatTheSwiftUILayerBinds() async throws {
+        try await withServer { client, _ in
+            let session = try await client.createSession(root: ScreenSeed("Home"))
+            let tree = try await RemoteTree.connect(to: session)
+            let routes = RoutedStack(tree.main, as: AppRoute.self)
+            // NavigationLink(value:) pushes the next element; the same route twice keeps two places.
+            routes.path = [routes.element(pushing: .inbox)]
+            routes.path.append(routes.element(pushing: .inbox))
+            #expect(
+                routes.path == [RemotePathElement(index: 0, route: .inbox), RemotePathElement(index: 1, route: .inbox)])
+            try await waitFor("the path") { tree.main.pendingPath == nil && tree.main.screens.count == 3 }
+            #expect(routes.screen(for: routes.path[1])?.id == tree.main.screens[2].id)
+            #expect(routes.screen(for: routes.path[0])?.id == tree.main.screens[1].id)
+            #expect(routes.rootScreen?.name == "Home")
+
+            // The cover binding shows what the top presents as a cover; nil from SwiftUI dismisses it.
+            let top = try #require(tree.main.top?.id)
+            try await tree.present(AppRoute.message(id: 1), style: .fullScreenCover, from: top)
+            #expect(routes.sheet == nil)
+            #expect(routes.fullScreenCover?.route(AppRoute.self) == .message(id: 1))
+            #expect(routes.presentation?.style == .fullScreenCover, "either style, for macOS")
+            let cover = try #require(routes.fullScreenCover)
+            let presented = RoutedStack(cover, in: tree, as: AppRoute.self)
+            #expect(presented.rootScreen?.name == "message")
+            presented.path = [presented.element(pushing: .inbox)]
+            try await waitFor("the cover's path") { presented.stack?.screens.count == 2 }
+            routes.sheet = nil  // no sheet is up: nothing is sent
+            #expect(tree.pendingPresentations.isEmpty)
+            routes.fullScreenCover = nil
+            #expect(routes.fullScreenCover == nil)
+            try await waitFor("the dismissal") { tree.presentations.isEmpty }
+            #expect(presented.stack == nil && presented.path.isEmpty, "a dismissed stack reads empty")
+            presented.path = [presented.element(pushing: .inbox)]  // and sends nothing
+            #expect(tree.main.pathError == nil)
+        }
+    }
 }

@@ -159,7 +159,7 @@ import Testing
             #expect(tree.stack(StackID("search")) === search, "the same object while the tab is there")
             #expect(tree.visibleScreen?.name == "Sheet")
             #expect(tree.presentation(presentedBy: try #require(search.top?.id))?.root.name == "Sheet")
-            #expect(search.presentation?.style == .sheet)
+            #expect(search.presentation()?.style == .sheet)
         }
     }
 }
