@@ -56,10 +56,7 @@ struct Article: RemoteRoute {
     @Test func aPathOfRoutesOnAnyStackIsOneRequestAndKeepsTheScreensThatStay() async throws {
         try await withServer { client, server in
             let http = HTTPClient(port: server.port)
-            let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
-            try await sendRaw(http, session, "POST", "/stacks", ["id": "search", "root": ["name": "inbox"]])
-            let tree = try await RemoteTree.connect(to: session)
-            let search = try #require(tree.stack(StackID("search")))
+            let (session, tree, search) = try await treeWithATab(client, root: "inbox")
             @MainActor func change(_ routes: [AppRoute], sends kinds: [String]) async throws {
                 let before = tree.version
                 try await search.setRoutes(routes)

@@ -117,10 +117,7 @@ import Testing
     @Test func eachStackIsObservedOnItsOwn() async throws {
         try await withServer { client, server in
             let http = HTTPClient(port: server.port)
-            let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
-            try await sendRaw(http, session, "POST", "/stacks", ["id": "search", "root": ["name": "Search"]])
-            let tree = try await RemoteTree.connect(to: session)
-            let search = try #require(tree.stack(StackID("search")))
+            let (session, tree, search) = try await treeWithATab(client, root: "Search")
 
             let searchChanged = Flag()
             let mainChanged = Flag()
@@ -162,4 +159,16 @@ import Testing
             #expect(search.presentation()?.style == .sheet)
         }
     }
+}
+
+/// A session (the tests' schema, root "Home") with a tab "search" whose root is named `root`, its
+/// mirror, and the tab's stack in it.
+@MainActor
+func treeWithATab(_ client: NavigationValuesClient, root: String) async throws -> (
+    RemoteSession, RemoteTree, RemoteTree.Stack
+) {
+    let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
+    try await session.createStack(StackID("search"), root: ScreenSeed(root))
+    let tree = try await RemoteTree.connect(to: session)
+    return (session, tree, try #require(tree.stack(StackID("search"))))
 }
