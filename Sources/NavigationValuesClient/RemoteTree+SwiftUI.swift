@@ -1,6 +1,7 @@
 // NOT BUILT HERE: SwiftUI exists only on Apple platforms, and this project's toolchain is Linux, so
-// this file is compiled out (`#if canImport(SwiftUI)`) of every build and test run here. It uses
-// only SwiftUI API of iOS 18 and macOS 15, and makes no decision of its own: which request a
+// this file is compiled out (`#if canImport(SwiftUI)`) of every build and test run here (it was
+// compiled once against a hand-written stand-in for the declarations it uses, not against the SDK).
+// It uses only SwiftUI API of iOS 18 and macOS 15, and makes no decision of its own: which request a
 // binding's value sends, what is presented over a stack, what a dismissal sends, which screen a
 // destination reads, are `RoutedStack`'s and `RemoteTree`'s (platform-neutral, tested on Linux);
 // this layer only reads and sets those through `@Bindable` and puts views around them.
