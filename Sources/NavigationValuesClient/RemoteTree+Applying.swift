@@ -210,8 +210,7 @@ extension RemoteTree {
         if !tabs.elementsEqual(self.tabs, by: ===) { self.tabs = tabs }
         if !presentations.elementsEqual(self.presentations, by: ===) { self.presentations = presentations }
         if selectedStackID != screenTree.selectedStackID { selectedStackID = screenTree.selectedStackID }
-        let visible = screenTree.visibleStack.entries.last?.id
-        if visibleScreenID != visible { visibleScreenID = visible }
+        if visibleScreenID != screenTree.visibleScreenID { visibleScreenID = screenTree.visibleScreenID }
     }
 }
 

@@ -163,7 +163,7 @@ public final class RemoteTree {
         return SessionResource(
             id: session.id, version: version, state: state, createdAt: createdAt, updatedAt: updatedAt,
             schema: schemaJSON, screens: screens, selectedStack: screenTree.selectedStackID,
-            visibleScreen: screenTree.visibleScreen.flatMap { screenTree.id(of: $0) }, stacks: stacks, origin: origin)
+            visibleScreen: screenTree.visibleScreenID, stacks: stacks, origin: origin)
     }
 
     // MARK: - Following

@@ -42,5 +42,5 @@ extension LiveSession: ChangedSession {
         tree.screen(id: id).map { resource(of: $0) }
     }
 
-    package var visibleScreenID: ScreenID? { tree.visibleStack.entries.last?.id }
+    package var visibleScreenID: ScreenID? { tree.visibleScreenID }
 }
