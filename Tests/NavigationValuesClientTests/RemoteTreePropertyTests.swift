@@ -9,7 +9,8 @@ import Testing
 
 /// The whole-tree mirror against the real server: rounds of random changes of every kind (tabs,
 /// sheets and covers nested, batches, returns, replace-above, moves, values, handlers, publishes)
-/// from several writing clients at once; after each round, once the mirror has caught up to the
+/// from several writing clients at once, the mirror itself changing a path, the selection or a
+/// presentation through its bindings in half the rounds; after each round, once the mirror has caught up to the
 /// server's version, it equals `GET /v1/sessions/{id}` exactly, and its observed stacks, selection
 /// and visible screen say the same, without ever starting again from a snapshot.
 ///
@@ -38,7 +39,14 @@ import Testing
                 let requests = writers.map { _ in RandomTreeRequest.next(view, step: round, &random) }
                 for request in requests { counts[request.label, default: 0] += 1 }
                 let atOnce = Bool.random(using: &random)
+                // Half the rounds, the mirror writes too, through its bindings' awaited forms.
+                let own = Bool.random(using: &random) ? TreeBindingChange.next(view, &random) : nil
+                let ownChange = own.map { change in Task { @MainActor in await change.apply(to: tree) } }
                 let statuses = try await send(requests, by: writers, session: session, atOnce: atOnce)
+                if let failure = await ownChange?.value {
+                    Issue.record(
+                        "seed \(seed), round \(round): the mirror's \(own.map { "\($0)" } ?? "") failed: \(failure)")
+                }
                 for (request, status) in zip(requests, statuses) where ![200, 201, 204, 404, 409, 422].contains(status)
                 {
                     Issue.record("seed \(seed), round \(round): \(request) answered \(status)")
@@ -115,6 +123,70 @@ import Testing
         #expect(tree.visibleScreenID == server.visibleScreen, "\(context)")
         #expect(tree.visibleScreen?.id == server.visibleScreen, "\(context)")
         return true
+    }
+}
+
+/// A change the mirror makes through its bindings (their awaited forms), chosen from what the
+/// server showed at the round's start. Refusals other writers cause are part of the game.
+enum TreeBindingChange: CustomStringConvertible {
+    case path(StackID, [String])
+    case select(StackID)
+    case present(from: ScreenID, PresentationStyle)
+    case dismiss(presentedBy: ScreenID)
+
+    var description: String {
+        switch self {
+        case .path(let stack, let names): "path of \(stack) to \(names)"
+        case .select(let stack): "selection of \(stack)"
+        case .present(let screen, let style): "\(style) from \(screen)"
+        case .dismiss(let screen): "dismissal of what \(screen) presents"
+        }
+    }
+
+    static func next(_ session: SessionResource, _ random: inout SplitMix64) -> TreeBindingChange {
+        let stacks = [StackResource(id: .main, kind: .main, screens: session.screens)] + session.stacks
+        let stack = stacks.randomElement(using: &random) ?? stacks[0]
+        let presentations = session.stacks.filter { $0.kind.isPresentation }
+        switch Int.random(in: 0..<5, using: &random) {
+        case 0, 1:
+            let names = (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                RandomTreeRequest.names.randomElement(using: &random) ?? "A"
+            }
+            return .path(stack.id, names)
+        case 2:
+            let tabs = [StackID.main] + session.stacks.filter { $0.kind == .tab }.map(\.id)
+            return .select(tabs.randomElement(using: &random) ?? .main)
+        case 3:
+            let style: PresentationStyle = Bool.random(using: &random) ? .sheet : .fullScreenCover
+            return .present(from: stack.screens.last?.id ?? ScreenID("none"), style)
+        default:
+            let presenter = presentations.randomElement(using: &random)?.presenter
+            return .dismiss(presentedBy: presenter ?? stack.screens.last?.id ?? ScreenID("none"))
+        }
+    }
+
+    /// Applies the change; nil when it was applied or refused as another writer's change can make
+    /// it, else what went wrong.
+    @MainActor
+    func apply(to tree: RemoteTree) async -> (any Error)? {
+        do {
+            switch self {
+            case .path(let id, let names):
+                guard let stack = tree.stack(id) else { return nil }
+                try await stack.setPath(names.map { ScreenSeed($0) })
+            case .select(let id):
+                try await tree.select(id)
+            case .present(let screen, let style):
+                try await tree.present(ScreenSeed("Presented"), style: style, from: screen)
+            case .dismiss(let screen):
+                try await tree.dismiss(presentedBy: screen)
+            }
+            return nil
+        } catch let error as RemoteError where [.notFound, .conflict, .invalid].contains(error.code) {
+            return nil
+        } catch {
+            return error
+        }
     }
 }
 
