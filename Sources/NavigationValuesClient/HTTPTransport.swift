@@ -69,6 +69,8 @@ final class HTTPTransport: Sendable {
     let carrier: any ClientTransport
     /// The admin token, for the admin routes (as refreshed by the token provider).
     let admin: Credential
+    /// Mutations kept while the server cannot be reached (`Configuration.offline`).
+    let offlineQueue: OfflineQueue?
 
     init(baseURL: URL, configuration: NavigationValuesClient.Configuration) {
         self.baseURL = baseURL
@@ -81,6 +83,8 @@ final class HTTPTransport: Sendable {
         self.configuration = configuration
         carrier = configuration.transport ?? Self.defaultTransport(for: baseURL, configuration)
         admin = Credential(session: nil, token: configuration.adminToken)
+        offlineQueue = configuration.offline.map { OfflineQueue(options: $0, logger: configuration.logger) }
+        offlineQueue?.startDelivering(through: self)
     }
 
     /// The transport a configuration without one gets: on Linux, for an `http://` server reached
@@ -110,6 +114,23 @@ final class HTTPTransport: Sendable {
         let answer = try await send(request)
         guard answer.status < 300 else { throw error(for: answer, of: request) }
         return answer
+    }
+
+    /// Sends a mutation of `credential`'s session and returns its 2xx answer; with an offline queue,
+    /// queues it when the server cannot be reached or something is queued before it, and waits.
+    func performMutation(_ request: APIRequest) async throws -> APIAnswer {
+        guard let queue = offlineQueue, let session = request.credential?.session else {
+            return try await perform(request)
+        }
+        if !queue.isHoldingMutations {
+            do {
+                return try await perform(request)
+            } catch let error as RemoteError where error.code == .connectionFailed {
+                // Kept with its key: however often it was sent already, the server applies it once.
+            }
+        }
+        return try await queue.enqueueAndWait(
+            request, session: session, token: request.credential?.token, through: self)
     }
 
     /// Sends `request` until it gets an answer the policy (the configuration's, or `retry`) does not

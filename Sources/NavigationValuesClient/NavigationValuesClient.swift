@@ -54,6 +54,10 @@ public final class NavigationValuesClient: Sendable {
         /// answer at `warning`, offline mutations queued and sent at `info`. Never a token or a
         /// body. Nil: no logging.
         public var logger: Logger?
+        /// Keeps mutations made while the server cannot be reached and sends them, in order, when
+        /// it can be reached again (see `OfflineQueue`); nil: such a mutation fails with
+        /// `RemoteError.connectionFailed` after the retry policy's attempts.
+        public var offline: OfflineOptions?
 
         /// The defaults, with a retry policy and an admin token.
         public init(retry: RetryPolicy = RetryPolicy(), adminToken: String? = nil) {
@@ -68,6 +72,10 @@ public final class NavigationValuesClient: Sendable {
     /// How this client talks to the server.
     public var configuration: Configuration { transport.configuration }
     let transport: HTTPTransport
+
+    /// The mutations kept while the server could not be reached (`Configuration.offline`); nil
+    /// when the configuration keeps none.
+    public var offlineQueue: OfflineQueue? { transport.offlineQueue }
 
     /// A client of the server at `baseURL`.
     public init(baseURL: URL, configuration: Configuration = Configuration()) {

@@ -179,7 +179,7 @@ public struct RemoteSession: Sendable {
     /// replay stay. Returns the version of its `session.ended` event.
     @discardableResult
     public func end(ifMatch: Int64? = nil, idempotencyKey: String? = nil) async throws -> Int64 {
-        let answer = try await transport.perform(deleteRequest(purge: false, ifMatch, idempotencyKey))
+        let answer = try await transport.performMutation(deleteRequest(purge: false, ifMatch, idempotencyKey))
         guard let version = answer.etagVersion else {
             throw RemoteError(
                 .invalidResponse, request: "DELETE \(path())", detail: "the answer has no ETag with the version",
@@ -232,7 +232,7 @@ public struct RemoteSession: Sendable {
         let request = APIRequest(
             method: method, path: path, body: body, credential: credential, ifMatch: ifMatch,
             idempotencyKey: idempotencyKey ?? transport.configuration.idempotencyKeys.next())
-        let answer = try await transport.perform(request)
+        let answer = try await transport.performMutation(request)
         let result = try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             let (kind, operations) = shape.kinds(of: json)
             return try MutationResult(json: json, kind: kind, version: answer.etagVersion, operations: operations)

@@ -79,6 +79,10 @@ public final class RemoteStack {
     /// The topmost screen.
     public var top: Screen? { screens.last }
 
+    /// This session's mutations that wait in the client's offline queue, oldest first
+    /// (`RemoteTree.pendingMutations`).
+    public var pendingMutations: [PendingMutation] { tree.pendingMutations }
+
     /// The screen with this id, if it is on the stack.
     public subscript(id id: ScreenID) -> Screen? { tree.main[id: id] }
 

@@ -151,6 +151,14 @@ public final class RemoteTree {
         return nil
     }
 
+    /// This session's mutations that wait in the client's offline queue (`Configuration.offline`),
+    /// oldest first: made while the server could not be reached, sent when it can be again, each
+    /// then shown by its event like any change. Observed (it reads the queue's main-actor model);
+    /// empty without an offline queue.
+    public var pendingMutations: [PendingMutation] {
+        session.transport.offlineQueue?.model.mutations(of: session.id) ?? []
+    }
+
     /// The stack the screen with this id presents, nil when it presents none (as the server has
     /// it; `presentation(presentedBy:)` reads as asked while a change flies).
     public func stack(presentedBy screen: ScreenID) -> Stack? {

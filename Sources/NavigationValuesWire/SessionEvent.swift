@@ -334,7 +334,7 @@ public struct RecordedEvent: Sendable, Equatable {
         try self.init(json: json)
     }
 
-    private static func event(_ kind: SessionEvent.Kind, _ fields: JSONObjectReader) throws(WireDecodingError)
+    static func event(_ kind: SessionEvent.Kind, _ fields: JSONObjectReader) throws(WireDecodingError)
         -> SessionEvent
     {
         func screen(_ name: String) throws(WireDecodingError) -> ScreenResource {

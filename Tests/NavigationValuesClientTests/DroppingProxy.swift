@@ -25,6 +25,8 @@ final class DroppingProxy: Sendable {
         /// place among that connection's requests (0: the first; more: a reused connection).
         var placed: [RelayedRequest] = []
         var connections = 0
+        /// While true, every connection is closed as soon as it is accepted: the server looks gone.
+        var isDown = false
         var sockets: [Int32] = []
         var isClosed = false
     }
@@ -60,6 +62,16 @@ final class DroppingProxy: Sendable {
     /// (`POST /v1/sessions/s_…/push`).
     func dropAnswer(to prefix: String) {
         state.withLock { $0.dropPrefix = prefix }
+    }
+
+    /// Takes the server away (every open connection cut, every new one closed at once) or
+    /// brings it back.
+    func setReachable(_ reachable: Bool) {
+        state.withLock { state in
+            state.isDown = !reachable
+            // Shut down under the lock `forget(_:)` takes before a relay closes its sockets.
+            if !reachable { for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) } }
+        }
     }
 
     /// How many answers were lost so far.
@@ -110,6 +122,10 @@ final class DroppingProxy: Sendable {
             if client < 0 {
                 if errno == EINTR { continue }
                 return
+            }
+            if state.withLock({ $0.isDown }) {
+                Glibc.close(client)
+                continue
             }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Self.loopback(port: upstreamPort)

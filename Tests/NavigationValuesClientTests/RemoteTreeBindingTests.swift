@@ -226,4 +226,39 @@ struct Article: RemoteRoute {
             #expect(tree.main.pathError == nil)
         }
     }
+
+    /// Offline, a binding's change reads as set and waits in the client's queue, which the mirror
+    /// shows; once the server is back it is sent once and the mirror shows its event.
+    @Test func aChangeMadeOfflineReadsAsSetAndIsShownPending() async throws {
+        try await withServer { direct, server in
+            let proxy = try DroppingProxy(upstreamPort: server.port)
+            defer { proxy.close() }
+            let client = makeClient(loopbackURL(port: proxy.port)) { configuration in
+                configuration.retry = RetryPolicy(
+                    maxAttempts: 2, initialDelay: .milliseconds(5), maxDelay: .milliseconds(10))
+                configuration.offline = OfflineOptions(
+                    retryInterval: .milliseconds(20), maxRetryInterval: .milliseconds(100))
+            }
+            let setup = try await direct.createSession(root: ScreenSeed("Home"))
+            let tree = try await RemoteTree.connect(to: client.session(id: setup.id, token: setup.token))
+            defer { tree.stop() }
+            let home = try #require(tree.main.root?.id)
+
+            proxy.setReachable(false)
+            tree.requestPresentation(AppRoute.inbox, style: .sheet, from: home)
+            #expect(tree.presentation(presentedBy: home)?.root.name == "inbox", "as set, offline")
+            try await waitFor("the presentation queued") { tree.pendingMutations.count == 1 }
+            #expect(tree.pendingMutations.first?.label == "POST /v1/sessions/\(setup.id.rawValue)/present")
+            #expect(try await setup.get().version == 1, "nothing reached the server")
+
+            proxy.setReachable(true)
+            try await waitFor("the presentation applied") { tree.presentation(presentedBy: home)?.stack != nil }
+            try await waitFor("nothing pending") { tree.pendingMutations.isEmpty && tree.pendingPresentations.isEmpty }
+            #expect(tree.presentationError == nil)
+            let server = try await setup.get()
+            try await tree.sync(to: server.version)
+            #expect(tree.resource == server)
+            #expect(try await eventKinds(of: setup, after: 1) == ["stack.presented"], "sent once")
+        }
+    }
 }
