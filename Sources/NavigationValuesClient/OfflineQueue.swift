@@ -76,9 +76,10 @@ public struct PendingMutation: Sendable, Hashable, Identifiable, Codable {
 public final class OfflineQueue: Sendable {
     let options: OfflineOptions
     private let state = Mutex(State())
+    /// Held while the queue changes and its file is written, so the file always ends with the
+    /// latest queue and a change is on disk before anyone waiting on the file's lock goes on.
+    private let fileLock = Mutex(())
     private let logger: Logger?
-    /// What `model` shows, posted to the main actor in order.
-    private let revision = Atomic<UInt64>(0)
     /// The queue as an `@Observable` model on the main actor, for SwiftUI and mirrors.
     @MainActor public let model = PendingMutationsModel()
 
@@ -86,10 +87,18 @@ public final class OfflineQueue: Sendable {
         var entries: [Entry] = []
         /// Callers waiting for their mutation's answer, by id.
         var waiters: [String: CheckedContinuation<APIAnswer, any Error>] = [:]
+        /// The task that sends, and its number (a task whose number is no longer this one stops).
         var delivering: Task<Void, Never>?
+        var generation: UInt64 = 0
+        /// The mutation being sent now.
+        var sending: String?
+        /// What the task sends through (not kept alive by the queue).
+        weak var transport: HTTPTransport?
         var isStopped = false
         /// The last refusal of a queued mutation no caller waited for.
         var lastFailure: RemoteError?
+        /// The number of the last post to `model` (posts may run out of order; the newest wins).
+        var revision: UInt64 = 0
     }
 
     /// A queued mutation with the token it is sent with (kept in the file, never shown).
@@ -137,39 +146,48 @@ public final class OfflineQueue: Sendable {
     /// (it gave up, or the app was restarted in between).
     public var lastFailure: RemoteError? { state.withLock { $0.lastFailure } }
 
-    /// Drops a waiting mutation: it is never sent (one being sent at this moment may still be
-    /// applied). Its waiting caller gets `CancellationError`. Returns whether it was there.
+    /// Drops a waiting mutation: it is never sent, unless it was being sent at this very moment
+    /// and had reached the server (then the server applies it once). Its waiting caller gets
+    /// `CancellationError`. Returns whether it was there.
     @discardableResult
     public func discard(_ id: PendingMutation.ID) throws -> Bool {
-        let (removed, waiter) = state.withLock { state -> (Bool, CheckedContinuation<APIAnswer, any Error>?) in
-            guard let index = state.entries.firstIndex(where: { $0.mutation.id == id }) else { return (false, nil) }
-            state.entries.remove(at: index)
-            return (true, state.waiters.removeValue(forKey: id))
-        }
-        guard removed else { return false }
-        try save()
-        publish()
-        waiter?.resume(throwing: CancellationError())
-        return true
+        try drop { $0.mutation.id == id }
     }
 
-    /// Drops every waiting mutation.
+    /// Drops every waiting mutation (as `discard` does each).
     public func discardAll() throws {
-        let waiters = state.withLock { state in
-            state.entries = []
-            defer { state.waiters = [:] }
-            return state.waiters
-        }
-        try save()
-        publish()
-        for waiter in waiters.values { waiter.resume(throwing: CancellationError()) }
+        _ = try drop { _ in true }
     }
 
-    /// Waits until nothing is queued (every mutation sent and answered, or discarded).
+    /// Waits until nothing is queued (every mutation sent and answered, or discarded) and the file
+    /// says so.
     public func waitUntilEmpty() async throws {
         while count > 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
+        fileLock.withLock { _ in }
+    }
+
+    private func drop(where matches: (Entry) -> Bool) throws -> Bool {
+        let (dropped, waiters, interrupted) = try change { state in
+            let dropped = state.entries.filter(matches).map(\.mutation.id)
+            state.entries.removeAll(where: matches)
+            let waiters = dropped.compactMap { state.waiters.removeValue(forKey: $0) }
+            // The one being sent is cut short; a new task sends what is left.
+            var interrupted: Task<Void, Never>?
+            if let sending = state.sending, dropped.contains(sending) {
+                interrupted = state.delivering
+                state.delivering = nil
+                state.sending = nil
+                state.generation += 1
+            }
+            return (dropped, waiters, interrupted)
+        }
+        interrupted?.cancel()
+        publish()
+        for waiter in waiters { waiter.resume(throwing: CancellationError()) }
+        if let transport = state.withLock({ $0.transport }) { startDelivering(through: transport) }
+        return !dropped.isEmpty
     }
 
     // MARK: - Queuing
@@ -193,11 +211,24 @@ public final class OfflineQueue: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<APIAnswer, any Error>) in
                 // Queued and waited for in one step, so that no answer can come before its waiter.
-                let added = state.withLock { state -> Bool in
-                    guard state.entries.count < options.limit else { return false }
-                    state.entries.append(Entry(mutation: mutation, token: token))
-                    if !Task.isCancelled { state.waiters[mutation.id] = continuation }
-                    return true
+                let added: Bool
+                do {
+                    added = try change { state in
+                        guard state.entries.count < options.limit else { return false }
+                        state.entries.append(Entry(mutation: mutation, token: token))
+                        if !Task.isCancelled { state.waiters[mutation.id] = continuation }
+                        return true
+                    }
+                } catch {
+                    _ = try? change { state in
+                        state.entries.removeAll { $0.mutation.id == mutation.id }
+                        state.waiters[mutation.id] = nil
+                    }
+                    continuation.resume(
+                        throwing: RemoteError(
+                            .offlineQueueFull, request: request.label,
+                            detail: "the offline queue's file cannot be written: \(error)"))
+                    return
                 }
                 guard added else {
                     continuation.resume(
@@ -206,19 +237,6 @@ public final class OfflineQueue: Sendable {
                             detail:
                                 "the server cannot be reached and \(options.limit) mutations already wait (OfflineOptions.limit)"
                         ))
-                    return
-                }
-                do {
-                    try save()
-                } catch {
-                    let waiter = state.withLock { state in
-                        state.entries.removeAll { $0.mutation.id == mutation.id }
-                        return state.waiters.removeValue(forKey: mutation.id)
-                    }
-                    waiter?.resume(
-                        throwing: RemoteError(
-                            .offlineQueueFull, request: request.label,
-                            detail: "the offline queue's file cannot be written: \(error)"))
                     return
                 }
                 logger?.info("mutation queued offline", metadata: ["request": "\(request.label)", "count": "\(count)"])
@@ -232,18 +250,21 @@ public final class OfflineQueue: Sendable {
         }
     }
 
-    /// Starts the task that sends what is queued, unless it runs. It holds the queue and the
+    /// Starts the task that sends what is queued, unless one runs. It holds the queue and the
     /// transport only while it sends, so a client let go stops sending at its next wait.
     func startDelivering(through transport: HTTPTransport) {
         state.withLock { state in
+            state.transport = transport
             guard state.delivering == nil, !state.isStopped, !state.entries.isEmpty else { return }
+            state.generation += 1
+            let generation = state.generation
             state.delivering = Task { [weak self, weak transport, options] in
                 var wait = options.retryInterval
                 while !Task.isCancelled {
                     let step: DeliveryStep
                     do {
                         guard let queue = self, let transport else { return }
-                        step = await queue.deliverOldest(through: transport)
+                        step = await queue.deliverOldest(through: transport, generation: generation)
                     }
                     switch step {
                     case .sent:
@@ -264,17 +285,19 @@ public final class OfflineQueue: Sendable {
         case sent
         /// The server could not be reached: wait, then try again.
         case unreachable
-        /// Nothing is left (or the task was cancelled).
+        /// Nothing is left, or this task was replaced or cancelled.
         case done
     }
 
     /// Sends the oldest mutation (with the retry policy's attempts) and hands its answer over.
-    private func deliverOldest(through transport: HTTPTransport) async -> DeliveryStep {
+    private func deliverOldest(through transport: HTTPTransport, generation: UInt64) async -> DeliveryStep {
         let next = state.withLock { state -> Entry? in
+            guard state.generation == generation else { return nil }
             guard let entry = state.entries.first, !Task.isCancelled, !state.isStopped else {
                 state.delivering = nil
                 return nil
             }
+            state.sending = entry.mutation.id
             return entry
         }
         guard let entry = next else { return .done }
@@ -286,14 +309,15 @@ public final class OfflineQueue: Sendable {
         let outcome: Result<APIAnswer, any Error>
         do {
             outcome = .success(try await transport.send(request))
-        } catch let error as RemoteError where error.code == .connectionFailed {
+        } catch let error as RemoteError where error.code == .connectionFailed && !Task.isCancelled {
+            state.withLock { if $0.generation == generation { $0.sending = nil } }
             logger?.notice(
                 "offline queue waiting for the server", metadata: ["request": "\(request.label)", "count": "\(count)"])
             return .unreachable
-        } catch is CancellationError {
-            state.withLock { $0.delivering = nil }
-            return .done
         } catch {
+            if Task.isCancelled || error is CancellationError {
+                return .done
+            }
             outcome = .failure(error)
         }
         delivered(entry.mutation, outcome, transport: transport, request: request)
@@ -305,24 +329,26 @@ public final class OfflineQueue: Sendable {
         _ mutation: PendingMutation, _ outcome: Result<APIAnswer, any Error>, transport: HTTPTransport,
         request: APIRequest
     ) {
-        let waiter = state.withLock { state -> CheckedContinuation<APIAnswer, any Error>? in
-            state.entries.removeAll { $0.mutation.id == mutation.id }
-            return state.waiters.removeValue(forKey: mutation.id)
-        }
-        do {
-            try save()
-        } catch {
-            logger?.error("offline queue file not written", metadata: ["error": "\(error)"])
-        }
         var result = outcome
         if case .success(let answer) = outcome, answer.status >= 300 {
             result = .failure(transport.error(for: answer, of: request))
         }
-        if case .failure(let error) = result {
-            let remote = error as? RemoteError
-            logger?.info(
-                "queued mutation refused", metadata: ["request": "\(request.label)", "error": "\(error)"])
-            if waiter == nil { state.withLock { $0.lastFailure = remote } }
+        let failure: RemoteError? = if case .failure(let error) = result { error as? RemoteError } else { nil }
+        let waiter: CheckedContinuation<APIAnswer, any Error>?
+        do {
+            waiter = try change { state in
+                state.entries.removeAll { $0.mutation.id == mutation.id }
+                if state.sending == mutation.id { state.sending = nil }
+                let waiter = state.waiters.removeValue(forKey: mutation.id)
+                if waiter == nil, let failure { state.lastFailure = failure }
+                return waiter
+            }
+        } catch {
+            logger?.error("offline queue file not written", metadata: ["error": "\(error)"])
+            waiter = state.withLock { $0.waiters.removeValue(forKey: mutation.id) }
+        }
+        if let failure {
+            logger?.info("queued mutation refused", metadata: ["request": "\(request.label)", "error": "\(failure)"])
         } else {
             logger?.info("queued mutation sent", metadata: ["request": "\(request.label)", "left": "\(count)"])
         }
@@ -330,32 +356,28 @@ public final class OfflineQueue: Sendable {
         waiter?.resume(with: result)
     }
 
-    /// Stops sending (the queue and its file stay as they are).
-    func stop() {
-        let task = state.withLock { state in
-            state.isStopped = true
-            defer { state.delivering = nil }
-            return state.delivering
-        }
-        task?.cancel()
-    }
-
     // MARK: - The file and the model
 
-    private func save() throws {
-        guard let file = options.file else { return }
-        let entries = state.withLock { $0.entries }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(Stored(entries: entries))
-        try data.write(to: file, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+    /// Applies `body` to the queue and writes the file (when there is one) before anyone else may
+    /// change it; the change stays when the write fails, which is thrown.
+    private func change<T>(_ body: (inout State) -> T) throws -> T {
+        try fileLock.withLock { _ in
+            let (result, entries) = state.withLock { state in (body(&state), state.entries) }
+            guard let file = options.file else { return result }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try encoder.encode(Stored(entries: entries)).write(to: file, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+            return result
+        }
     }
 
     /// Posts the queue as it is now to the main actor's model.
     private func publish() {
-        let (mutations, failure) = state.withLock { ($0.entries.map(\.mutation), $0.lastFailure) }
-        let number = revision.add(1, ordering: .relaxed).newValue
+        let (mutations, failure, number) = state.withLock { state in
+            state.revision += 1
+            return (state.entries.map(\.mutation), state.lastFailure, state.revision)
+        }
         Task { @MainActor [model] in
             model.update(mutations, failure: failure, revision: number)
         }

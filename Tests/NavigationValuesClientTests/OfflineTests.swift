@@ -21,14 +21,37 @@ import Testing
         }
     }
 
-    @Test func mutationsMadeOfflineAreSentInOrderOnceEachWhenTheServerIsBack() async throws {
+    /// What a test works with: a session on the server, a relay in front of it, and a handle on the
+    /// session through the relay from a client with an offline queue.
+    struct Setup {
+        var proxy: DroppingProxy
+        var client: NavigationValuesClient
+        var queue: OfflineQueue
+        /// The session, through a client straight to the server.
+        var direct: RemoteSession
+        /// The session, through the relay and the offline client.
+        var session: RemoteSession
+    }
+
+    /// Runs `body` with a server, a relay, an offline client (with `limit`) and a session.
+    func withOfflineSession(
+        limit: Int = 100, _ body: (Setup) async throws -> Void
+    ) async throws {
         try await withServer { direct, server in
             let proxy = try DroppingProxy(upstreamPort: server.port)
             defer { proxy.close() }
-            let client = offlineClient(loopbackURL(port: proxy.port))
-            let queue = try #require(client.offlineQueue)
+            let client = offlineClient(loopbackURL(port: proxy.port), limit: limit)
             let setup = try await direct.createSession(root: ScreenSeed("Home"))
-            let session = client.session(id: setup.id, token: setup.token)
+            try await body(
+                Setup(
+                    proxy: proxy, client: client, queue: try #require(client.offlineQueue), direct: setup,
+                    session: client.session(id: setup.id, token: setup.token)))
+        }
+    }
+
+    @Test func mutationsMadeOfflineAreSentInOrderOnceEachWhenTheServerIsBack() async throws {
+        try await withOfflineSession { context in
+            let (proxy, queue, setup, session) = (context.proxy, context.queue, context.direct, context.session)
             let mirror = try await RemoteStack.connect(to: session)
             defer { mirror.stop() }
 
@@ -69,13 +92,8 @@ import Testing
     }
 
     @Test func aQueuedMutationWhoseAnswerIsLostIsAppliedOnce() async throws {
-        try await withServer { direct, server in
-            let proxy = try DroppingProxy(upstreamPort: server.port)
-            defer { proxy.close() }
-            let client = offlineClient(loopbackURL(port: proxy.port))
-            let queue = try #require(client.offlineQueue)
-            let setup = try await direct.createSession(root: ScreenSeed("Home"))
-            let session = client.session(id: setup.id, token: setup.token)
+        try await withOfflineSession { context in
+            let (proxy, queue, setup, session) = (context.proxy, context.queue, context.direct, context.session)
 
             proxy.setReachable(false)
             let pushed = Task { try await session.push("A") }
@@ -110,12 +128,12 @@ import Testing
                         calls.append(Task { try await session.push(name) })
                         try await waitFor("\(name) queued") { queue.count == index + 1 }
                     }
-                    let stored = try JSONValue(parsing: Array(Data(contentsOf: file)))
-                    guard case .array(let entries) = stored["entries"] ?? .null else {
-                        Issue.record("no entries in \(stored)")
-                        return
+                    var entries: [JSONValue] = []
+                    try await waitFor("the file to hold the three") {
+                        let stored = try JSONValue(parsing: Array(Data(contentsOf: file)))
+                        if case .array(let stored) = stored["entries"] ?? .null { entries = stored }
+                        return entries.count == 3
                     }
-                    #expect(entries.count == 3)
                     #expect(
                         entries.map { $0["mutation"]?["path"]?.stringValue?.hasSuffix("/push") } == [true, true, true])
                     let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions]
@@ -142,13 +160,8 @@ import Testing
     }
 
     @Test func theQueueIsBoundedAndWhatWaitsCanBeDiscarded() async throws {
-        try await withServer { direct, server in
-            let proxy = try DroppingProxy(upstreamPort: server.port)
-            defer { proxy.close() }
-            let client = offlineClient(loopbackURL(port: proxy.port), limit: 2)
-            let queue = try #require(client.offlineQueue)
-            let setup = try await direct.createSession(root: ScreenSeed("Home"))
-            let session = client.session(id: setup.id, token: setup.token)
+        try await withOfflineSession(limit: 2) { context in
+            let (proxy, queue, setup, session) = (context.proxy, context.queue, context.direct, context.session)
 
             proxy.setReachable(false)
             let first = Task { try await session.push("A") }
