@@ -18,7 +18,7 @@ import Testing
 /// operations each writer picks follow from the seed and what it read; in the rounds where the
 /// writers send at once, the order the server applies them in may differ from run to run.
 @MainActor
-@Suite struct RemoteTreePropertyTests {
+@Suite(.serialized) struct RemoteTreePropertyTests {
     nonisolated static let seeds: [UInt64] = {
         if let text = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_TEST_SEED"], let seed = UInt64(text) {
             return [seed]
