@@ -8,7 +8,7 @@
 # mirrors".
 #
 # The mirrors: $NAVIGATION_VALUES_MIRRORS (a folder with `swiftpm-mirrors` and `mirrors/`), else
-# `shared/` beside the main checkout (`../shared` from it; found from a worktree too). Its
+# `shared/` beside the main checkout (found from a worktree or a clone of it too). Its
 # `swiftpm-mirrors` sets them (in PACKAGE_DIR/.swiftpm, not committed). A mirror that git does not
 # take as a repository (a bare repository copied without its empty `refs/` folder) is copied once
 # to a cache, mended there, and used from there instead.
@@ -16,12 +16,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 package=$(cd "${1:-$root}" && pwd)
 
-shared=${NAVIGATION_VALUES_MIRRORS:-}
+# Where to look, first found wins: the variable; `shared/` beside the checkout this one belongs to
+# (a worktree's main checkout); beside the repository it was cloned from (a fresh clone of it
+# elsewhere, as CI's check makes); the workplace's own /work/shared.
+candidates=()
+[ -n "${NAVIGATION_VALUES_MIRRORS:-}" ] && candidates+=("$NAVIGATION_VALUES_MIRRORS")
+common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+[ -n "$common" ] && candidates+=("$(dirname "$(dirname "$common")")/shared")
+origin=$(git -C "$root" remote get-url origin 2>/dev/null || true)
+[ -d "$origin" ] && candidates+=("$(cd "$origin" && cd .. && pwd)/shared")
+candidates+=(/work/shared)
+shared=""
+for candidate in "${candidates[@]}"; do
+    if [ -x "$candidate/swiftpm-mirrors" ]; then shared=$candidate; break; fi
+done
 if [ -z "$shared" ]; then
-    common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
-    [ -n "$common" ] && shared="$(dirname "$(dirname "$common")")/shared"
-fi
-if [ -z "$shared" ] || [ ! -x "$shared/swiftpm-mirrors" ]; then
     echo "swiftpm-mirrors.sh: no mirrors here; SwiftPM resolves from the packages' own URLs"
     exit 0
 fi
