@@ -99,7 +99,9 @@
                 let started = ContinuousClock.now
                 poll.cancel()
                 let outcome = await poll.result
-                #expect(ContinuousClock.now - started < .seconds(2))
+                // Well before the poll's 30 s (immediate on an idle machine; the bound leaves room
+                // for a loaded one).
+                #expect(ContinuousClock.now - started < .seconds(10))
                 #expect(throws: CancellationError.self) { try outcome.get() }
                 // The client still works (the cancelled connection was not handed back).
                 #expect(try await session.push("A").version == 2)
