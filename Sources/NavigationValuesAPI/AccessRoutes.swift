@@ -1,5 +1,6 @@
 import HTTPServer
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

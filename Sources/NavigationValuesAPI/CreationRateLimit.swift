@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import NavigationValuesCrypto
 import NavigationValuesSessions
 import Synchronization
 

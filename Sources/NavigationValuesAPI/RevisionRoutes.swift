@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
