@@ -42,7 +42,8 @@
             let result = key.withNonNullBase { key, keyCount in
                 message.withNonNullBase { message, messageCount in
                     code.withUnsafeMutableBufferPointer { output in
-                        CLibCrypto.HMAC(sha256, key, Int32(keyCount), message, messageCount, output.baseAddress, &length)
+                        CLibCrypto.HMAC(
+                            sha256, key, Int32(keyCount), message, messageCount, output.baseAddress, &length)
                     }
                 }
             }

@@ -77,7 +77,8 @@ enum LegacySeal {
         let authentication = HMAC.sha256(key: master, message: Array("authenticate".utf8))
         let nonce = Array(sealed[magic.count..<(magic.count + nonceLength)])
         let ciphertext = Array(sealed[(magic.count + nonceLength)..<(sealed.count - tagLength)])
-        guard constantTimeEquals(sealed.suffix(tagLength), HMAC.sha256(key: authentication, message: nonce + ciphertext))
+        guard
+            constantTimeEquals(sealed.suffix(tagLength), HMAC.sha256(key: authentication, message: nonce + ciphertext))
         else { return nil }
         var plaintext = ciphertext
         var counter: UInt64 = 0

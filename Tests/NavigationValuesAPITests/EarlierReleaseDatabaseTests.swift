@@ -25,13 +25,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("copy.sqlite").path
         try FileManager.default.copyItem(atPath: Self.fixture.path, toPath: path)
-        try await withRunningServer(
-            databasePath: path,
-            configure: { configuration in
-                configuration.now = { Self.now }
-                configuration.retentionInterval = nil
-            }
-        ) { client, _ in
+        let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
+            configuration.now = { Self.now }
+            configuration.retentionInterval = nil
+        }
+        try await withRunningServer(databasePath: path, configure: configure) { client, _ in
             let create = try await client.send(
                 "POST", "/v1/sessions", raw: Data("{}".utf8), headers: ["Idempotency-Key": "fixture-create-1"])
             #expect(create.status == 201)

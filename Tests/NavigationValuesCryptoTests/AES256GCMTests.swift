@@ -89,10 +89,12 @@ import Testing
 
     @Test func aKeyOrNonceOfTheWrongLengthIsRefused() {
         #expect(throws: CryptoError.self) {
-            try AES256GCM.seal([1, 2, 3], key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12))
+            try AES256GCM.seal(
+                [1, 2, 3], key: [UInt8](repeating: 0, count: 16), nonce: [UInt8](repeating: 0, count: 12))
         }
         #expect(throws: CryptoError.self) {
-            try AES256GCM.seal([1, 2, 3], key: [UInt8](repeating: 0, count: 32), nonce: [UInt8](repeating: 0, count: 16))
+            try AES256GCM.seal(
+                [1, 2, 3], key: [UInt8](repeating: 0, count: 32), nonce: [UInt8](repeating: 0, count: 16))
         }
         #expect(
             AES256GCM.open(
