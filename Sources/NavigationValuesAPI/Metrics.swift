@@ -7,7 +7,8 @@ import Synchronization
 /// The server's figures for `GET /metrics`, in the Prometheus text format (version 0.0.4).
 ///
 /// Requests are counted here, by method, route pattern (never the raw path, so labels stay few)
-/// and status; the other figures are read from their owners when the exposition is rendered:
+/// and status; the other figures are read from their owners when the exposition is rendered, the
+/// process's own (`process_…`) from `/proc`:
 ///
 /// ```swift
 /// metrics.recordRequest(method: "GET", route: "/v1/sessions/{id}", status: 200, duration: 0.000_4)
@@ -87,9 +88,13 @@ public final class Metrics: Sendable {
     /// Whose dropped lines are reported (`navigation_values_log_lines_dropped_total`).
     private let logger: Logger?
 
+    /// The version `navigation_values_build_info` reports.
+    private let buildVersion: String
+
     /// Creates empty figures; `logger`'s dropped lines are reported with them.
     public init(logger: Logger? = nil) {
         self.logger = logger
+        buildVersion = "0.1.0"
     }
 
     /// The methods that get a label of their own; any other is counted as `OTHER`, so that a
@@ -163,7 +168,30 @@ public final class Metrics: Sendable {
             "Log lines dropped because the log writer fell behind (--log-buffer-bytes).")
         out += "navigation_values_log_lines_dropped_total \(logger?.droppedLines ?? 0)\n"
         storeExposition(&out, store)
+        header(&out, "navigation_values_build_info", "gauge", "The running build: its version, in the label; always 1.")
+        out += "navigation_values_build_info{version=\(quoted(buildVersion))} 1\n"
+        if let process = ProcessMetrics.read() { processExposition(&out, process) }
         return out
+    }
+
+    /// The process's figures under the names Prometheus's client libraries give them, so that
+    /// dashboards made for any exporter read them.
+    private func processExposition(_ out: inout String, _ process: ProcessMetrics) {
+        header(&out, "process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.")
+        out += "process_cpu_seconds_total \(number(process.cpuSeconds))\n"
+        header(&out, "process_open_fds", "gauge", "Open file descriptors.")
+        out += "process_open_fds \(process.openFileDescriptors)\n"
+        if let limit = process.maxFileDescriptors {
+            header(&out, "process_max_fds", "gauge", "The most file descriptors the process may open.")
+            out += "process_max_fds \(limit)\n"
+        }
+        header(&out, "process_resident_memory_bytes", "gauge", "Resident memory size, in bytes.")
+        out += "process_resident_memory_bytes \(process.residentMemoryBytes)\n"
+        header(&out, "process_virtual_memory_bytes", "gauge", "Virtual memory size, in bytes.")
+        out += "process_virtual_memory_bytes \(process.virtualMemoryBytes)\n"
+        header(
+            &out, "process_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.")
+        out += "process_start_time_seconds \(number(process.startTimeSeconds))\n"
     }
 
     private func storeExposition(_ out: inout String, _ store: StoreMetrics) {

@@ -22,6 +22,11 @@ public final class NavigationValuesServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
+        /// When set, `/metrics` is served on a listener of its own on this port (0 picks a free
+        /// one), and no longer on `port`: so that it can be kept off the public network.
+        public var metricsPort: Int?
+        /// The address of that listener; nil for `host`.
+        public var metricsHost: String?
         /// The SQLite file, `:memory:` to keep nothing, or a PostgreSQL URL (`postgres://…` or
         /// `postgresql://…`, as libpq takes it) that several instances may share.
         public var databasePath = "./navigation-values.sqlite"
@@ -98,6 +103,8 @@ public final class NavigationValuesServer: Sendable {
     /// The request figures behind `/metrics`.
     public let metrics: Metrics
     let http: HTTPServer
+    /// The listener of `/metrics`, when it has one of its own.
+    let metricsHTTP: HTTPServer?
     private let ticker: Task<Void, Never>
     private let retention: Task<Void, Never>?
     /// Other instances' commits, followed on a shared store.
@@ -105,7 +112,8 @@ public final class NavigationValuesServer: Sendable {
 
     private init(
         adminToken: String, generated: Bool, store: any SessionStore, service: SessionService, hub: EventHub,
-        metrics: Metrics, http: HTTPServer, configuration: Configuration, follower: CommitFollower
+        metrics: Metrics, http: HTTPServer, metricsHTTP: HTTPServer?, configuration: Configuration,
+        follower: CommitFollower
     ) {
         self.follower = follower
         let keepAliveInterval = configuration.keepAliveInterval
@@ -116,6 +124,7 @@ public final class NavigationValuesServer: Sendable {
         self.hub = hub
         self.metrics = metrics
         self.http = http
+        self.metricsHTTP = metricsHTTP
         self.ticker = Task { [hub] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: keepAliveInterval)
@@ -182,7 +191,9 @@ public final class NavigationValuesServer: Sendable {
             service: service, adminToken: adminToken, hub: hub, createToken: configuration.createToken,
             maxPageBytes: configuration.maxPageBytes
         ).register(on: router)
-        OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
+        let operational = OperationalRoutes(
+            metrics: metrics, service: service, store: store, hub: hub, servesMetrics: configuration.metricsPort == nil)
+        operational.register(on: router)
         InspectorRoutes().register(on: router)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
@@ -198,17 +209,42 @@ public final class NavigationValuesServer: Sendable {
             configuration: httpConfiguration,
             responder: router.buildResponder(),
             errorResponder: ProblemMapping.response)
+        let metricsHTTP = configuration.metricsPort.map { port in
+            metricsServer(port: port, operational: operational, configuration: configuration)
+        }
         let follower = CommitFollower(store: store, service: service, hub: hub)
         do {
+            try await metricsHTTP?.start()
             try await http.start()
         } catch {
+            await metricsHTTP?.shutdown()
             follower.stop()
             await store.close()
             throw error
         }
         return NavigationValuesServer(
             adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
-            http: http, configuration: configuration, follower: follower)
+            http: http, metricsHTTP: metricsHTTP, configuration: configuration, follower: follower)
+    }
+
+    /// The listener of `/metrics` alone on `port`: one event loop and one worker, its requests
+    /// logged and counted as the API's are, anything else 404.
+    private static func metricsServer(
+        port: Int, operational: OperationalRoutes, configuration: Configuration
+    ) -> HTTPServer {
+        let router = Router()
+        router.add(middleware: RequestLogging(logger: configuration.logger, metrics: operational.metrics))
+        operational.registerMetrics(on: router)
+        var httpConfiguration = HTTPServer.Configuration(
+            host: configuration.metricsHost ?? configuration.host, port: port)
+        httpConfiguration.eventLoopCount = 1
+        httpConfiguration.workerCount = 1
+        httpConfiguration.headerTimeout = configuration.headerTimeout
+        httpConfiguration.idleTimeout = configuration.idleTimeout
+        httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
+        return HTTPServer(
+            configuration: httpConfiguration, responder: router.buildResponder(),
+            errorResponder: ProblemMapping.response)
     }
 
     /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
@@ -229,6 +265,9 @@ public final class NavigationValuesServer: Sendable {
     /// The bound port (useful with port 0).
     public var port: Int { http.port }
 
+    /// The bound port of the `/metrics` listener, when it has one of its own.
+    public var metricsPort: Int? { metricsHTTP?.port }
+
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
         ticker.cancel()
@@ -237,6 +276,7 @@ public final class NavigationValuesServer: Sendable {
         follower.stop()
         hub.finishAll()
         await http.shutdown()
+        await metricsHTTP?.shutdown()
         await store.close()
     }
 
