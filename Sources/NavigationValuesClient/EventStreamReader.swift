@@ -25,7 +25,7 @@ final class EventStreamReader {
     private var startsLive: Bool
     private var isFinished = false
 
-    private var connection: StreamConnection?
+    private var connection: TransportStream?
     private var parser = ServerSentEventParser()
     private var pending: [ServerSentEvent] = []
     private var pendingIndex = 0
@@ -215,8 +215,7 @@ final class EventStreamReader {
             }
         }
         let request = makeRequest()
-        let opened = transport.streams.open(
-            try transport.makeURLRequest(request), maxBufferedBytes: options.maxBufferedBytes)
+        let opened = try transport.openStream(request, maxBufferedBytes: options.maxBufferedBytes)
         switch await opened.next() {
         case .head(200, _):
             connection = opened

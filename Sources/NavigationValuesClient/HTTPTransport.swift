@@ -13,6 +13,8 @@ struct APIRequest: Sendable {
     var path: String
     var query: [(name: String, value: String)] = []
     var body: JSONValue?
+    /// A body that is not JSON (an export's lines), with its `Content-Type`; `body` wins over it.
+    var rawBody: (data: Data, contentType: String)?
     var token: String?
     var ifMatch: Int64?
     /// Sent on every attempt: a retry is recognised by the server and applied once.
@@ -26,6 +28,8 @@ struct APIRequest: Sendable {
 
     /// `POST /v1/sessions/s_1/push`, for errors and retry notices.
     var label: String { "\(method) \(path)" }
+
+    var transportQuery: [TransportRequest.QueryItem] { query.map { .init(name: $0.name, value: $0.value) } }
 }
 
 /// An answer: its status, its headers (names lowercased) and its body.
@@ -51,15 +55,16 @@ struct APIAnswer: Sendable {
     }
 }
 
-/// Sends requests with `URLSession`, retrying what the policy allows; turns error answers into
-/// `RemoteError`s. Shared by every handle a client gives out.
+/// The client's side of the transport seam: builds each request's headers and body, sends it
+/// through the configuration's `ClientTransport`, retries what the policy allows and turns error
+/// answers into `RemoteError`s, whatever the transport. Shared by every handle a client gives out.
 final class HTTPTransport: Sendable {
     let baseURL: URL
     /// The base URL's text without its query, fragment or trailing slash: paths are appended to it.
     let base: String
     let configuration: NavigationValuesClient.Configuration
-    let session: URLSession
-    let streams: StreamSessions
+    /// What carries requests and streams: the configuration's transport, or `URLSession`.
+    let carrier: any ClientTransport
 
     init(baseURL: URL, configuration: NavigationValuesClient.Configuration) {
         self.baseURL = baseURL
@@ -70,17 +75,11 @@ final class HTTPTransport: Sendable {
         while text.hasSuffix("/") { text.removeLast() }
         base = text
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
-        sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        session = URLSession(configuration: sessionConfiguration)
-        streams = StreamSessions(configuration: configuration)
-    }
-
-    deinit {
-        session.finishTasksAndInvalidate()
+        carrier =
+            configuration.transport
+            ?? URLSessionTransport(
+                maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+                requestTimeout: configuration.requestTimeout, streamIdleTimeout: configuration.streams.idleTimeout)
     }
 
     // MARK: - Requests
@@ -98,7 +97,7 @@ final class HTTPTransport: Sendable {
     /// Sends `request` until it gets an answer the policy (the configuration's, or `retry`) does not
     /// retry, and returns it, whatever its status.
     func send(_ request: APIRequest, retry: RetryPolicy? = nil) async throws -> APIAnswer {
-        let urlRequest = try makeURLRequest(request)
+        let transportRequest = try makeTransportRequest(request)
         let policy = retry ?? configuration.retry
         var random = SystemRandomNumberGenerator()
         var attempt = 0
@@ -109,12 +108,9 @@ final class HTTPTransport: Sendable {
             let reason: RetryNotice.Reason
             var delay: Duration
             do {
-                let (data, response) = try await session.data(for: urlRequest)
-                guard let http = response as? HTTPURLResponse else {
-                    throw RemoteError(.invalidResponse, request: request.label, detail: "not an HTTP answer")
-                }
+                let response = try await carrier.send(transportRequest)
                 let answer = APIAnswer(
-                    status: http.statusCode, headers: Self.headers(of: http), body: data, attempts: attempt,
+                    status: response.status, headers: response.headers, body: response.body, attempts: attempt,
                     earlierAttemptWasUnanswered: unanswered)
                 guard policy.retriedStatuses.contains(answer.status), attempt < policy.maxAttempts,
                     let wait = policy.delay(after: attempt, retryAfter: answer.header("retry-after"), using: &random)
@@ -144,6 +140,14 @@ final class HTTPTransport: Sendable {
         }
     }
 
+    /// Opens `request` as a streaming answer through the transport, holding at most
+    /// `maxBufferedBytes` unread.
+    func openStream(_ request: APIRequest, maxBufferedBytes: Int) throws -> TransportStream {
+        let stream = TransportStream(maxBufferedBytes: maxBufferedBytes)
+        carrier.openStream(try makeTransportRequest(request), into: stream)
+        return stream
+    }
+
     /// Whether a transport failure may be gone on the next attempt: anything but a request that
     /// can never work (a bad URL, a refused certificate, a cancelled task). A server that dies
     /// mid-answer surfaces in FoundationNetworking (libcurl) as `.unknown` ("transfer closed with
@@ -165,43 +169,35 @@ final class HTTPTransport: Sendable {
         return "no answer (URLError \(error.code.rawValue)\(text.isEmpty ? "" : ": \(text)"))"
     }
 
-    static func headers(of response: HTTPURLResponse) -> [String: String] {
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-        }
-        return headers
-    }
-
     // MARK: - Building requests
 
     func url(for request: APIRequest) throws -> URL {
         var text = base + request.path
-        if !request.query.isEmpty {
-            text +=
-                "?" + request.query.map { "\(Self.encoded($0.name))=\(Self.encoded($0.value))" }.joined(separator: "&")
-        }
+        if !request.query.isEmpty { text += "?" + TransportRequest.encodedQuery(request.transportQuery) }
         guard let url = URL(string: text) else {
             throw RemoteError(.badRequest, request: request.label, detail: "no URL for \(text)")
         }
         return url
     }
 
-    func makeURLRequest(_ request: APIRequest) throws -> URLRequest {
-        var urlRequest = URLRequest(url: try url(for: request))
-        urlRequest.httpMethod = request.method
-        urlRequest.setValue(request.accept, forHTTPHeaderField: "Accept")
-        urlRequest.setValue(configuration.userAgent, forHTTPHeaderField: "User-Agent")
-        if let token = request.token { urlRequest.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let version = request.ifMatch { urlRequest.setValue("\"\(version)\"", forHTTPHeaderField: "If-Match") }
-        if let key = request.idempotencyKey { urlRequest.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
-        if let body = request.body {
-            urlRequest.httpBody = Data(body.serialized().utf8)
-            urlRequest.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
+    /// `request` as the transport sends it: its URL, every header, its body as JSON, its timeout.
+    func makeTransportRequest(_ request: APIRequest) throws -> TransportRequest {
+        var headers = ["Accept": request.accept, "User-Agent": configuration.userAgent]
+        if let token = request.token { headers["Authorization"] = "Bearer \(token)" }
+        if let version = request.ifMatch { headers["If-Match"] = "\"\(version)\"" }
+        if let key = request.idempotencyKey { headers["Idempotency-Key"] = key }
+        var body: Data?
+        if let json = request.body {
+            body = Data(json.serialized().utf8)
+            headers["Content-Type"] = "application/json; charset=utf-8"
+        } else if let raw = request.rawBody {
+            body = raw.data
+            headers["Content-Type"] = raw.contentType
         }
-        if let seq = request.lastEventID { urlRequest.setValue(String(seq), forHTTPHeaderField: "Last-Event-ID") }
-        urlRequest.timeoutInterval = (request.timeout ?? configuration.requestTimeout).seconds
-        return urlRequest
+        if let seq = request.lastEventID { headers["Last-Event-ID"] = String(seq) }
+        return TransportRequest(
+            method: request.method, path: request.path, query: request.transportQuery, headers: headers, body: body,
+            timeout: request.timeout ?? configuration.requestTimeout, url: try url(for: request))
     }
 
     /// A path segment (a session or screen id, a key name), percent-encoded: ids are URL-safe

@@ -217,16 +217,26 @@ public struct RemoteSession: Sendable {
         _ method: String, _ path: String, _ body: JSONValue?, _ kind: MutationResult.Kind, _ ifMatch: Int64?,
         _ idempotencyKey: String?, _ typed: (MutationResult) -> Result?
     ) async throws -> Result {
+        try await mutate(method, path, body, AnswerShape.fixed(kind), ifMatch, idempotencyKey, typed)
+    }
+
+    /// Sends a mutation with its `Idempotency-Key` and decodes its answer as `shape` tells.
+    func mutate<Result>(
+        _ method: String, _ path: String, _ body: JSONValue?, _ shape: AnswerShape, _ ifMatch: Int64?,
+        _ idempotencyKey: String?, _ typed: (MutationResult) -> Result?
+    ) async throws -> Result {
         let request = APIRequest(
             method: method, path: path, body: body, token: token, ifMatch: ifMatch,
             idempotencyKey: idempotencyKey ?? transport.configuration.idempotencyKeys.next())
         let answer = try await transport.perform(request)
         let result = try transport.decode(answer, for: request) { json throws(WireDecodingError) in
-            try MutationResult(json: json, kind: kind, version: answer.etagVersion)
+            let (kind, operations) = shape.kinds(of: json)
+            return try MutationResult(json: json, kind: kind, version: answer.etagVersion, operations: operations)
         }
         guard let value = typed(result) else {
-            // `MutationResult(json:kind:)` returns the case of `kind`, which `typed` unpacks.
-            preconditionFailure("a \(kind) answer decoded as \(result.kind)")
+            throw RemoteError(
+                .invalidResponse, request: request.label, detail: "unexpected answer: a \(result.kind) result",
+                status: answer.status, attempts: answer.attempts)
         }
         return value
     }
