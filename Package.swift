@@ -70,6 +70,7 @@ let package = Package(
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesWire", targets: ["NavigationValuesWire"]),
         .library(name: "NavigationValuesClient", targets: ["NavigationValuesClient"]),
+        .library(name: "NavigationValuesTesting", targets: ["NavigationValuesTesting"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "NavigationValuesSQLite", targets: ["NavigationValuesSQLite"]),
         .library(name: "NavigationValuesPostgres", targets: ["NavigationValuesPostgres"]),
@@ -125,8 +126,17 @@ let package = Package(
             name: "NavigationValuesClientTests",
             dependencies: [
                 "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
-                "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server", "navigation-values-demo",
-                "TestSupport",
+                "NavigationValuesTesting", "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server",
+                "navigation-values-demo", "TestSupport",
+            ]),
+        // MARK: - The server in memory, for an app's tests and previews: the API's own routes on an
+        // in-memory store, through the client's transport seam (no socket, no database library, any
+        // platform; PlatformNeutralTests checks what it imports).
+        .target(
+            name: "NavigationValuesTesting",
+            dependencies: [
+                "NavigationValuesClient", "NavigationValuesRoutes", "NavigationValuesSessions", "NavigationValuesStore",
+                "NavigationValuesWire", "NavigationValues", "HTTPCore",
             ]),
         // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).

@@ -172,6 +172,14 @@ public final class SessionAPI: Sendable {
         ticker.cancel()
         retention?.cancel()
         await retention?.value  // a pass under way finishes before the store closes
+        stop()
+    }
+
+    /// What `shutdown()` does, without waiting for a retention pass under way: for an owner that
+    /// cannot wait (one going away).
+    public func stop() {
+        ticker.cancel()
+        retention?.cancel()
         follower.stop()
         hub.finishAll()
     }

@@ -2,6 +2,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesClient
+import NavigationValuesTesting
 import NavigationValuesWire
 import TestSupport
 import Testing
@@ -15,11 +16,89 @@ let quickRetries = RetryPolicy(maxAttempts: 6, initialDelay: .milliseconds(20), 
 func makeClient(
     _ url: URL, configure: (inout NavigationValuesClient.Configuration) -> Void = { _ in }
 ) -> NavigationValuesClient {
+    NavigationValuesClient(baseURL: url, configuration: clientConfiguration(configure))
+}
+
+/// Another client of the server `client` talks to, through the same transport (an in-memory
+/// server has no URL of its own), with the tests' configuration and what `configure` changes.
+func makeClient(
+    sameServerAs client: NavigationValuesClient,
+    configure: (inout NavigationValuesClient.Configuration) -> Void = { _ in }
+) -> NavigationValuesClient {
+    makeClient(client.baseURL) { configuration in
+        configuration.transport = client.configuration.transport
+        configure(&configuration)
+    }
+}
+
+/// The tests' client configuration: the admin token, quick retries and quick reconnections, then
+/// what `configure` changes.
+func clientConfiguration(
+    _ configure: (inout NavigationValuesClient.Configuration) -> Void = { _ in }
+) -> NavigationValuesClient.Configuration {
     var configuration = NavigationValuesClient.Configuration(retry: quickRetries, adminToken: adminToken)
     configuration.streams.initialReconnectDelay = .milliseconds(20)
     configuration.streams.maxReconnectDelay = .milliseconds(500)
     configure(&configuration)
-    return NavigationValuesClient(baseURL: url, configuration: configuration)
+    return configuration
+}
+
+/// The servers the client's suite runs against: this package's server on 127.0.0.1 and a SQLite
+/// file (`real`), and the same API in process through the in-memory transport (`inMemory`, what an
+/// app's tests and previews use). A test that needs no real network runs on both
+/// (`@Test(arguments: ServerKind.allCases)`); one that drops connections or kills the server
+/// (relays, crashes, a child process) runs on the real one only.
+enum ServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case real
+    case inMemory
+
+    var testDescription: String { rawValue }
+}
+
+/// The server a test runs against.
+enum TestServer: Sendable {
+    case real(NavigationValuesServer)
+    case inMemory(InMemoryServer)
+
+    /// The API it answers with.
+    var api: SessionAPI {
+        switch self {
+        case .real(let server): server.api
+        case .inMemory(let server): server.api
+        }
+    }
+}
+
+/// Runs `body` with a client of a fresh server of `kind` (with the tests' admin token), and shuts
+/// the server down on success and on failure. `configureClient` sees the configuration with the
+/// transport set (nil: URLSession's), so that a transport of the test's own can wrap it.
+func withServer<T>(
+    _ kind: ServerKind,
+    isolation: isolated (any Actor)? = #isolation,
+    client configureClient: (inout NavigationValuesClient.Configuration) -> Void = { _ in },
+    _ body: (NavigationValuesClient, TestServer) async throws -> T
+) async throws -> T {
+    switch kind {
+    case .real:
+        return try await withServer(client: configureClient) { client, server in try await body(client, .real(server)) }
+    case .inMemory:
+        var configuration = InMemoryServer.Configuration()
+        configuration.adminToken = adminToken
+        let server = try await InMemoryServer(configuration: configuration)
+        let client = server.client(
+            configuration: clientConfiguration { configuration in
+                configuration.transport = server.transport
+                configureClient(&configuration)
+            })
+        do {
+            let result = try await body(client, .inMemory(server))
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
 }
 
 /// `http://127.0.0.1:PORT`.
