@@ -138,6 +138,12 @@ let package = Package(
                 "NavigationValuesClient", "NavigationValuesRoutes", "NavigationValuesSessions", "NavigationValuesStore",
                 "NavigationValuesWire", "NavigationValues", "HTTPCore",
             ]),
+        .testTarget(
+            name: "NavigationValuesTestingTests",
+            dependencies: [
+                "NavigationValuesTesting", "NavigationValuesClient", "NavigationValuesAPI", "NavigationValuesRoutes",
+                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValues", "TestSupport",
+            ]),
         // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).
         .executableTarget(

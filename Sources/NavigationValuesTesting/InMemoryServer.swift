@@ -28,8 +28,10 @@ import NavigationValuesWire
 public final class InMemoryServer: Sendable {
     /// What the server holds at start, and the API's settings.
     ///
-    /// The API's settings (`SessionAPI.Configuration`: limits, tokens, retention, the clock, the
-    /// id generator) read and write as properties of this configuration too:
+    /// The clock, the ids and the admin token are set here; the API's other settings
+    /// (`SessionAPI.Configuration`: limits, retention, …) read and write as properties of this
+    /// configuration too (import `NavigationValuesRoutes` to name them where member imports are
+    /// checked):
     ///
     /// ```swift
     /// var configuration = InMemoryServer.Configuration()
@@ -40,22 +42,41 @@ public final class InMemoryServer: Sendable {
     public struct Configuration: Sendable {
         /// Sessions created at start, in this order (``InMemoryServer/sessions``).
         public var sessions: [SessionSeed]
-        /// The API's settings, as `serve` takes them; here with the admin token ``adminToken``
-        /// and ids drawn from `IdentifierGenerator.seeded(0)`, the same each run.
+        /// The API's settings, as `serve` takes them; here with the admin token
+        /// ``defaultAdminToken`` and ids drawn from `IdentifierGenerator.seeded(0)`, the same each run.
         public var api: SessionAPI.Configuration
 
         /// The admin token of an in-memory server unless the configuration names another.
-        public static let adminToken = "in-memory-admin-token"
+        public static let defaultAdminToken = "in-memory-admin-token"
 
         /// A server holding `sessions` at start.
         public init(sessions: [SessionSeed] = []) {
             self.sessions = sessions
             api = SessionAPI.Configuration()
-            api.adminToken = Self.adminToken
+            api.adminToken = Self.defaultAdminToken
             api.identifiers = .seeded(0)
         }
 
-        /// A setting of `api`, by its name (`configuration.now`).
+        /// The clock: event times, expiry of idempotency keys, tokens and tickets, retention.
+        public var now: @Sendable () -> Date {
+            get { api.now }
+            set { api.now = newValue }
+        }
+
+        /// Where ids and tokens come from: `.seeded(0)` unless set (`.seeded(n)` for another
+        /// reproducible sequence, `.live` for the system's random source).
+        public var identifiers: IdentifierGenerator {
+            get { api.identifiers }
+            set { api.identifiers = newValue }
+        }
+
+        /// The admin token (``defaultAdminToken`` unless set).
+        public var adminToken: String? {
+            get { api.adminToken }
+            set { api.adminToken = newValue }
+        }
+
+        /// A setting of `api`, by its name (`configuration.createRate`).
         public subscript<Value>(dynamicMember keyPath: WritableKeyPath<SessionAPI.Configuration, Value>) -> Value {
             get { api[keyPath: keyPath] }
             set { api[keyPath: keyPath] = newValue }
