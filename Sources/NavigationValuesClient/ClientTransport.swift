@@ -47,7 +47,7 @@ public protocol ClientTransport: Sendable {
 /// middleware added), so a transport sends them as they are.
 public struct TransportRequest: Sendable {
     /// One query parameter, not encoded.
-    public struct QueryItem: Sendable, Hashable {
+    public struct QueryItem: Sendable, Hashable, Codable {
         /// The parameter's name.
         public var name: String
         /// The parameter's value.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NavigationValues
 import NavigationValuesWire
 
@@ -42,6 +43,21 @@ public final class NavigationValuesClient: Sendable {
         /// ``URLSessionTransport`` made from this configuration (`maxConnectionsPerHost`,
         /// `requestTimeout`, `streams.idleTimeout`).
         public var transport: (any ClientTransport)?
+        /// Supplies each request's bearer token, and another after a 401 (see `TokenProvider`);
+        /// nil: the session's token or the admin token as given.
+        public var tokenProvider: TokenProvider?
+        /// Sees every attempt of every request and its answer, the first outermost (see
+        /// `ClientMiddleware`).
+        public var middleware: [any ClientMiddleware] = []
+        /// Where the client logs (swift-log): each answer at `debug` (request, status, attempt,
+        /// duration), each retry and stream reconnection at `notice`, a request left without an
+        /// answer at `warning`, offline mutations queued and sent at `info`. Never a token or a
+        /// body. Nil: no logging.
+        public var logger: Logger?
+        /// Keeps mutations made while the server cannot be reached and sends them, in order, when
+        /// it can be reached again (see `OfflineQueue`); nil: such a mutation fails with
+        /// `RemoteError.connectionFailed` after the retry policy's attempts.
+        public var offline: OfflineOptions?
 
         /// The defaults, with a retry policy and an admin token.
         public init(retry: RetryPolicy = RetryPolicy(), adminToken: String? = nil) {
@@ -56,6 +72,10 @@ public final class NavigationValuesClient: Sendable {
     /// How this client talks to the server.
     public var configuration: Configuration { transport.configuration }
     let transport: HTTPTransport
+
+    /// The mutations kept while the server could not be reached (`Configuration.offline`); nil
+    /// when the configuration keeps none.
+    public var offlineQueue: OfflineQueue? { transport.offlineQueue }
 
     /// A client of the server at `baseURL`.
     public init(baseURL: URL, configuration: Configuration = Configuration()) {
@@ -115,7 +135,7 @@ public final class NavigationValuesClient: Sendable {
         var query: [(name: String, value: String)] = [("limit", String(limit))]
         if let cursor { query.append(("cursor", cursor.rawValue)) }
         let request = APIRequest(
-            method: "GET", path: "/v1/sessions", query: query, token: configuration.adminToken)
+            method: "GET", path: "/v1/sessions", query: query, credential: transport.admin)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try SessionList(json: json)
@@ -127,7 +147,7 @@ public final class NavigationValuesClient: Sendable {
     /// the stream reconnects are not delivered here (follow one session with `events(after:)` to
     /// miss none).
     public func allEvents() -> AllSessionsEventStream {
-        AllSessionsEventStream(transport: transport, token: configuration.adminToken ?? "")
+        AllSessionsEventStream(transport: transport)
     }
 
     // MARK: - Copies and read-only access
@@ -140,7 +160,8 @@ public final class NavigationValuesClient: Sendable {
     {
         try await transport.createdSession(
             APIRequest(
-                method: "POST", path: "/v1/sessions/import", rawBody: (export, "application/x-ndjson"), token: token,
+                method: "POST", path: "/v1/sessions/import", rawBody: (export, "application/x-ndjson"),
+                credential: token.map { Credential(session: nil, token: $0) },
                 idempotencyKey: idempotencyKey ?? configuration.idempotencyKeys.next())
         ).session
     }
@@ -156,7 +177,7 @@ public final class NavigationValuesClient: Sendable {
     /// A stream ticket for the stream of every session (`POST /v1/tickets {"all": true}`, admin
     /// token); `RemoteSession.streamTicket()` gets one for a session.
     public func allEventsTicket() async throws -> StreamTicket {
-        try await transport.streamTicket(["all": true], token: configuration.adminToken)
+        try await transport.streamTicket(["all": true], credential: transport.admin)
     }
 
     /// A read-only token (`POST /v1/observers`, admin token) for `session`, or for every session
@@ -166,7 +187,7 @@ public final class NavigationValuesClient: Sendable {
         for session: SessionID?, label: String = "", expiresIn: Duration? = nil, idempotencyKey: String? = nil
     ) async throws -> CreatedObserver {
         try await transport.createObserver(
-            for: session, label: label, expiresIn: expiresIn, token: configuration.adminToken,
+            for: session, label: label, expiresIn: expiresIn, credential: transport.admin,
             idempotencyKey: idempotencyKey)
     }
 
@@ -174,13 +195,13 @@ public final class NavigationValuesClient: Sendable {
     public func observers(of session: SessionID? = nil, limit: Int = 100, cursor: ObserverID? = nil) async throws
         -> ObserverList
     {
-        try await transport.observers(of: session, limit: limit, cursor: cursor, token: configuration.adminToken)
+        try await transport.observers(of: session, limit: limit, cursor: cursor, credential: transport.admin)
     }
 
     /// One observer token (`GET /v1/observers/{observer}`, admin token), never its token.
     public func observer(_ id: ObserverID) async throws -> ObserverResource {
         let request = APIRequest(
-            method: "GET", path: HTTPTransport.path(["v1", "observers", id.rawValue]), token: configuration.adminToken)
+            method: "GET", path: HTTPTransport.path(["v1", "observers", id.rawValue]), credential: transport.admin)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try ObserverResource(json: json)
@@ -192,7 +213,7 @@ public final class NavigationValuesClient: Sendable {
     public func revokeObserver(_ id: ObserverID) async throws {
         let request = APIRequest(
             method: "DELETE", path: HTTPTransport.path(["v1", "observers", id.rawValue]),
-            token: configuration.adminToken)
+            credential: transport.admin)
         do {
             _ = try await transport.perform(request)
         } catch let error as RemoteError where error.earlierAttemptWasUnanswered && error.code == .notFound {

@@ -22,7 +22,7 @@ public struct RemoteScreen: Sendable {
 
     /// The screen as it is now (`GET …/screens/{screen}`).
     public func get() async throws -> ScreenResource {
-        let request = APIRequest(method: "GET", path: path(), token: session.token)
+        let request = APIRequest(method: "GET", path: path(), credential: session.credential)
         let answer = try await session.transport.perform(request)
         return try session.transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try ScreenResource(json: json)

@@ -59,7 +59,7 @@ extension RemoteSession {
     /// The session's history as a file (`GET …/export`).
     public func export() async throws -> SessionExport {
         let request = APIRequest(
-            method: "GET", path: path("export"), token: token, accept: "application/x-ndjson")
+            method: "GET", path: path("export"), credential: credential, accept: "application/x-ndjson")
         let answer = try await transport.perform(request)
         do {
             return SessionExport(
@@ -77,7 +77,7 @@ extension RemoteSession {
         try await transport.createdSession(
             APIRequest(
                 method: "POST", path: "/v1/sessions/fork",
-                body: ["session": .string(id.rawValue), "at": at.map { .integer($0) } ?? .null], token: token,
+                body: ["session": .string(id.rawValue), "at": at.map { .integer($0) } ?? .null], credential: credential,
                 idempotencyKey: idempotencyKey ?? transport.configuration.idempotencyKeys.next())
         ).session
     }
@@ -85,7 +85,7 @@ extension RemoteSession {
     /// A stream ticket for this session's event streams (`POST /v1/tickets {"session"}`): for an
     /// `EventSource` URL (`…/events?ticket=`), where no `Authorization` header can be sent.
     public func streamTicket() async throws -> StreamTicket {
-        try await transport.streamTicket(["session": .string(id.rawValue)], token: token)
+        try await transport.streamTicket(["session": .string(id.rawValue)], credential: credential)
     }
 
     /// A read-only token for this session (`POST /v1/observers {"session"}`, with this session's
@@ -94,12 +94,12 @@ extension RemoteSession {
         async throws -> CreatedObserver
     {
         try await transport.createObserver(
-            for: id, label: label, expiresIn: expiresIn, token: token, idempotencyKey: idempotencyKey)
+            for: id, label: label, expiresIn: expiresIn, credential: credential, idempotencyKey: idempotencyKey)
     }
 
     /// A page of this session's observer tokens (never the tokens themselves).
     public func observers(limit: Int = 100, cursor: ObserverID? = nil) async throws -> ObserverList {
-        try await transport.observers(of: id, limit: limit, cursor: cursor, token: token)
+        try await transport.observers(of: id, limit: limit, cursor: cursor, credential: credential)
     }
 }
 
@@ -113,34 +113,34 @@ extension HTTPTransport {
         return (RemoteSession(id: created.session.id, token: created.token, transport: self), created.session)
     }
 
-    func streamTicket(_ body: JSONValue, token: String?) async throws -> StreamTicket {
+    func streamTicket(_ body: JSONValue, credential: Credential?) async throws -> StreamTicket {
         let request = APIRequest(
-            method: "POST", path: "/v1/tickets", body: body, token: token,
+            method: "POST", path: "/v1/tickets", body: body, credential: credential,
             idempotencyKey: configuration.idempotencyKeys.next())
         let answer = try await perform(request)
         return try decode(answer, for: request) { json throws(WireDecodingError) in try StreamTicket(json: json) }
     }
 
     func createObserver(
-        for session: SessionID?, label: String, expiresIn: Duration?, token: String?, idempotencyKey: String?
+        for session: SessionID?, label: String, expiresIn: Duration?, credential: Credential?, idempotencyKey: String?
     ) async throws -> CreatedObserver {
         var body: [String: JSONValue] = ["session": session.map { .string($0.rawValue) } ?? .null]
         if !label.isEmpty { body["label"] = .string(label) }
         if let expiresIn { body["expiresIn"] = .integer(max(1, expiresIn.components.seconds)) }
         let request = APIRequest(
-            method: "POST", path: "/v1/observers", body: .object(body), token: token,
+            method: "POST", path: "/v1/observers", body: .object(body), credential: credential,
             idempotencyKey: idempotencyKey ?? configuration.idempotencyKeys.next())
         let answer = try await perform(request)
         return try decode(answer, for: request) { json throws(WireDecodingError) in try CreatedObserver(json: json) }
     }
 
-    func observers(of session: SessionID?, limit: Int, cursor: ObserverID?, token: String?) async throws
+    func observers(of session: SessionID?, limit: Int, cursor: ObserverID?, credential: Credential?) async throws
         -> ObserverList
     {
         var query: [(name: String, value: String)] = [("limit", String(limit))]
         if let session { query.append(("session", session.rawValue)) }
         if let cursor { query.append(("cursor", cursor.rawValue)) }
-        let request = APIRequest(method: "GET", path: "/v1/observers", query: query, token: token)
+        let request = APIRequest(method: "GET", path: "/v1/observers", query: query, credential: credential)
         let answer = try await perform(request)
         return try decode(answer, for: request) { json throws(WireDecodingError) in try ObserverList(json: json) }
     }

@@ -187,7 +187,7 @@ extension RemoteSession {
         _ path: String, query: [(name: String, value: String)] = [],
         _ decode: (JSONValue) throws(WireDecodingError) -> T
     ) async throws -> T {
-        let request = APIRequest(method: "GET", path: path, query: query, token: token)
+        let request = APIRequest(method: "GET", path: path, query: query, credential: credential)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request, decode)
     }

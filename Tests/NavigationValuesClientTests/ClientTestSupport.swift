@@ -69,9 +69,56 @@ enum TestServer: Sendable {
     }
 }
 
+/// Requests a test sends beside the client, as another app would (its own connections, no
+/// retries): over a loopback socket to the real server, through the transport of the in-memory one.
+struct RawHTTP: Sendable {
+    private let exchange: @Sendable (String, String, [String: String], [UInt8]?) async throws -> HTTPResponse
+
+    /// Sends `method target` (a path with its query) and reads the whole answer.
+    func send(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil)
+        async throws -> HTTPResponse
+    {
+        try await exchange(method, target, headers, body)
+    }
+
+    /// Over its own kept-alive connections to `port` on 127.0.0.1.
+    init(port: Int) {
+        let http = HTTPClient(port: port)
+        exchange = { method, target, headers, body in
+            try await http.send(method, target, headers: headers, body: body)
+        }
+    }
+
+    /// Through `transport`, as the in-memory server's clients send.
+    init(_ transport: any ClientTransport, baseURL: URL) {
+        exchange = { method, target, headers, body in
+            let components = URLComponents(string: target)
+            let request = TransportRequest(
+                method: method, path: components?.percentEncodedPath ?? target,
+                query: (components?.queryItems ?? []).map { .init(name: $0.name, value: $0.value ?? "") },
+                headers: headers, body: body.map { Data($0) },
+                url: URL(string: target, relativeTo: baseURL) ?? baseURL)
+            let answer = try await transport.send(request)
+            return HTTPResponse(
+                status: answer.status, headers: answer.headers.map { (name: $0.key, value: $0.value) },
+                body: Array(answer.body))
+        }
+    }
+}
+
+extension TestServer {
+    /// A raw client of this server, with connections of its own.
+    func rawHTTP() -> RawHTTP {
+        switch self {
+        case .real(let server): RawHTTP(port: server.port)
+        case .inMemory(let server): RawHTTP(server.transport, baseURL: InMemoryServer.baseURL)
+        }
+    }
+}
+
 /// Runs `body` with a client of a fresh server of `kind` (with the tests' admin token), and shuts
 /// the server down on success and on failure. `configureClient` sees the configuration with the
-/// transport set (nil: URLSession's), so that a transport of the test's own can wrap it.
+/// transport set (nil: the client's default), so that a transport of the test's own can wrap it.
 func withServer<T>(
     _ kind: ServerKind,
     isolation: isolated (any Actor)? = #isolation,
@@ -212,4 +259,22 @@ func waitFor(
     }
     if try await condition() { return }
     throw TestTimeout("\(what) did not hold within \(timeout)")
+}
+
+/// Sends a request to a session's path (`suffix`, after `/v1/sessions/{id}`) with its token over a
+/// raw client, and requires a 2xx answer; its JSON.
+@discardableResult
+func sendRaw(
+    _ http: RawHTTP, _ session: RemoteSession, _ method: String, _ suffix: String, _ body: JSONValue? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> JSONValue {
+    let answer = try await http.send(
+        method, "/v1/sessions/\(session.id.rawValue)\(suffix)",
+        headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"],
+        body: body.map { Array($0.serialized().utf8) })
+    try #require(
+        (200..<300).contains(answer.status),
+        "\(method) \(suffix) answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))",
+        sourceLocation: sourceLocation)
+    return answer.json ?? .null
 }

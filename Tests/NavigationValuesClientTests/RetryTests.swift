@@ -208,13 +208,13 @@ import Testing
     }
 
     @Test func aRetryAfterLongerThanThePolicyAllowsFailsAtOnce() {
-        var random = SystemRandomNumberGenerator()
         let policy = RetryPolicy(maxRetryAfter: .seconds(10))
-        #expect(policy.delay(after: 1, retryAfter: "3", using: &random) == .seconds(3))
-        #expect(policy.delay(after: 1, retryAfter: " 10 ", using: &random) == .seconds(10))
-        #expect(policy.delay(after: 1, retryAfter: "11", using: &random) == nil)
-        let fallback = policy.delay(after: 1, retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT", using: &random)
+        #expect(policy.delay(after: 1, retryAfter: "3") == .seconds(3))
+        #expect(policy.delay(after: 1, retryAfter: " 10 ") == .seconds(10))
+        #expect(policy.delay(after: 1, retryAfter: "11") == nil)
+        let fallback = policy.delay(after: 1, retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT")
         #expect(fallback.map { $0 >= .milliseconds(50) && $0 <= .milliseconds(100) } == true)
+        #expect(policy.delay(after: 1, retryAfter: nil, jitter: 0.5) == .milliseconds(75))
     }
 
     @Test func idempotencyKeysAreRandomAndURLSafe() {
@@ -226,16 +226,19 @@ import Testing
     }
 
     @Test func backoffDoublesWithJitterUpToItsCeiling() {
-        var random = SystemRandomNumberGenerator()
         let policy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .seconds(1))
         for _ in 0..<50 {
-            let first = policy.backoff(after: 1, using: &random)
+            let first = policy.backoff(after: 1)
             #expect(first >= .milliseconds(50) && first <= .milliseconds(100))
-            let third = policy.backoff(after: 3, using: &random)
+            let third = policy.backoff(after: 3)
             #expect(third >= .milliseconds(200) && third <= .milliseconds(400))
-            let late = policy.backoff(after: 40, using: &random)
+            let late = policy.backoff(after: 40)
             #expect(late >= .milliseconds(500) && late <= .seconds(1))
         }
+        // The jitter's ends: half the exponential delay, and all of it.
+        #expect(policy.backoff(after: 2, jitter: 0) == .milliseconds(100))
+        #expect(policy.backoff(after: 2, jitter: 1) == .milliseconds(200))
+        #expect(Set((0..<20).map { _ in policy.backoff(after: 2) }).count > 1, "random in between")
         #expect(RetryPolicy.never.maxAttempts == 1)
     }
 }

@@ -32,7 +32,7 @@ import Testing
     @Test func theTargetIsThePathAndItsEncodedQuery() throws {
         let transport = HTTPTransport(baseURL: try #require(URL(string: "http://127.0.0.1:1/")), configuration: .init())
         let built = try transport.makeTransportRequest(
-            APIRequest(method: "GET", path: "/v1/sessions", query: [("cursor", "a b"), ("limit", "2")]))
+            APIRequest(method: "GET", path: "/v1/sessions", query: [("cursor", "a b"), ("limit", "2")]), token: nil)
         #expect(built.target == "/v1/sessions?cursor=a%20b&limit=2")
         #expect(built.query == [.init(name: "cursor", value: "a b"), .init(name: "limit", value: "2")])
         #expect(built.url.absoluteString == "http://127.0.0.1:1/v1/sessions?cursor=a%20b&limit=2")
@@ -46,10 +46,10 @@ import Testing
     @Test func headersCarryTheTokenVersionKeyAndCursor() throws {
         let transport = HTTPTransport(baseURL: try #require(URL(string: "http://127.0.0.1:1")), configuration: .init())
         var request = APIRequest(
-            method: "POST", path: "/v1/sessions/s_1/push", body: ["name": "A"], token: "t_x", ifMatch: 7,
+            method: "POST", path: "/v1/sessions/s_1/push", body: ["name": "A"], ifMatch: 7,
             idempotencyKey: "k_1")
         request.lastEventID = 9
-        let built = try transport.makeTransportRequest(request)
+        let built = try transport.makeTransportRequest(request, token: "t_x")
         #expect(built.header("authorization") == "Bearer t_x")
         #expect(built.header("If-Match") == "\"7\"")
         #expect(built.header("Idempotency-Key") == "k_1")

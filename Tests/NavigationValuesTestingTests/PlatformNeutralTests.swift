@@ -5,8 +5,9 @@ import Testing
 
 /// The in-memory server must build for iOS and macOS, which this Linux toolchain cannot: these
 /// checks, and `#if canImport` wherever a module differs, are what stands for that build. The
-/// product `NavigationValuesTesting` depends on no target that links SQLite, libpq or epoll, and
-/// no source of its targets imports a Linux-only module, or calls into Glibc, unconditionally.
+/// product `NavigationValuesTesting` depends on no target that links SQLite, libpq or epoll, on no
+/// system library or C source at all, and no source of its targets imports a Linux-only module, or
+/// calls into Glibc, unconditionally.
 @Suite struct PlatformNeutralTests {
     /// Targets (and system libraries) that must stay out of the product's closure.
     static let linuxOnlyTargets: Set<String> = [
@@ -26,6 +27,36 @@ import Testing
         // The check itself: the server's product does link them.
         #expect(
             try await Self.productClosure("NavigationValuesAPI").isSuperset(of: ["CSQLite", "CLibPQ", "CHTTPSystem"]))
+    }
+
+    /// Beyond names: no target of the closure is a system library or holds C, C++ or Objective-C
+    /// sources or a module map (each would be a library that has to be there at link time), and the
+    /// only other package's product in it is swift-log's `Logging` (the client's logging hook,
+    /// built for every platform).
+    @Test func theProductIsSwiftOnlyWithSwiftLogAlone() async throws {
+        let manifest = try await Manifest.read()
+        let closure = try manifest.closure(of: "NavigationValuesTesting")
+        let ours = closure.filter { manifest.types[$0] != nil }
+        #expect(closure.subtracting(ours).sorted() == ["Logging"], "\(closure.sorted())")
+        #expect(ours.filter { !["regular", "macro"].contains(manifest.types[$0]) }.sorted() == [], "\(ours.sorted())")
+        var files = 0
+        for target in ours.sorted() {
+            let folder = repositoryRoot.appendingPathComponent("Sources/\(target)")
+            guard let enumerator = FileManager.default.enumerator(atPath: folder.path) else {
+                Issue.record("no Sources/\(target)")
+                continue
+            }
+            for case let file as String in enumerator {
+                files += 1
+                let name = (file as NSString).lastPathComponent
+                let isNative = ["c", "h", "cc", "cpp", "m", "mm", "s", "S"].contains((name as NSString).pathExtension)
+                #expect(!isNative && name != "module.modulemap", "Sources/\(target)/\(file)")
+            }
+        }
+        #expect(files > 100, "the closure's sources were found")
+        // The check itself: the server's product has system libraries in its closure.
+        let server = try manifest.closure(of: "NavigationValuesAPI")
+        #expect(server.filter { manifest.types[$0] == "system" }.sorted() == ["CHTTPSystem", "CLibPQ", "CSQLite"])
     }
 
     @Test func noSourceOfTheProductImportsALinuxOnlyModuleUnconditionally() async throws {
@@ -116,34 +147,57 @@ import Testing
     }
 
     /// The targets a library product of this package depends on, transitively, as the manifest
-    /// declares them (`swift package dump-package`, in a scratch folder of its own so that it does
-    /// not wait for the build this test runs in).
+    /// declares them, and the products of other packages among them.
     static func productClosure(_ product: String) async throws -> Set<String> {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("nv-dump-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let output = try await ChildProcess.output(
-            of: try ChildProcess.toolchain("swift", overriddenBy: "SWIFT"),
-            arguments: [
-                "package", "--package-path", repositoryRoot.path, "--scratch-path", scratch.path, "dump-package",
-            ])
-        let manifest = try JSONValue(parsing: output)
+        try await Manifest.read().closure(of: product)
+    }
+
+    /// The manifest as `swift package dump-package` prints it: each target's type and dependencies.
+    struct Manifest {
+        /// Each target's type (`regular`, `system`, `macro`, `test`, `executable`).
+        var types: [String: String] = [:]
+        /// Each target's dependencies: targets of this package by name, products of others.
         var dependencies: [String: [String]] = [:]
-        for target in manifest["targets"]?.arrayValue ?? [] {
-            guard let name = target["name"]?.stringValue else { continue }
-            dependencies[name] = (target["dependencies"]?.arrayValue ?? []).compactMap { dependency in
-                (dependency["byName"] ?? dependency["target"] ?? dependency["product"])?.arrayValue?.first?.stringValue
+        /// Each library product's targets.
+        var products: [String: [String]] = [:]
+
+        /// The targets `product` depends on, transitively (with the products of other packages).
+        func closure(of product: String) throws -> Set<String> {
+            guard let roots = products[product] else { throw ChildProcessError("no product \(product) in the manifest") }
+            var closure: Set<String> = []
+            var pending = roots
+            while let target = pending.popLast() {
+                guard closure.insert(target).inserted else { continue }
+                pending += dependencies[target] ?? []
             }
+            return closure
         }
-        let products = manifest["products"]?.arrayValue ?? []
-        guard let roots = products.first(where: { $0["name"]?.stringValue == product })?["targets"]?.arrayValue else {
-            throw ChildProcessError("no product \(product) in the manifest")
+
+        /// This package's manifest, dumped in a scratch folder of its own so that it does not wait
+        /// for the build this test runs in.
+        static func read() async throws -> Manifest {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("nv-dump-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let output = try await ChildProcess.output(
+                of: try ChildProcess.toolchain("swift", overriddenBy: "SWIFT"),
+                arguments: [
+                    "package", "--package-path", repositoryRoot.path, "--scratch-path", scratch.path, "dump-package",
+                ])
+            let json = try JSONValue(parsing: output)
+            var manifest = Manifest()
+            for target in json["targets"]?.arrayValue ?? [] {
+                guard let name = target["name"]?.stringValue else { continue }
+                manifest.types[name] = target["type"]?.stringValue
+                manifest.dependencies[name] = (target["dependencies"]?.arrayValue ?? []).compactMap { dependency in
+                    (dependency["byName"] ?? dependency["target"] ?? dependency["product"])?.arrayValue?.first?
+                        .stringValue
+                }
+            }
+            for product in json["products"]?.arrayValue ?? [] {
+                guard let name = product["name"]?.stringValue else { continue }
+                manifest.products[name] = (product["targets"]?.arrayValue ?? []).compactMap(\.stringValue)
+            }
+            return manifest
         }
-        var closure: Set<String> = []
-        var pending = roots.compactMap(\.stringValue)
-        while let target = pending.popLast() {
-            guard closure.insert(target).inserted else { continue }
-            pending += dependencies[target] ?? []
-        }
-        return closure
     }
 }
