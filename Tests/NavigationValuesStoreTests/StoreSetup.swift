@@ -99,52 +99,38 @@ func withStore(
 ) async throws {
     var configuration = SQLiteSessionStore.Configuration()
     if let now { configuration.now = now }
+    /// `body` on `subject`, whose connections are closed afterwards, on success and on failure.
+    func run(_ subject: StoreUnderTest) async throws {
+        do {
+            try await body(subject)
+        } catch {
+            await subject.closeAll()
+            throw error
+        }
+        await subject.closeAll()
+    }
     switch setup {
     case .inMemory:
         var configuration = InMemorySessionStore.Configuration()
         if let now { configuration.now = now }
         let subject = StoreUnderTest(
             setup: setup, path: "", store: InMemorySessionStore(configuration: configuration), now: now)
-        do {
-            try await body(subject)
-        } catch {
-            await subject.closeAll()
-            throw error
-        }
-        await subject.closeAll()
+        try await run(subject)
     case .memory:
         let store = try SQLiteSessionStore(path: ":memory:", configuration: configuration)
         let subject = StoreUnderTest(setup: setup, path: ":memory:", store: store, now: now)
-        do {
-            try await body(subject)
-        } catch {
-            await subject.closeAll()
-            throw error
-        }
-        await subject.closeAll()
+        try await run(subject)
     case .file, .reopenedFile:
         try await withTemporaryDatabase { path in
             let store = try SQLiteSessionStore(path: path, configuration: configuration)
             let subject = StoreUnderTest(setup: setup, path: path, store: store, now: now)
-            do {
-                try await body(subject)
-            } catch {
-                await subject.closeAll()
-                throw error
-            }
-            await subject.closeAll()
+            try await run(subject)
         }
     case .postgres, .reopenedPostgres:
         try await PostgresTestServer.withDatabase { url in
             let store = try await PostgresSessionStore.open(url: url, configuration: .testing(now: now))
             let subject = StoreUnderTest(setup: setup, path: url, store: store, now: now)
-            do {
-                try await body(subject)
-            } catch {
-                await subject.closeAll()
-                throw error
-            }
-            await subject.closeAll()
+            try await run(subject)
         }
     }
 }
