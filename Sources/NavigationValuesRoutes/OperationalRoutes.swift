@@ -1,11 +1,12 @@
-import HTTPServer
+import HTTPCore
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
 /// `GET /metrics` (Prometheus text format) and `GET /openapi.json` (API.md, Endpoints). Both
 /// are open: they carry no session data. `/metrics` is among the API's routes unless it has a
-/// listener of its own (`--metrics-port`), whose router gets it from `registerMetrics(on:)`.
+/// listener of its own (`--metrics-port`), whose router gets it from `registerMetrics(on:)`
+/// (`SessionAPI.metricsResponder`).
 struct OperationalRoutes: Sendable {
     let metrics: Metrics
     let service: SessionService
