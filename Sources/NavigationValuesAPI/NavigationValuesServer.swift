@@ -128,7 +128,8 @@ public final class NavigationValuesServer: Sendable {
     /// The listener of `/metrics` alone on `port`: one event loop and one worker; anything but
     /// `GET /metrics` is 404.
     private static func metricsServer(port: Int, api: SessionAPI, configuration: Configuration) -> HTTPServer {
-        var httpConfiguration = HTTPServer.Configuration(host: configuration.metricsHost ?? configuration.host, port: port)
+        var httpConfiguration = HTTPServer.Configuration(
+            host: configuration.metricsHost ?? configuration.host, port: port)
         httpConfiguration.eventLoopCount = 1
         httpConfiguration.workerCount = 1
         httpConfiguration.headerTimeout = configuration.headerTimeout

@@ -72,33 +72,20 @@
             _ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
             authenticating associatedData: UnsafeRawBufferPointer
         ) -> [UInt8]? {
-            guard let cipher = algorithms.aes256GCM, plaintext.count <= Int(Int32.max) - AES256GCM.tagByteCount,
-                associatedData.count <= Int(Int32.max), let context = EVP_CIPHER_CTX_new()
-            else { return nil }
-            defer { EVP_CIPHER_CTX_free(context) }
+            guard plaintext.count <= Int(Int32.max) - AES256GCM.tagByteCount, let context = CipherContext() else {
+                return nil
+            }
             var sealed = [UInt8](repeating: 0, count: plaintext.count + AES256GCM.tagByteCount)
             let isSealed = sealed.withUnsafeMutableBufferPointer { output -> Bool in
                 guard let output = output.baseAddress,
-                    EVP_EncryptInit_ex(context, cipher, nil, key.bytes, nonce.bytes) == 1
+                    context.run(
+                        encrypting: true, key: key, nonce: nonce, associatedData: associatedData, input: plaintext,
+                        output: output)
                 else { return false }
-                var length: Int32 = 0
-                if !associatedData.isEmpty {
-                    guard
-                        EVP_EncryptUpdate(context, nil, &length, associatedData.bytes, Int32(associatedData.count))
-                            == 1
-                    else { return false }
-                }
-                var written = 0
-                if !plaintext.isEmpty {
-                    guard EVP_EncryptUpdate(context, output, &length, plaintext.bytes, Int32(plaintext.count)) == 1
-                    else { return false }
-                    written = Int(length)
-                }
-                guard EVP_EncryptFinal_ex(context, output + written, &length) == 1,
-                    written + Int(length) == plaintext.count
-                else { return false }
+                // The tag follows the ciphertext.
                 return EVP_CIPHER_CTX_ctrl(
-                    context, EVP_CTRL_AEAD_GET_TAG, Int32(AES256GCM.tagByteCount), output + plaintext.count) == 1
+                    context.pointer, EVP_CTRL_AEAD_GET_TAG, Int32(AES256GCM.tagByteCount), output + plaintext.count)
+                    == 1
             }
             return isSealed ? sealed : nil
         }
@@ -107,41 +94,70 @@
             ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
             nonce: UnsafeRawBufferPointer, authenticating associatedData: UnsafeRawBufferPointer
         ) -> [UInt8]? {
-            guard let cipher = algorithms.aes256GCM, tag.count == AES256GCM.tagByteCount,
-                ciphertext.count <= Int(Int32.max), associatedData.count <= Int(Int32.max),
-                let context = EVP_CIPHER_CTX_new()
-            else { return nil }
-            defer { EVP_CIPHER_CTX_free(context) }
+            guard tag.count == AES256GCM.tagByteCount, let context = CipherContext() else { return nil }
             // One byte more than the plaintext, so that an empty one still has an address to write to.
             var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 1)
             var expectedTag = Array(tag)
             let isOpened = plaintext.withUnsafeMutableBufferPointer { output -> Bool in
-                guard let output = output.baseAddress,
-                    EVP_DecryptInit_ex(context, cipher, nil, key.bytes, nonce.bytes) == 1
-                else { return false }
-                var length: Int32 = 0
-                if !associatedData.isEmpty {
-                    guard
-                        EVP_DecryptUpdate(context, nil, &length, associatedData.bytes, Int32(associatedData.count))
+                guard let output = output.baseAddress else { return false }
+                // The tag is checked in the final step: a mismatch fails, and what was decrypted is thrown away.
+                return context.run(
+                    encrypting: false, key: key, nonce: nonce, associatedData: associatedData, input: ciphertext,
+                    output: output
+                ) {
+                    expectedTag.withUnsafeMutableBytes { tag in
+                        EVP_CIPHER_CTX_ctrl(
+                            context.pointer, EVP_CTRL_AEAD_SET_TAG, Int32(AES256GCM.tagByteCount), tag.baseAddress)
                             == 1
-                    else { return false }
+                    }
                 }
-                var written = 0
-                if !ciphertext.isEmpty {
-                    guard EVP_DecryptUpdate(context, output, &length, ciphertext.bytes, Int32(ciphertext.count)) == 1
-                    else { return false }
-                    written = Int(length)
-                }
-                let isTagSet = expectedTag.withUnsafeMutableBytes { tag in
-                    EVP_CIPHER_CTX_ctrl(
-                        context, EVP_CTRL_AEAD_SET_TAG, Int32(AES256GCM.tagByteCount), tag.baseAddress) == 1
-                }
-                // The tag is checked here: a mismatch fails, and what was decrypted is thrown away.
-                return isTagSet && EVP_DecryptFinal_ex(context, output + written, &length) == 1
             }
             guard isOpened else { return nil }
             plaintext.removeLast()
             return plaintext
+        }
+
+        /// One AES-256-GCM operation's context, freed with it.
+        private final class CipherContext {
+            let pointer: OpaquePointer
+            private let cipher: OpaquePointer
+
+            init?() {
+                guard let cipher = Backend.algorithms.aes256GCM, let pointer = EVP_CIPHER_CTX_new() else { return nil }
+                self.cipher = cipher
+                self.pointer = pointer
+            }
+
+            deinit { EVP_CIPHER_CTX_free(pointer) }
+
+            /// Encrypts or decrypts `input` into `output` (as long as `input`) under `key` and `nonce`,
+            /// after authenticating `associatedData`; `beforeFinal` runs just before the final step
+            /// (which checks the tag when decrypting).
+            func run(
+                encrypting: Bool, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+                associatedData: UnsafeRawBufferPointer, input: UnsafeRawBufferPointer,
+                output: UnsafeMutablePointer<UInt8>,
+                beforeFinal: () -> Bool = { true }
+            ) -> Bool {
+                guard input.count <= Int(Int32.max), associatedData.count <= Int(Int32.max),
+                    EVP_CipherInit_ex(pointer, cipher, nil, key.bytes, nonce.bytes, encrypting ? 1 : 0) == 1
+                else { return false }
+                var length: Int32 = 0
+                if !associatedData.isEmpty {
+                    guard
+                        EVP_CipherUpdate(pointer, nil, &length, associatedData.bytes, Int32(associatedData.count)) == 1
+                    else { return false }
+                }
+                var written = 0
+                if !input.isEmpty {
+                    guard EVP_CipherUpdate(pointer, output, &length, input.bytes, Int32(input.count)) == 1 else {
+                        return false
+                    }
+                    written = Int(length)
+                }
+                guard beforeFinal(), EVP_CipherFinal_ex(pointer, output + written, &length) == 1 else { return false }
+                return written + Int(length) == input.count
+            }
         }
     }
 

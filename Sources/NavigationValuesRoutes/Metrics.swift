@@ -177,21 +177,34 @@ public final class Metrics: Sendable {
     /// The process's figures under the names Prometheus's client libraries give them, so that
     /// dashboards made for any exporter read them.
     private func processExposition(_ out: inout String, _ process: ProcessMetrics) {
-        header(&out, "process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.")
-        out += "process_cpu_seconds_total \(number(process.cpuSeconds))\n"
-        header(&out, "process_open_fds", "gauge", "Open file descriptors.")
-        out += "process_open_fds \(process.openFileDescriptors)\n"
-        if let limit = process.maxFileDescriptors {
-            header(&out, "process_max_fds", "gauge", "The most file descriptors the process may open.")
-            out += "process_max_fds \(limit)\n"
+        let samples: [(name: String, type: String, help: String, value: String?)] = [
+            (
+                "process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.",
+                number(process.cpuSeconds)
+            ),
+            ("process_open_fds", "gauge", "Open file descriptors.", "\(process.openFileDescriptors)"),
+            (
+                "process_max_fds", "gauge", "The most file descriptors the process may open.",
+                process.maxFileDescriptors.map { "\($0)" }
+            ),
+            (
+                "process_resident_memory_bytes", "gauge", "Resident memory size, in bytes.",
+                "\(process.residentMemoryBytes)"
+            ),
+            (
+                "process_virtual_memory_bytes", "gauge", "Virtual memory size, in bytes.",
+                "\(process.virtualMemoryBytes)"
+            ),
+            (
+                "process_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.",
+                number(process.startTimeSeconds)
+            ),
+        ]
+        for sample in samples {
+            guard let value = sample.value else { continue }  // no limit: no sample
+            header(&out, sample.name, sample.type, sample.help)
+            out += "\(sample.name) \(value)\n"
         }
-        header(&out, "process_resident_memory_bytes", "gauge", "Resident memory size, in bytes.")
-        out += "process_resident_memory_bytes \(process.residentMemoryBytes)\n"
-        header(&out, "process_virtual_memory_bytes", "gauge", "Virtual memory size, in bytes.")
-        out += "process_virtual_memory_bytes \(process.virtualMemoryBytes)\n"
-        header(
-            &out, "process_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.")
-        out += "process_start_time_seconds \(number(process.startTimeSeconds))\n"
     }
 
     private func storeExposition(_ out: inout String, _ store: StoreMetrics) {
