@@ -88,13 +88,9 @@ public final class Metrics: Sendable {
     /// Whose dropped lines are reported (`navigation_values_log_lines_dropped_total`).
     private let logger: Logger?
 
-    /// The version `navigation_values_build_info` reports.
-    private let buildVersion: String
-
     /// Creates empty figures; `logger`'s dropped lines are reported with them.
     public init(logger: Logger? = nil) {
         self.logger = logger
-        buildVersion = "0.1.0"
     }
 
     /// The methods that get a label of their own; any other is counted as `OTHER`, so that a
@@ -169,7 +165,7 @@ public final class Metrics: Sendable {
         out += "navigation_values_log_lines_dropped_total \(logger?.droppedLines ?? 0)\n"
         storeExposition(&out, store)
         header(&out, "navigation_values_build_info", "gauge", "The running build: its version, in the label; always 1.")
-        out += "navigation_values_build_info{version=\(quoted(buildVersion))} 1\n"
+        out += "navigation_values_build_info{version=\(quoted(NavigationValuesVersion.current))} 1\n"
         if let process = ProcessMetrics.read() { processExposition(&out, process) }
         return out
     }
