@@ -5,7 +5,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-// The README's client examples, verbatim between the markers; `readmeShowsThisExample` keeps the
+// The client examples of docs/Client.md, verbatim between the markers; `readmeShowsThisExample` keeps the
 // two the same, and the tests below run them against a real server.
 // README-CLIENT-EXAMPLE-BEGIN
 struct Heading: ValueKey { static let defaultValue = "" }  // "heading" on the server
@@ -77,11 +77,11 @@ func readmeEventsExample(session: RemoteSession) async throws -> [Int64] {
 
     @Test func readmeShowsThisExample() throws {
         let testFile = URL(fileURLWithPath: #filePath)
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let page = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/Client.md"), encoding: .utf8)
         let source = try String(contentsOf: testFile, encoding: .utf8)
         let begin = try #require(source.range(of: "// README-CLIENT-EXAMPLE-BEGIN\n"))
         let end = try #require(source.range(of: "// README-CLIENT-EXAMPLE-END"))
         let example = String(source[begin.upperBound..<end.lowerBound])
-        #expect(readme.contains(example), "README.md must contain README-CLIENT-EXAMPLE of this file verbatim")
+        #expect(page.contains(example), "docs/Client.md must contain README-CLIENT-EXAMPLE of this file verbatim")
     }
 }
