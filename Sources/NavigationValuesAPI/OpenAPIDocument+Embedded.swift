@@ -5302,10 +5302,10 @@ let embeddedJSON = ##"""
         "name": "If-Match",
         "in": "header",
         "required": false,
-        "description": "Apply only if the session is still at this version (`\"7\"`, as `ETag` gives it; `*`: any), else 412. A value that names no version never matches (412).",
+        "description": "Apply only if the session is still at this version, else 412: `*` (any version), or a version as `ETag` gives it (`\"7\"`), also weak (`W/\"7\"`) or unquoted (`7`), at most 18 digits. Anything else is a malformed request (400).",
         "schema": {
           "type": "string",
-          "pattern": "^[ \\t]*(\\*|\"[0-9]{1,18}\")?[ \\t]*$"
+          "pattern": "^[ \\t]*(\\*|(W/)?(\"[0-9]{1,18}\"|[0-9]{1,18}))[ \\t]*$"
         }
       },
       "IdempotencyKey": {
