@@ -7,7 +7,7 @@ import PackageDescription
 #if os(Linux)
     import Foundation
 
-    /// The toolchain's own swift-syntax host libraries and module interfaces (issue 8): on Linux the
+    /// The toolchain's own swift-syntax host libraries and module interfaces: on Linux the
     /// `@ValueEntry` macro builds against them, since the swift-syntax package cannot be fetched here.
     /// They sit beside the manifest API this manifest was loaded from (`<toolchain>/usr/lib/swift/pm/ManifestAPI/`
     /// → `<toolchain>/usr/lib/swift/host`: `/opt/swift/usr/...` here, `/usr/...` in the `swift:6.x` images).
@@ -128,7 +128,7 @@ let package = Package(
                 "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server", "navigation-values-demo",
                 "TestSupport",
             ]),
-        // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
+        // The seed's Demo (docs/SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).
         .executableTarget(
             name: "navigation-values-demo", dependencies: ["NavigationValuesClient", "NavigationValues"],

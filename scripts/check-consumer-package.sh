@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-consumer-package.sh [SERVER_BINARY]
 #
-# Checks that an app can depend on this package by version (issue 14), as a new user would: the
+# Checks that an app can depend on this package by version, as a new user would: the
 # working tree (tracked and new files, not ignored ones) becomes a throwaway git repository tagged
 # 0.1.0; a throwaway app package depends on it with `.package(url: "file://…", from: "0.1.0")` and
 # the products NavigationValues and NavigationValuesClient, builds, and runs against the server

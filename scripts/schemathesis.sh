@@ -47,7 +47,7 @@ echo "schemathesis against $url (at most $examples examples per operation)"
 # A long poll waits up to `wait` seconds by design; the run asks for none, so that requests on
 # live sessions answer at once.
 # Every check runs (--checks all) but use_after_free: DELETE /v1/sessions/{id} ends a session, and
-# an ended session and its history stay readable until it is purged (API.md), so a read after it
+# an ended session and its history stay readable until it is purged (docs/API.md), so a read after it
 # is 200 by design, not a resource that outlived its deletion (a purged one is 404/410, tested in
 # RetentionTests). Three answers depend on the session's state, not on the request, so a
 # schema-valid request may meet them and a schema-violating one may meet them first: 409 (the

@@ -5,7 +5,7 @@ schemathesis has no serializer for: the generated body (a string, as the documen
 is sent as its UTF-8 bytes.
 
 A retry under an Idempotency-Key answers the first answer whatever else differs (the If-Match, or
-a POST's body), as API.md says; the generator draws few distinct keys, so a schema-violating
+a POST's body), as docs/API.md says; the generator draws few distinct keys, so a schema-violating
 request would get some earlier request's answer. Every well-formed key is made unique (a malformed
 one is kept, for the checks of negative data); the replay itself is tested in
 ConcurrencyAndRetryTests, SessionEndpointTests and IdempotencySecretTests.

@@ -18,7 +18,7 @@ import NavigationValuesWire
 /// try await server.runUntilSignal(signals)
 /// ```
 public final class NavigationValuesServer: Sendable {
-    /// Everything `serve` can be told (API.md, The executable).
+    /// Everything `serve` can be told (docs/API.md, The executable).
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
@@ -46,7 +46,7 @@ public final class NavigationValuesServer: Sendable {
         /// The kernel's send buffer of each connection (`SO_SNDBUF`), which a client that stops
         /// reading fills; nil keeps the kernel's default, which grows up to 4 MiB per connection.
         public var sendBufferSize: Int?
-        /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
+        /// How often event streams get a keep-alive comment (docs/API.md: at least every 15 s).
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
         public var subscriberBufferLimit: Int {
@@ -74,7 +74,7 @@ public final class NavigationValuesServer: Sendable {
         /// The web origins browsers may call the API from (`--cors-origins`); none by default.
         public var crossOriginPolicy = CrossOriginPolicy()
         /// The body of `POST /v1/sessions/import` (an export), in bytes (`--max-import-bytes`);
-        /// every other request keeps API.md's 1 MiB.
+        /// every other request keeps docs/API.md's 1 MiB.
         public var maxImportBytes = 64 * 1024 * 1024
         /// Bytes of bodies over 1 MiB (imports) the server holds at once (`--max-large-body-memory`);
         /// an import that does not fit is 503 with `Retry-After`.

@@ -8,7 +8,7 @@ let embeddedJSON = ##"""
   "info": {
     "title": "NavigationValues Server",
     "version": "1.0.0",
-    "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed. A session may also hold tabs (named stacks, one selected) and presentations (sheets and full-screen covers presented by a screen); API.md's endpoints keep addressing the main stack (docs/Stacks.md)."
+    "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed. A session may also hold tabs (named stacks, one selected) and presentations (sheets and full-screen covers presented by a screen); docs/API.md's endpoints keep addressing the main stack (docs/Stacks.md)."
   },
   "servers": [
     {
@@ -3533,7 +3533,7 @@ let embeddedJSON = ##"""
       },
       "Schema": {
         "type": "object",
-        "description": "A session's typed entries (API.md, Schema).",
+        "description": "A session's typed entries (docs/API.md, Schema).",
         "properties": {
           "values": {
             "type": "object",
@@ -4817,7 +4817,7 @@ let embeddedJSON = ##"""
           "type",
           "at"
         ],
-        "description": "One event (API.md, Events); the fields beyond seq, type and at depend on the type. Events of `GET /v1/events` also carry `session`. The events of several stacks are described in docs/Stacks.md (Events); `batch.applied` holds each step's event in `events`.",
+        "description": "One event (docs/API.md, Events); the fields beyond seq, type and at depend on the type. Events of `GET /v1/events` also carry `session`. The events of several stacks are described in docs/Stacks.md (Events); `batch.applied` holds each step's event in `events`.",
         "properties": {
           "seq": {
             "type": "integer",

@@ -5,7 +5,7 @@ import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// The HTTP face of the session API (API.md, Endpoints): parses requests into queries and
+/// The HTTP face of the session API (docs/API.md, Endpoints): parses requests into queries and
 /// commands for the `SessionService`, and its answers into responses.
 ///
 /// ```swift
@@ -245,7 +245,7 @@ public struct SessionRoutes: Sendable {
             credential: credential(request), ifMatch: ifMatch, idempotency: idempotency, answer: StoredAnswer.init)
     }
 
-    /// The `Idempotency-Key` of a mutation, checked on every method. API.md promises it on any POST;
+    /// The `Idempotency-Key` of a mutation, checked on every method. docs/API.md promises it on any POST;
     /// it is honoured on PUT, PATCH and DELETE too, so that a client can retry every mutation after a
     /// lost answer without applying it twice.
     func idempotencyKey(_ request: Request) throws -> String? {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `navigation-values` executable (API.md, The executable). Exit status: 0 success, 1 failure,
+/// The `navigation-values` executable (docs/API.md, The executable). Exit status: 0 success, 1 failure,
 /// 2 bad usage.
 enum NavigationValuesCLI {
     static let version = "0.1.0"

@@ -6,7 +6,7 @@ import NavigationValuesWire
     import FoundationNetworking
 #endif
 
-/// A client of a NavigationValues server (API.md): creates sessions and opens handles on them.
+/// A client of a NavigationValues server (docs/API.md): creates sessions and opens handles on them.
 ///
 /// ```swift
 /// let client = NavigationValuesClient(baseURL: URL(string: "http://127.0.0.1:8080")!)

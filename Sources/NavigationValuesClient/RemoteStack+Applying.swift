@@ -4,8 +4,8 @@ import NavigationValuesWire
 
 // Applying the server's events to the mirror's contexts, with the core's own rules: values through
 // `setValue`/`removeValue` (so observers of exactly the screens whose resolved value changed are
-// told, SEMANTICS.md §2), handlers with their decision, and each delivery of a publish recorded as
-// the server made it (SEMANTICS.md §3: the walk happened on the server; it is not walked again).
+// told, docs/SEMANTICS.md §2), handlers with their decision, and each delivery of a publish recorded as
+// the server made it (docs/SEMANTICS.md §3: the walk happened on the server; it is not walked again).
 
 extension RemoteStack {
     /// Replaces the whole mirror with a snapshot.

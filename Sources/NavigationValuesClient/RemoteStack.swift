@@ -22,7 +22,7 @@ import Observation
 /// (`resource`). It lives on the main actor, as SwiftUI state does.
 ///
 /// A session with several stacks (docs/Stacks.md): the mirror follows the main stack, the one
-/// API.md's endpoints address. Changes to tabs and presentations are applied as what they do to the
+/// docs/API.md's endpoints address. Changes to tabs and presentations are applied as what they do to the
 /// main stack (usually nothing: separate stacks share nothing, and a presentation's writes stay in
 /// it), so it keeps following without starting again; `resource` then shows the main stack only.
 @MainActor

@@ -2,10 +2,10 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-// The session, its stacks and its screens as API.md's and docs/Stacks.md's resources.
+// The session, its stacks and its screens as docs/API.md's and docs/Stacks.md's resources.
 
 extension LiveSession {
-    /// One screen, of any stack, as API.md's SCREEN.
+    /// One screen, of any stack, as docs/API.md's SCREEN.
     func resource(of entry: Screen, includeMemory: Bool = false) -> ScreenResource {
         var resolved: [String: JSONValue] = schema.values.mapValues(\.defaultValue)
         for (name, value) in entry.context.resolvedNamedValues { resolved[name] = value }
@@ -63,7 +63,7 @@ extension LiveSession {
         return screens
     }
 
-    /// The whole session as API.md's session resource, with the stacks of docs/Stacks.md.
+    /// The whole session as docs/API.md's session resource, with the stacks of docs/Stacks.md.
     /// `includeMemory` adds each handler's memory, which snapshots need for exact replay.
     func resource(includeMemory: Bool = false) -> SessionResource {
         let defaults: [String: JSONValue] = schema.values.mapValues(\.defaultValue)

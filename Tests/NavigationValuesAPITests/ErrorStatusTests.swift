@@ -7,7 +7,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Every error status API.md names for the session endpoints, with its problem+json body.
+/// Every error status docs/API.md names for the session endpoints, with its problem+json body.
 @Suite struct ErrorStatusTests {
     @Test func malformedJSONIsABadRequest() async throws {
         try await withRunningServer { client, _ in
