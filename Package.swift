@@ -125,8 +125,8 @@ let package = Package(
             name: "NavigationValuesClientTests",
             dependencies: [
                 "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
-                "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server", "navigation-values-demo",
-                "TestSupport",
+                "NavigationValuesStore", "NavigationValuesSQLite", "HTTPServer", "api-crash-server",
+                "navigation-values-demo", "TestSupport",
             ]),
         // The seed's Demo (docs/SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).
@@ -202,7 +202,8 @@ let package = Package(
                 "NavigationValuesSQLite", "NavigationValuesPostgres", "HTTPServer", "CHTTPSystem",
             ],
             path: "Sources/NavigationValuesCLI"),
-        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
+        .testTarget(
+            name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "NavigationValuesWire", "TestSupport"]),
     ]
 )
 

@@ -7,7 +7,7 @@ let embeddedJSON = ##"""
   "openapi": "3.1.0",
   "info": {
     "title": "NavigationValues Server",
-    "version": "1.0.0",
+    "version": "0.1.0",
     "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed. A session may also hold tabs (named stacks, one selected) and presentations (sheets and full-screen covers presented by a screen); docs/API.md's endpoints keep addressing the main stack (docs/Stacks.md)."
   },
   "servers": [

@@ -36,8 +36,8 @@ public final class NavigationValuesClient: Sendable {
         public var streams = StreamOptions()
         /// Connections kept open to the server at most.
         public var maxConnectionsPerHost = 8
-        /// Sent as `User-Agent`.
-        public var userAgent = "NavigationValuesClient/0.1"
+        /// Sent as `User-Agent`: `NavigationValuesClient/` and the package's version.
+        public var userAgent = "NavigationValuesClient/\(NavigationValuesVersion.current)"
 
         /// The defaults, with a retry policy and an admin token.
         public init(retry: RetryPolicy = RetryPolicy(), adminToken: String? = nil) {
