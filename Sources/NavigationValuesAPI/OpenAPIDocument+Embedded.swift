@@ -3373,163 +3373,213 @@ let embeddedJSON = ##"""
         "description": "One declared entry: its type, and a default of that type. The defaults of a schema together are at most `max-default-bytes` of JSON (and as deep as a value may be); a schema declares at most `max-schema-entries` entries.",
         "oneOf": [
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "string"
-              },
-              "default": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a string, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/StringEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "integer"
-              },
-              "default": {
-                "type": [
-                  "integer",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a integer, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/IntegerEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "number"
-              },
-              "default": {
-                "type": [
-                  "number",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a number, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/NumberEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "boolean"
-              },
-              "default": {
-                "type": [
-                  "boolean",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a boolean, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/BooleanEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "object"
-              },
-              "default": {
-                "type": [
-                  "object",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a object, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/ObjectEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "array"
-              },
-              "default": {
-                "type": [
-                  "array",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a array, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/ArrayEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "any"
-              },
-              "default": {
-                "description": "The value read when nothing is set: a any (any JSON), or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/AnyEntry"
           }
-        ]
+        ],
+        "discriminator": {
+          "propertyName": "type",
+          "mapping": {
+            "string": "#/components/schemas/StringEntry",
+            "integer": "#/components/schemas/IntegerEntry",
+            "number": "#/components/schemas/NumberEntry",
+            "boolean": "#/components/schemas/BooleanEntry",
+            "object": "#/components/schemas/ObjectEntry",
+            "array": "#/components/schemas/ArrayEntry",
+            "any": "#/components/schemas/AnyEntry"
+          }
+        }
+      },
+      "StringEntry": {
+        "description": "An entry of type `string`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "string"
+          },
+          "default": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a string, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "IntegerEntry": {
+        "description": "An entry of type `integer`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "integer"
+          },
+          "default": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a integer, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "NumberEntry": {
+        "description": "An entry of type `number`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "number"
+          },
+          "default": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a number, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "BooleanEntry": {
+        "description": "An entry of type `boolean`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "boolean"
+          },
+          "default": {
+            "type": [
+              "boolean",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a boolean, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "ObjectEntry": {
+        "description": "An entry of type `object`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "object"
+          },
+          "default": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/JSONObject"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "The value read when nothing is set: a object, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "ArrayEntry": {
+        "description": "An entry of type `array`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "array"
+          },
+          "default": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {},
+            "description": "The value read when nothing is set: a array, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "AnyEntry": {
+        "description": "An entry of type `any`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "any"
+          },
+          "default": {
+            "description": "The value read when nothing is set: a any (any JSON), or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "JSONObject": {
+        "type": "object",
+        "additionalProperties": true,
+        "description": "Any JSON object."
       },
       "Schema": {
         "type": "object",
@@ -4210,353 +4260,418 @@ let embeddedJSON = ##"""
         "description": "`op` and the members of that operation's own endpoint body, plus what its path names (`stack`, `screen`, `key`): docs/Stacks.md, Batches.",
         "oneOf": [
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "push"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "name": {
-                "type": "string"
-              },
-              "values": {
-                "type": "object",
-                "additionalProperties": true,
-                "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
-                "propertyNames": {
-                  "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-                }
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op"
-            ],
-            "title": "push"
+            "$ref": "#/components/schemas/PushOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "pop"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "count": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 9223372036854775807
-              },
-              "to": {
-                "type": "string",
-                "description": "A screen id, `root` or `top`: pop everything above it."
-              }
-            },
-            "additionalProperties": false,
-            "not": {
-              "required": [
-                "count",
-                "to"
-              ]
-            },
-            "required": [
-              "op"
-            ],
-            "title": "pop"
+            "$ref": "#/components/schemas/PopOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "replacePath"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "screens": {
-                "type": "array",
-                "items": {
-                  "$ref": "#/components/schemas/NewScreen"
-                }
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screens"
-            ],
-            "title": "replacePath"
+            "$ref": "#/components/schemas/ReplacePathOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "replaceAbove"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "screens": {
-                "type": "array",
-                "items": {
-                  "$ref": "#/components/schemas/NewScreen"
-                }
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "screens"
-            ],
-            "title": "replaceAbove"
+            "$ref": "#/components/schemas/ReplaceAboveOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "setValues"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "values": {
-                "$ref": "#/components/schemas/ValuesPatch"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "values"
-            ],
-            "title": "setValues"
+            "$ref": "#/components/schemas/SetValuesOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "setHandler"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              },
-              "passBack": {
-                "type": "boolean"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key",
-              "passBack"
-            ],
-            "title": "setHandler"
+            "$ref": "#/components/schemas/SetHandlerOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "removeHandler"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key"
-            ],
-            "title": "removeHandler"
+            "$ref": "#/components/schemas/RemoveHandlerOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "publish"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              },
-              "value": {}
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key",
-              "value"
-            ],
-            "title": "publish"
+            "$ref": "#/components/schemas/PublishOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "return"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              },
-              "value": {}
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key",
-              "value"
-            ],
-            "title": "return"
+            "$ref": "#/components/schemas/ReturnOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "createStack"
-              },
-              "id": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-                "description": "The tab's name: not main, selected or top, not starting with p_."
-              },
-              "root": {
-                "$ref": "#/components/schemas/NewScreen"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "id"
-            ],
-            "title": "createStack"
+            "$ref": "#/components/schemas/CreateStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "selectStack"
-              },
-              "stack": {
-                "type": "string",
-                "description": "`main`, a tab's name, `selected` or `top`."
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "stack"
-            ],
-            "title": "selectStack"
+            "$ref": "#/components/schemas/SelectStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "removeStack"
-              },
-              "stack": {
-                "type": "string"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "stack"
-            ],
-            "title": "removeStack"
+            "$ref": "#/components/schemas/RemoveStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "moveStack"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "position": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 9223372036854775807,
-                "description": "The place among the tabs: 0 is the first tab after the main stack."
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "stack",
-              "position"
-            ],
-            "title": "moveStack"
+            "$ref": "#/components/schemas/MoveStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "present"
-              },
-              "from": {
-                "type": "string",
-                "description": "The presenting screen (default `top`): the topmost screen of its stack."
-              },
-              "style": {
-                "type": "string",
-                "enum": [
-                  "sheet",
-                  "fullScreenCover"
-                ],
-                "description": "Default `sheet`."
-              },
-              "root": {
-                "$ref": "#/components/schemas/NewScreen"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op"
-            ],
-            "title": "present"
+            "$ref": "#/components/schemas/PresentOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "dismiss"
-              },
-              "stack": {
-                "type": "string",
-                "description": "A presentation (default: the one a user sees)."
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op"
-            ],
-            "title": "dismiss"
+            "$ref": "#/components/schemas/DismissOperation"
           }
+        ],
+        "discriminator": {
+          "propertyName": "op",
+          "mapping": {
+            "push": "#/components/schemas/PushOperation",
+            "pop": "#/components/schemas/PopOperation",
+            "replacePath": "#/components/schemas/ReplacePathOperation",
+            "replaceAbove": "#/components/schemas/ReplaceAboveOperation",
+            "setValues": "#/components/schemas/SetValuesOperation",
+            "setHandler": "#/components/schemas/SetHandlerOperation",
+            "removeHandler": "#/components/schemas/RemoveHandlerOperation",
+            "publish": "#/components/schemas/PublishOperation",
+            "return": "#/components/schemas/ReturnOperation",
+            "createStack": "#/components/schemas/CreateStackOperation",
+            "selectStack": "#/components/schemas/SelectStackOperation",
+            "removeStack": "#/components/schemas/RemoveStackOperation",
+            "moveStack": "#/components/schemas/MoveStackOperation",
+            "present": "#/components/schemas/PresentOperation",
+            "dismiss": "#/components/schemas/DismissOperation"
+          }
+        }
+      },
+      "PushOperation": {
+        "description": "The batch operation `push`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "push"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "values": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op"
+        ]
+      },
+      "PopOperation": {
+        "description": "The batch operation `pop`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "pop"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "count": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 9223372036854775807
+          },
+          "to": {
+            "type": "string",
+            "description": "A screen id, `root` or `top`: pop everything above it."
+          }
+        },
+        "additionalProperties": false,
+        "not": {
+          "required": [
+            "count",
+            "to"
+          ]
+        },
+        "required": [
+          "op"
+        ]
+      },
+      "ReplacePathOperation": {
+        "description": "The batch operation `replacePath`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "replacePath"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "screens": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewScreen"
+            }
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screens"
+        ]
+      },
+      "ReplaceAboveOperation": {
+        "description": "The batch operation `replaceAbove`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "replaceAbove"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "screens": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewScreen"
+            }
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "screens"
+        ]
+      },
+      "SetValuesOperation": {
+        "description": "The batch operation `setValues`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "setValues"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "values": {
+            "$ref": "#/components/schemas/ValuesPatch"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "values"
+        ]
+      },
+      "SetHandlerOperation": {
+        "description": "The batch operation `setHandler`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "setHandler"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "passBack": {
+            "type": "boolean"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key",
+          "passBack"
+        ]
+      },
+      "RemoveHandlerOperation": {
+        "description": "The batch operation `removeHandler`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "removeHandler"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key"
+        ]
+      },
+      "PublishOperation": {
+        "description": "The batch operation `publish`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "publish"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "value": {}
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key",
+          "value"
+        ]
+      },
+      "ReturnOperation": {
+        "description": "The batch operation `return`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "return"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "value": {}
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key",
+          "value"
+        ]
+      },
+      "CreateStackOperation": {
+        "description": "The batch operation `createStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "createStack"
+          },
+          "id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+            "description": "The tab's name: not main, selected or top, not starting with p_."
+          },
+          "root": {
+            "$ref": "#/components/schemas/NewScreen"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "id"
+        ]
+      },
+      "SelectStackOperation": {
+        "description": "The batch operation `selectStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "selectStack"
+          },
+          "stack": {
+            "type": "string",
+            "description": "`main`, a tab's name, `selected` or `top`."
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "stack"
+        ]
+      },
+      "RemoveStackOperation": {
+        "description": "The batch operation `removeStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "removeStack"
+          },
+          "stack": {
+            "type": "string"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "stack"
+        ]
+      },
+      "MoveStackOperation": {
+        "description": "The batch operation `moveStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "moveStack"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9223372036854775807,
+            "description": "The place among the tabs: 0 is the first tab after the main stack."
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "stack",
+          "position"
+        ]
+      },
+      "PresentOperation": {
+        "description": "The batch operation `present`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "present"
+          },
+          "from": {
+            "type": "string",
+            "description": "The presenting screen (default `top`): the topmost screen of its stack."
+          },
+          "style": {
+            "type": "string",
+            "enum": [
+              "sheet",
+              "fullScreenCover"
+            ],
+            "description": "Default `sheet`."
+          },
+          "root": {
+            "$ref": "#/components/schemas/NewScreen"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op"
+        ]
+      },
+      "DismissOperation": {
+        "description": "The batch operation `dismiss`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "dismiss"
+          },
+          "stack": {
+            "type": "string",
+            "description": "A presentation (default: the one a user sees)."
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op"
         ]
       },
       "StackAnswer": {
