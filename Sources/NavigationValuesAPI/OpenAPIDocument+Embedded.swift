@@ -150,6 +150,26 @@ let embeddedJSON = ##"""
                   "id": "$response.body#/id",
                   "screen": "$response.body#/screens/0/id"
                 }
+              },
+              "forkSession": {
+                "operationId": "forkSession",
+                "requestBody": {
+                  "session": "$response.body#/id",
+                  "at": 1
+                }
+              },
+              "createStreamTicket": {
+                "operationId": "createStreamTicket",
+                "requestBody": {
+                  "session": "$response.body#/id"
+                }
+              },
+              "createObserver": {
+                "operationId": "createObserver",
+                "requestBody": {
+                  "session": "$response.body#/id",
+                  "label": "support"
+                }
               }
             }
           },
@@ -190,6 +210,25 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/CreateSession"
+              },
+              "example": {
+                "root": {
+                  "name": "Root"
+                },
+                "schema": {
+                  "values": {
+                    "text": {
+                      "type": "string",
+                      "default": "initial value"
+                    }
+                  },
+                  "preferences": {
+                    "preference": {
+                      "type": "string",
+                      "default": ""
+                    }
+                  }
+                }
               }
             }
           }
@@ -362,10 +401,10 @@ let embeddedJSON = ##"""
           {
             "name": "purge",
             "in": "query",
-            "description": "Also delete its history (later reads: 404).",
+            "description": "Also delete its history (later reads: 404). `true` or `1`, in any case (an empty value, `?purge`, too); `false` or `0` (the default).",
             "schema": {
-              "type": "boolean",
-              "default": false
+              "type": "string",
+              "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)?$"
             }
           },
           {
@@ -504,6 +543,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/NewScreen"
+              },
+              "example": {
+                "name": "Detail"
               }
             }
           }
@@ -815,6 +857,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/ValuesPatch"
+              },
+              "example": {
+                "text": "hello"
               }
             }
           }
@@ -906,6 +951,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Handler"
+              },
+              "example": {
+                "passBack": true
               }
             }
           }
@@ -1065,6 +1113,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Publish"
+              },
+              "example": {
+                "value": "chosen"
               }
             }
           }
@@ -1965,6 +2016,13 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Present"
+              },
+              "example": {
+                "from": "top",
+                "style": "sheet",
+                "root": {
+                  "name": "Picker"
+                }
               }
             }
           }
@@ -2315,6 +2373,25 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Batch"
+              },
+              "example": {
+                "operations": [
+                  {
+                    "op": "push",
+                    "name": "List"
+                  },
+                  {
+                    "op": "push",
+                    "name": "Item"
+                  },
+                  {
+                    "op": "setValues",
+                    "screen": "top",
+                    "values": {
+                      "text": "item"
+                    }
+                  }
+                ]
               }
             }
           }
@@ -2388,15 +2465,10 @@ let embeddedJSON = ##"""
           {
             "name": "snapshot",
             "in": "query",
-            "description": "Start the stream with one `session.snapshot` event.",
+            "description": "Start the stream with one `session.snapshot` event: `true` or `1`, in any case (an empty value, `?snapshot`, too); `false` or `0` (the default).",
             "schema": {
               "type": "string",
-              "enum": [
-                "0",
-                "1",
-                "true",
-                "false"
-              ]
+              "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)?$"
             }
           },
           {
@@ -2406,9 +2478,6 @@ let embeddedJSON = ##"""
             "schema": {
               "type": "string"
             }
-          },
-          {
-            "$ref": "#/components/parameters/Ticket"
           }
         ],
         "tags": [
@@ -2588,21 +2657,6 @@ let embeddedJSON = ##"""
             "$ref": "#/components/responses/Problem503"
           }
         },
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/After"
-          },
-          {
-            "name": "Last-Event-ID",
-            "in": "header",
-            "schema": {
-              "type": "string"
-            }
-          },
-          {
-            "$ref": "#/components/parameters/Ticket"
-          }
-        ],
         "tags": [
           "events"
         ],
@@ -2613,7 +2667,8 @@ let embeddedJSON = ##"""
           {
             "ticket": []
           }
-        ]
+        ],
+        "description": "Live only: every event committed after the stream opens, each with `session`. It has no cursor: a client that must not miss an event follows each session's own stream (`GET /v1/sessions/{id}/events`, which resumes by id)."
       }
     },
     "/healthz": {
@@ -2869,7 +2924,8 @@ let embeddedJSON = ##"""
             "application/x-ndjson": {
               "schema": {
                 "type": "string"
-              }
+              },
+              "example": "{\"at\":\"2026-12-03T07:30:42.754Z\",\"root\":{\"handlers\":{},\"id\":\"c_jKT3p5S9MRf-\",\"index\":0,\"name\":\"Root\",\"next\":null,\"preferences\":{},\"previous\":null,\"resolved\":{\"text\":\"initial value\"},\"role\":\"screen\",\"values\":{}},\"schema\":{\"preferences\":{\"preference\":{\"default\":\"\",\"type\":\"string\"}},\"strict\":false,\"values\":{\"text\":{\"default\":\"initial value\",\"type\":\"string\"}}},\"seq\":1,\"type\":\"session.created\"}\n"
             }
           }
         },
@@ -5445,16 +5501,6 @@ let embeddedJSON = ##"""
           "maximum": 9223372036854775807
         }
       },
-      "Ticket": {
-        "name": "ticket",
-        "in": "query",
-        "required": false,
-        "description": "A stream ticket (`POST /v1/tickets`) instead of the `Authorization` header, for `EventSource`, which cannot send headers. Never logged. Not with an `Authorization` header (400).",
-        "schema": {
-          "type": "string",
-          "pattern": "^[^\\u0000]*$"
-        }
-      },
       "StackRef": {
         "name": "stack",
         "in": "path",
@@ -5490,7 +5536,7 @@ let embeddedJSON = ##"""
         "type": "apiKey",
         "in": "query",
         "name": "ticket",
-        "description": "A stream ticket from `POST /v1/tickets`: short-lived, read-only, for the event streams only."
+        "description": "A stream ticket from `POST /v1/tickets` in `?ticket=`: short-lived, read-only, for the event streams only, in place of the `Authorization` header for `EventSource`, which cannot send headers; never logged. One or the other: a ticket with an `Authorization` header as well is 400."
       }
     }
   }
