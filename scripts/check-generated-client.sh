@@ -17,24 +17,9 @@ python=${PYTHON:-python3}
 "$python" -m openapi_python_client --version >/dev/null 2>&1 || {
     echo "check-generated-client: openapi-python-client is not installed (pip install openapi-python-client)" >&2; exit 1; }
 
-work=$(mktemp -d)
-server=""
-cleanup() {
-    if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then kill -TERM "$server"; wait "$server" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$binary" serve --port 0 --db "$work/generated-client.sqlite" --admin-token "check-generated-client" \
-    --log-level warning >"$work/stdout" 2>"$work/stderr" &
-server=$!
-for _ in $(seq 300); do
-    grep -q '^listening on ' "$work/stdout" 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { cat "$work/stderr" >&2; echo "check-generated-client: the server exited" >&2; exit 1; }
-    sleep 0.1
-done
-url=$(sed -n 's/^listening on //p' "$work/stdout")
-[ -n "$url" ] || { echo "check-generated-client: no 'listening on' line within 30 s" >&2; exit 1; }
+. scripts/server-for-checks.sh check-generated-client
+start_server "$binary" serve --port 0 --db "$work/generated-client.sqlite" --admin-token "check-generated-client" \
+    --log-level warning
 
 # The generator knows no NDJSON (export's answer, import's body): it is told to treat it as the
 # bytes it is, so those two operations are generated too.

@@ -13,13 +13,7 @@ binary=${1:-.build/release/navigation-values}
 binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
 readme=$PWD/README.md
 
-work=$(mktemp -d)
-server=""
-cleanup() {
-    if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then kill -TERM "$server"; wait "$server" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/server-for-checks.sh check-readme-walkthrough
 
 # The block, with the server's real address, and the endless stream cut after 2 s (curl: 28).
 python3 - "$readme" "$PWD/docs/Inspector.md" >"$work/walkthrough.sh" <<'PY'
@@ -38,15 +32,7 @@ grep -q '^curl -N ' "$work/walkthrough.sh"
 cd "$work"
 mkdir -p .build/release
 ln -s "$binary" .build/release/navigation-values
-.build/release/navigation-values serve --port 0 --admin-token secret >stdout 2>stderr &
-server=$!
-for _ in $(seq 300); do
-    grep -q '^listening on ' stdout 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { cat stderr >&2; exit 1; }
-    sleep 0.1
-done
-url=$(sed -n 's/^listening on //p' stdout)
-[ -n "$url" ] || { echo "check-readme-walkthrough: no 'listening on' line" >&2; exit 1; }
+start_server .build/release/navigation-values serve --port 0 --admin-token secret
 sed -e "s|^BASE=http://127.0.0.1:8080\$|BASE=$url|" \
     -e 's|^curl -N \(.*\)$|curl -sS -N --max-time 2 \1 \|\| test $? -eq 28|' walkthrough.sh >run.sh
 

@@ -19,31 +19,13 @@ command -v schemathesis >/dev/null 2>&1 || { echo "schemathesis: not installed (
 [ -x "$binary" ] || { echo "schemathesis.sh: $binary is not built" >&2; exit 1; }
 binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
 
-work=$(mktemp -d)
+. scripts/server-for-checks.sh schemathesis.sh
 token="schemathesis-admin-token"
-server=""
-cleanup() {
-    if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then
-        kill -TERM "$server"
-        wait "$server" || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
 
 # Anonymous imports (thousands of generated ones) would meet the creation quota, which has its own
 # tests (AnonymousGrowthTests): a burst this run never spends.
-"$binary" serve --port 0 --db "$work/schemathesis.sqlite" --admin-token "$token" --log-level warning \
-    --create-burst 10000000 \
-    >"$work/stdout" 2>"$work/stderr" &
-server=$!
-for _ in $(seq 300); do
-    grep -q '^listening on ' "$work/stdout" 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { cat "$work/stderr" >&2; echo "schemathesis.sh: the server exited" >&2; exit 1; }
-    sleep 0.1
-done
-url=$(sed -n 's/^listening on //p' "$work/stdout")
-[ -n "$url" ] || { echo "schemathesis.sh: no 'listening on' line within 30 s" >&2; exit 1; }
+start_server "$binary" serve --port 0 --db "$work/schemathesis.sqlite" --admin-token "$token" --log-level warning \
+    --create-burst 10000000
 echo "schemathesis against $url (at most $examples examples per operation)"
 
 # What the run configures, and why: each is listed in docs/API.md, "The OpenAPI document", as what
@@ -62,6 +44,9 @@ echo "schemathesis against $url (at most $examples examples per operation)"
 #   schema refuses undeclared keys, a declared entry takes only its type, --max-stacks and
 #   --max-presentation-depth count what the session holds), or a create's own strict schema its
 #   root's values, or an import's lines must replay as recorded.
+# - A stream takes a ticket (?ticket=) or an Authorization header, not both (400): the document
+#   states them as alternatives, and alternatives in OpenAPI do not forbid both, while the run
+#   authenticates every request and its stateful phase passes the tickets it was given on.
 # - DELETE /v1/sessions/{id} ends a session; an ended session and its history stay readable until
 #   it is purged (docs/API.md), so a read after it answers 200 by design: use_after_free is off for
 #   the reads under a session, and stays on elsewhere (observer tokens).
@@ -90,6 +75,10 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403",
 include-method = "GET"
 include-path-regex = "^/v1/sessions/\\{id\\}"
 checks.use_after_free.enabled = false
+
+[[operations]]
+include-operation-id = ["watchSessionEvents", "watchAllEvents"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "410", "412", "429"]
 
 [[operations]]
 include-operation-id = ["watchAllEvents"]
