@@ -40,7 +40,7 @@ import PackageDescription
 #else
     // Hosts whose toolchain ships no swift-syntax host libraries for packages (macOS, Xcode): the macro
     // builds against the swift-syntax package, the usual way. NOT BUILT HERE (no macOS host and no
-    // network in this project's CI); see README, "Using the package".
+    // network in this project's CI); see docs/Client.md, "Using the package in an app".
     let macroDependencies: [Target.Dependency] = [
         .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
