@@ -35,8 +35,8 @@ import PackageDescription
     let macroLinkerSettings: [LinkerSetting] = [
         .unsafeFlags(["-L", swiftHostLibrary, "-Xlinker", "-rpath", "-Xlinker", swiftHostLibrary])
     ]
-    /// Nothing is fetched on Linux: every dependency is the toolchain's.
-    let packageDependencies: [Package.Dependency] = []
+    /// On Linux the macro needs no package: only what every platform fetches.
+    let platformDependencies: [Package.Dependency] = []
 #else
     // Hosts whose toolchain ships no swift-syntax host libraries for packages (macOS, Xcode): the macro
     // builds against the swift-syntax package, the usual way. NOT BUILT HERE (no macOS host and no
@@ -57,10 +57,16 @@ import PackageDescription
     ]
     let macroSwiftSettings: [SwiftSetting] = []
     let macroLinkerSettings: [LinkerSetting] = []
-    let packageDependencies: [Package.Dependency] = [
+    let platformDependencies: [Package.Dependency] = [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0")
     ]
 #endif
+
+/// What every platform fetches: swift-log, the client's logging hook (`Configuration.logger`).
+/// Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at local mirrors
+/// (CONTRIBUTING.md, "Dependencies and mirrors").
+let packageDependencies: [Package.Dependency] =
+    [.package(url: "https://github.com/apple/swift-log.git", from: "1.6.0")] + platformDependencies
 
 let package = Package(
     name: "NavigationValues",
@@ -119,14 +125,18 @@ let package = Package(
         .target(name: "NavigationValuesWire", dependencies: ["NavigationValues"]),
         .testTarget(name: "NavigationValuesWireTests", dependencies: ["NavigationValuesWire", "TestSupport"]),
 
-        // MARK: - The Swift client: typed calls, retries, event streams, a live mirror (core and wire only)
-        .target(name: "NavigationValuesClient", dependencies: ["NavigationValues", "NavigationValuesWire"]),
+        // MARK: - The Swift client: typed calls, retries, event streams, a live mirror (core, wire and swift-log only)
+        .target(
+            name: "NavigationValuesClient",
+            dependencies: [
+                "NavigationValues", "NavigationValuesWire", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "NavigationValuesClientTests",
             dependencies: [
                 "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
                 "NavigationValuesStore", "NavigationValuesSQLite", "HTTPServer", "api-crash-server",
-                "navigation-values-demo", "TestSupport",
+                "navigation-values-demo", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
         // The seed's Demo (docs/SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).

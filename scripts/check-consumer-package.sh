@@ -7,8 +7,9 @@
 # depends on it with `.package(url: "file://…", from: VERSION)` and
 # the products NavigationValues and NavigationValuesClient, builds, and runs against the server
 # (default: .build/release/navigation-values): a typed value through the client, read back through
-# a live mirror, and a @ValueEntry on a local stack. Nothing may be fetched: the resolved graph must
-# hold this package alone. Everything is removed on exit.
+# a live mirror, and a @ValueEntry on a local stack. The resolved graph must hold this package and
+# swift-log alone (the client's one dependency; resolved from local mirrors where there are some,
+# as scripts/swiftpm-mirrors.sh sets them). Everything is removed on exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-$root/.build/release/navigation-values}
@@ -85,11 +86,12 @@ let title = mirror[id: detail.screen.id]?.resolved(Title.self) ?? "?"
 print("consumer ok: local \(pushed.greeting), remote \(title) at version \(mirror.version)")
 EOF
 
-# Its build: only this package may be resolved (nothing fetched).
+# Its build: only this package and swift-log may be resolved.
+"$root/scripts/swiftpm-mirrors.sh" "$work/app" >/dev/null
 (cd "$work/app" && swift build 2>&1 | tail -n 3)
-pins=$(grep -c '"identity"' "$work/app/Package.resolved" || true)
-if [ "$pins" != 1 ]; then
-    echo "check-consumer-package: more than this package was resolved:" >&2
+pins=$(sed -n 's/.*"identity" : "\(.*\)".*/\1/p' "$work/app/Package.resolved" | sort | tr '\n' ' ')
+if [ "$pins" != "navigation-values swift-log " ]; then
+    echo "check-consumer-package: expected navigation-values and swift-log resolved, got: $pins" >&2
     cat "$work/app/Package.resolved" >&2
     exit 1
 fi

@@ -112,6 +112,9 @@ public final class ScreenTree<Element> {
     /// `context.top()` once the main stack has a root.
     public var visibleScreen: ScreenContext? { visibleStack.topScreen }
 
+    /// The id of the screen a user sees (`visibleScreen`).
+    public var visibleScreenID: ScreenID? { visibleStack.topID }
+
     // MARK: - Screens across the tree
 
     /// The number of screens in every stack.

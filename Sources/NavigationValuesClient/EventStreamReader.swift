@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NavigationValues
 import NavigationValuesWire
 
@@ -13,7 +14,7 @@ import NavigationValuesWire
 final class EventStreamReader {
     enum Source {
         case session(RemoteSession)
-        case allSessions(HTTPTransport, token: String)
+        case allSessions(HTTPTransport)
     }
 
     private let source: Source
@@ -25,13 +26,15 @@ final class EventStreamReader {
     private var startsLive: Bool
     private var isFinished = false
 
-    private var connection: StreamConnection?
+    private var connection: TransportStream?
     private var parser = ServerSentEventParser()
     private var pending: [ServerSentEvent] = []
     private var pendingIndex = 0
     private var deliveredOnThisConnection = false
 
     private var failures = 0
+    /// A 401 already led to a refreshed token since the last connection that opened.
+    private var refreshedAfter401 = false
     private var nextDelay: Duration?
     private var lastFailure: RemoteError?
 
@@ -49,7 +52,7 @@ final class EventStreamReader {
     private var transport: HTTPTransport {
         switch source {
         case .session(let session): session.transport
-        case .allSessions(let transport, _): transport
+        case .allSessions(let transport): transport
         }
     }
 
@@ -203,6 +206,12 @@ final class EventStreamReader {
             options.onReconnect?(
                 ReconnectNotice(
                     after: cursor, consecutiveFailures: failures, reason: lastFailure?.detail ?? "", delay: delay))
+            transport.configuration.logger?.notice(
+                "stream reconnecting",
+                metadata: [
+                    "request": "\(requestLabel)", "after": "\(cursor.map(String.init) ?? "-")",
+                    "failures": "\(failures)", "reason": "\(lastFailure?.detail ?? "")", "delay": "\(delay)",
+                ])
             try await Task.sleep(for: delay)
         }
         if startsLive, case .session(let session) = source {
@@ -215,11 +224,12 @@ final class EventStreamReader {
             }
         }
         let request = makeRequest()
-        let opened = transport.streams.open(
-            try transport.makeURLRequest(request), maxBufferedBytes: options.maxBufferedBytes)
+        let token = try await transport.token(for: request.credential)
+        let opened = try await transport.openStream(request, token: token, maxBufferedBytes: options.maxBufferedBytes)
         switch await opened.next() {
         case .head(200, _):
             connection = opened
+            refreshedAfter401 = false
         case .head(let status, let headers):
             var body = Data()
             readBody: while let chunk = await opened.next() {
@@ -230,12 +240,16 @@ final class EventStreamReader {
                 }
             }
             opened.cancel()
+            if status == 401, !refreshedAfter401 {
+                refreshedAfter401 = true
+                // A token provider that has another token: connect again at once with it.
+                if try await transport.refreshedToken(for: request.credential, rejected: token) != nil { return }
+            }
             let answer = APIAnswer(status: status, headers: headers, body: body, attempts: failures + 1)
             let error = transport.error(for: answer, of: request)
             let policy = transport.configuration.retry
             guard policy.retriedStatuses.contains(status) else { throw error }
-            var random = SystemRandomNumberGenerator()
-            nextDelay = policy.delay(after: failures + 1, retryAfter: answer.header("retry-after"), using: &random)
+            nextDelay = policy.delay(after: failures + 1, retryAfter: answer.header("retry-after"))
             noteFailure(error)
         case .end(let error):
             opened.cancel()
@@ -271,14 +285,15 @@ final class EventStreamReader {
         switch source {
         case .session(let session):
             var request = APIRequest(
-                method: "GET", path: session.path("events"), token: session.token, accept: "text/event-stream",
+                method: "GET", path: session.path("events"), credential: session.credential,
+                accept: "text/event-stream",
                 timeout: options.idleTimeout)
             if wantsSnapshot, cursor == nil { request.query = [("snapshot", "1")] }
             request.lastEventID = cursor
             return request
-        case .allSessions(_, let token):
+        case .allSessions(let transport):
             return APIRequest(
-                method: "GET", path: "/v1/events", token: token, accept: "text/event-stream",
+                method: "GET", path: "/v1/events", credential: transport.admin, accept: "text/event-stream",
                 timeout: options.idleTimeout)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NavigationValues
 import NavigationValuesWire
 
@@ -13,7 +14,10 @@ struct APIRequest: Sendable {
     var path: String
     var query: [(name: String, value: String)] = []
     var body: JSONValue?
-    var token: String?
+    /// A body that is not JSON (an export's lines), with its `Content-Type`; `body` wins over it.
+    var rawBody: (data: Data, contentType: String)?
+    /// Whose bearer token it carries; nil: none.
+    var credential: Credential?
     var ifMatch: Int64?
     /// Sent on every attempt: a retry is recognised by the server and applied once.
     var idempotencyKey: String?
@@ -26,6 +30,8 @@ struct APIRequest: Sendable {
 
     /// `POST /v1/sessions/s_1/push`, for errors and retry notices.
     var label: String { "\(method) \(path)" }
+
+    var transportQuery: [TransportRequest.QueryItem] { query.map { .init(name: $0.name, value: $0.value) } }
 }
 
 /// An answer: its status, its headers (names lowercased) and its body.
@@ -51,15 +57,20 @@ struct APIAnswer: Sendable {
     }
 }
 
-/// Sends requests with `URLSession`, retrying what the policy allows; turns error answers into
-/// `RemoteError`s. Shared by every handle a client gives out.
+/// The client's side of the transport seam: builds each request's headers and body, sends it
+/// through the configuration's `ClientTransport`, retries what the policy allows and turns error
+/// answers into `RemoteError`s, whatever the transport. Shared by every handle a client gives out.
 final class HTTPTransport: Sendable {
     let baseURL: URL
     /// The base URL's text without its query, fragment or trailing slash: paths are appended to it.
     let base: String
     let configuration: NavigationValuesClient.Configuration
-    let session: URLSession
-    let streams: StreamSessions
+    /// What carries requests and streams: the configuration's transport, or the default one.
+    let carrier: any ClientTransport
+    /// The admin token, for the admin routes (as refreshed by the token provider).
+    let admin: Credential
+    /// Mutations kept while the server cannot be reached (`Configuration.offline`).
+    let offlineQueue: OfflineQueue?
 
     init(baseURL: URL, configuration: NavigationValuesClient.Configuration) {
         self.baseURL = baseURL
@@ -70,17 +81,27 @@ final class HTTPTransport: Sendable {
         while text.hasSuffix("/") { text.removeLast() }
         base = text
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
-        sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        session = URLSession(configuration: sessionConfiguration)
-        streams = StreamSessions(configuration: configuration)
+        carrier = configuration.transport ?? Self.defaultTransport(for: baseURL, configuration)
+        admin = Credential(session: nil, token: configuration.adminToken)
+        offlineQueue = configuration.offline.map { OfflineQueue(options: $0, logger: configuration.logger) }
+        offlineQueue?.startDelivering(through: self)
     }
 
-    deinit {
-        session.finishTasksAndInvalidate()
+    /// The transport a configuration without one gets: on Linux, for an `http://` server reached
+    /// without a proxy, HTTP/1.1 over sockets (FoundationNetworking re-sends a request by itself,
+    /// without its body, when a kept-alive connection dies: see `SocketTransport`); else
+    /// `URLSession` (TLS, proxies, and on Apple platforms the system's networking policies).
+    static func defaultTransport(
+        for baseURL: URL, _ configuration: NavigationValuesClient.Configuration
+    ) -> any ClientTransport {
+        #if canImport(Glibc)
+            if SocketTransport.canCarry(baseURL) {
+                return SocketTransport(maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+            }
+        #endif
+        return URLSessionTransport(
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost, requestTimeout: configuration.requestTimeout,
+            streamIdleTimeout: configuration.streams.idleTimeout)
     }
 
     // MARK: - Requests
@@ -95,29 +116,73 @@ final class HTTPTransport: Sendable {
         return answer
     }
 
+    /// Sends a mutation of `credential`'s session and returns its 2xx answer; with an offline queue,
+    /// queues it when the server cannot be reached or something is queued before it, and waits.
+    func performMutation(_ request: APIRequest) async throws -> APIAnswer {
+        guard let queue = offlineQueue, let session = request.credential?.session else {
+            return try await perform(request)
+        }
+        if !queue.isHoldingMutations {
+            do {
+                return try await perform(request)
+            } catch let error as RemoteError where error.code == .connectionFailed {
+                // Kept with its key: however often it was sent already, the server applies it once.
+            }
+        }
+        return try await queue.enqueueAndWait(
+            request, session: session, token: request.credential?.token, through: self)
+    }
+
     /// Sends `request` until it gets an answer the policy (the configuration's, or `retry`) does not
-    /// retry, and returns it, whatever its status.
+    /// retry, and returns it, whatever its status. After a 401, a token provider that gives another
+    /// token gets the request sent once more with it.
     func send(_ request: APIRequest, retry: RetryPolicy? = nil) async throws -> APIAnswer {
-        let urlRequest = try makeURLRequest(request)
         let policy = retry ?? configuration.retry
-        var random = SystemRandomNumberGenerator()
-        var attempt = 0
+        var attempts = Attempts()
+        let token = try await token(for: request.credential)
+        var answer = try await send(request, token: token, policy: policy, attempts: &attempts)
+        if answer.status == 401, let fresh = try await refreshedToken(for: request.credential, rejected: token) {
+            retrying(RetryNotice(request: request.label, attempt: attempts.count, reason: .status(401), delay: .zero))
+            answer = try await send(request, token: fresh, policy: policy, attempts: &attempts)
+        }
+        return answer
+    }
+
+    /// What the attempts of one call share.
+    struct Attempts {
+        var count = 0
+        /// Whether an attempt was sent and its answer lost.
         var unanswered = false
+    }
+
+    private func send(
+        _ request: APIRequest, token: String?, policy: RetryPolicy, attempts: inout Attempts
+    ) async throws -> APIAnswer {
+        let transportRequest = try makeTransportRequest(request, token: token)
+        let logger = configuration.logger
         while true {
-            attempt += 1
+            attempts.count += 1
+            let attempt = attempts.count
             try Task.checkCancellation()
             let reason: RetryNotice.Reason
             var delay: Duration
+            let started = logger == nil ? nil : ContinuousClock.now
             do {
-                let (data, response) = try await session.data(for: urlRequest)
-                guard let http = response as? HTTPURLResponse else {
-                    throw RemoteError(.invalidResponse, request: request.label, detail: "not an HTTP answer")
-                }
+                let response = try await deliver(transportRequest)
                 let answer = APIAnswer(
-                    status: http.statusCode, headers: Self.headers(of: http), body: data, attempts: attempt,
-                    earlierAttemptWasUnanswered: unanswered)
+                    status: response.status, headers: response.headers, body: response.body, attempts: attempt,
+                    earlierAttemptWasUnanswered: attempts.unanswered)
+                if let logger, let started {
+                    logger.debug(
+                        "answered",
+                        metadata: [
+                            "request": "\(request.label)", "status": "\(answer.status)", "attempt": "\(attempt)",
+                            "duration": "\(ContinuousClock.now - started)",
+                        ])
+                }
                 guard policy.retriedStatuses.contains(answer.status), attempt < policy.maxAttempts,
-                    let wait = policy.delay(after: attempt, retryAfter: answer.header("retry-after"), using: &random)
+                    let wait = policy.delay(
+                        after: attempt, retryAfter: answer.header("retry-after"))
                 else { return answer }
                 reason = .status(answer.status)
                 delay = wait
@@ -125,23 +190,91 @@ final class HTTPTransport: Sendable {
                 throw CancellationError()
             } catch let error as URLError where Self.isRetryable(error) {
                 guard attempt < policy.maxAttempts, !Task.isCancelled else {
+                    logger?.warning(
+                        "no answer",
+                        metadata: [
+                            "request": "\(request.label)", "attempts": "\(attempt)", "error": "\(error.code.rawValue)",
+                        ])
                     throw RemoteError(
                         .connectionFailed, request: request.label, detail: Self.describe(error), attempts: attempt,
                         underlying: error)
                 }
                 reason = .connection(error.code)
-                delay = policy.backoff(after: attempt, using: &random)
+                delay = policy.backoff(after: attempt)
                 // A refused connection carried nothing; any other failure may have come after the
                 // server read (and applied) the request.
-                if error.code != .cannotConnectToHost { unanswered = true }
+                if error.code != .cannotConnectToHost { attempts.unanswered = true }
             } catch let error as URLError {
+                logger?.warning(
+                    "no answer",
+                    metadata: [
+                        "request": "\(request.label)", "attempts": "\(attempt)", "error": "\(error.code.rawValue)",
+                    ])
                 throw RemoteError(
                     .connectionFailed, request: request.label, detail: Self.describe(error), attempts: attempt,
                     underlying: error)
             }
-            configuration.onRetry?(RetryNotice(request: request.label, attempt: attempt, reason: reason, delay: delay))
+            retrying(RetryNotice(request: request.label, attempt: attempt, reason: reason, delay: delay))
             try await Task.sleep(for: delay)
         }
+    }
+
+    /// Sends one attempt through the middleware, outermost first, then the transport.
+    private func deliver(_ request: TransportRequest, from index: Int = 0) async throws -> TransportResponse {
+        let middleware = configuration.middleware
+        guard index < middleware.count else { return try await carrier.send(request) }
+        return try await middleware[index].intercept(request) { request in
+            try await deliver(request, from: index + 1)
+        }
+    }
+
+    /// Tells `onRetry` and the logger of a request about to be sent again.
+    func retrying(_ notice: RetryNotice) {
+        configuration.onRetry?(notice)
+        configuration.logger?.notice(
+            "retrying",
+            metadata: [
+                "request": "\(notice.request)", "attempt": "\(notice.attempt)", "reason": "\(notice.reason)",
+                "delay": "\(notice.delay)",
+            ])
+    }
+
+    // MARK: - Tokens
+
+    /// The token to send for `credential`: the token provider's answer, else the one it holds.
+    func token(for credential: Credential?) async throws -> String? {
+        let held = credential?.token
+        guard let provider = configuration.tokenProvider else { return held }
+        return try await provider.provide(TokenProvider.Request(session: credential?.session, token: held))
+    }
+
+    /// After a 401 with `rejected` (empty when no token was sent): the token provider's other token,
+    /// which the credential keeps, or nil when there is no provider or it has no other.
+    func refreshedToken(for credential: Credential?, rejected: String?) async throws -> String? {
+        guard let provider = configuration.tokenProvider else { return nil }
+        let asked = TokenProvider.Request(
+            session: credential?.session, token: credential?.token, rejected: rejected ?? "")
+        guard let fresh = try await provider.provide(asked), fresh != rejected else { return nil }
+        credential?.replace(with: fresh)
+        configuration.logger?.info(
+            "token refreshed after 401", metadata: ["session": "\(credential?.session?.rawValue ?? "-")"])
+        return fresh
+    }
+
+    // MARK: - Streams
+
+    /// Opens `request` as a streaming answer through the transport, holding at most
+    /// `maxBufferedBytes` unread; `token` is sent, or the credential's (asked of the token
+    /// provider) when nil.
+    func openStream(_ request: APIRequest, token: String?, maxBufferedBytes: Int) async throws -> TransportStream {
+        var transportRequest = try makeTransportRequest(request, token: token)
+        for middleware in configuration.middleware {
+            transportRequest = try await middleware.intercept(stream: transportRequest)
+        }
+        let stream = TransportStream(maxBufferedBytes: maxBufferedBytes)
+        carrier.openStream(transportRequest, into: stream)
+        configuration.logger?.debug("stream opened", metadata: ["request": "\(request.label)"])
+        return stream
     }
 
     /// Whether a transport failure may be gone on the next attempt: anything but a request that
@@ -165,43 +298,36 @@ final class HTTPTransport: Sendable {
         return "no answer (URLError \(error.code.rawValue)\(text.isEmpty ? "" : ": \(text)"))"
     }
 
-    static func headers(of response: HTTPURLResponse) -> [String: String] {
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-        }
-        return headers
-    }
-
     // MARK: - Building requests
 
     func url(for request: APIRequest) throws -> URL {
         var text = base + request.path
-        if !request.query.isEmpty {
-            text +=
-                "?" + request.query.map { "\(Self.encoded($0.name))=\(Self.encoded($0.value))" }.joined(separator: "&")
-        }
+        if !request.query.isEmpty { text += "?" + TransportRequest.encodedQuery(request.transportQuery) }
         guard let url = URL(string: text) else {
             throw RemoteError(.badRequest, request: request.label, detail: "no URL for \(text)")
         }
         return url
     }
 
-    func makeURLRequest(_ request: APIRequest) throws -> URLRequest {
-        var urlRequest = URLRequest(url: try url(for: request))
-        urlRequest.httpMethod = request.method
-        urlRequest.setValue(request.accept, forHTTPHeaderField: "Accept")
-        urlRequest.setValue(configuration.userAgent, forHTTPHeaderField: "User-Agent")
-        if let token = request.token { urlRequest.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let version = request.ifMatch { urlRequest.setValue("\"\(version)\"", forHTTPHeaderField: "If-Match") }
-        if let key = request.idempotencyKey { urlRequest.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
-        if let body = request.body {
-            urlRequest.httpBody = Data(body.serialized().utf8)
-            urlRequest.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
+    /// `request` as the transport sends it, with `token`: its URL, every header, its body as
+    /// JSON, its timeout.
+    func makeTransportRequest(_ request: APIRequest, token: String?) throws -> TransportRequest {
+        var headers = ["Accept": request.accept, "User-Agent": configuration.userAgent]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        if let version = request.ifMatch { headers["If-Match"] = "\"\(version)\"" }
+        if let key = request.idempotencyKey { headers["Idempotency-Key"] = key }
+        var body: Data?
+        if let json = request.body {
+            body = Data(json.serialized().utf8)
+            headers["Content-Type"] = "application/json; charset=utf-8"
+        } else if let raw = request.rawBody {
+            body = raw.data
+            headers["Content-Type"] = raw.contentType
         }
-        if let seq = request.lastEventID { urlRequest.setValue(String(seq), forHTTPHeaderField: "Last-Event-ID") }
-        urlRequest.timeoutInterval = (request.timeout ?? configuration.requestTimeout).seconds
-        return urlRequest
+        if let seq = request.lastEventID { headers["Last-Event-ID"] = String(seq) }
+        return TransportRequest(
+            method: request.method, path: request.path, query: request.transportQuery, headers: headers, body: body,
+            timeout: request.timeout ?? configuration.requestTimeout, url: try url(for: request))
     }
 
     /// A path segment (a session or screen id, a key name), percent-encoded: ids are URL-safe

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NavigationValues
 import NavigationValuesWire
 
@@ -38,6 +39,25 @@ public final class NavigationValuesClient: Sendable {
         public var maxConnectionsPerHost = 8
         /// Sent as `User-Agent`: `NavigationValuesClient/` and the package's version.
         public var userAgent = "NavigationValuesClient/\(NavigationValuesVersion.current)"
+        /// What carries requests and event streams (see `ClientTransport`); nil: a
+        /// ``URLSessionTransport`` made from this configuration (`maxConnectionsPerHost`,
+        /// `requestTimeout`, `streams.idleTimeout`).
+        public var transport: (any ClientTransport)?
+        /// Supplies each request's bearer token, and another after a 401 (see `TokenProvider`);
+        /// nil: the session's token or the admin token as given.
+        public var tokenProvider: TokenProvider?
+        /// Sees every attempt of every request and its answer, the first outermost (see
+        /// `ClientMiddleware`).
+        public var middleware: [any ClientMiddleware] = []
+        /// Where the client logs (swift-log): each answer at `debug` (request, status, attempt,
+        /// duration), each retry and stream reconnection at `notice`, a request left without an
+        /// answer at `warning`, offline mutations queued and sent at `info`. Never a token or a
+        /// body. Nil: no logging.
+        public var logger: Logger?
+        /// Keeps mutations made while the server cannot be reached and sends them, in order, when
+        /// it can be reached again (see `OfflineQueue`); nil: such a mutation fails with
+        /// `RemoteError.connectionFailed` after the retry policy's attempts.
+        public var offline: OfflineOptions?
 
         /// The defaults, with a retry policy and an admin token.
         public init(retry: RetryPolicy = RetryPolicy(), adminToken: String? = nil) {
@@ -53,10 +73,25 @@ public final class NavigationValuesClient: Sendable {
     public var configuration: Configuration { transport.configuration }
     let transport: HTTPTransport
 
+    /// The mutations kept while the server could not be reached (`Configuration.offline`); nil
+    /// when the configuration keeps none.
+    public var offlineQueue: OfflineQueue? { transport.offlineQueue }
+
     /// A client of the server at `baseURL`.
     public init(baseURL: URL, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
         transport = HTTPTransport(baseURL: baseURL, configuration: configuration)
+    }
+
+    /// A client whose requests and event streams go through `transport` (one answering from
+    /// memory, say) instead of the configuration's; `baseURL` still makes each request's `url`.
+    public convenience init(
+        baseURL: URL = URL(string: "http://localhost") ?? URL(fileURLWithPath: "/"), transport: any ClientTransport,
+        configuration: Configuration = Configuration()
+    ) {
+        var configuration = configuration
+        configuration.transport = transport
+        self.init(baseURL: baseURL, configuration: configuration)
     }
 
     // MARK: - Sessions
@@ -80,14 +115,10 @@ public final class NavigationValuesClient: Sendable {
         var body: [String: JSONValue] = [:]
         if let root { body["root"] = root.json }
         if let schema { body["schema"] = schema.json }
-        let request = APIRequest(
-            method: "POST", path: "/v1/sessions", body: .object(body),
-            idempotencyKey: idempotencyKey ?? configuration.idempotencyKeys.next())
-        let answer = try await transport.perform(request)
-        let created = try transport.decode(answer, for: request) { json throws(WireDecodingError) in
-            try CreatedSession(json: json)
-        }
-        return (RemoteSession(id: created.session.id, token: created.token, transport: transport), created.session)
+        return try await transport.createdSession(
+            APIRequest(
+                method: "POST", path: "/v1/sessions", body: .object(body),
+                idempotencyKey: idempotencyKey ?? configuration.idempotencyKeys.next()))
     }
 
     /// A handle on an existing session, with its token (or the admin token when `token` is nil).
@@ -104,7 +135,7 @@ public final class NavigationValuesClient: Sendable {
         var query: [(name: String, value: String)] = [("limit", String(limit))]
         if let cursor { query.append(("cursor", cursor.rawValue)) }
         let request = APIRequest(
-            method: "GET", path: "/v1/sessions", query: query, token: configuration.adminToken)
+            method: "GET", path: "/v1/sessions", query: query, credential: transport.admin)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try SessionList(json: json)
@@ -116,7 +147,78 @@ public final class NavigationValuesClient: Sendable {
     /// the stream reconnects are not delivered here (follow one session with `events(after:)` to
     /// miss none).
     public func allEvents() -> AllSessionsEventStream {
-        AllSessionsEventStream(transport: transport, token: configuration.adminToken ?? "")
+        AllSessionsEventStream(transport: transport)
+    }
+
+    // MARK: - Copies and read-only access
+
+    /// An export (`RemoteSession.export()`) as a new session with its own ids and token
+    /// (`POST /v1/sessions/import`, as creation: no token needed unless the server has a create
+    /// token, then pass it or the admin token as `token`).
+    public func importSession(_ export: Data, token: String? = nil, idempotencyKey: String? = nil) async throws
+        -> RemoteSession
+    {
+        try await transport.createdSession(
+            APIRequest(
+                method: "POST", path: "/v1/sessions/import", rawBody: (export, "application/x-ndjson"),
+                credential: token.map { Credential(session: nil, token: $0) },
+                idempotencyKey: idempotencyKey ?? configuration.idempotencyKeys.next())
+        ).session
+    }
+
+    /// A new session that starts as `session` was at revision `at` (nil: the latest), with the
+    /// admin token (`POST /v1/sessions/fork`); `RemoteSession.fork(at:)` uses a session's own.
+    public func fork(_ session: SessionID, at: Int64? = nil, idempotencyKey: String? = nil) async throws
+        -> RemoteSession
+    {
+        try await self.session(id: session).fork(at: at, idempotencyKey: idempotencyKey)
+    }
+
+    /// A stream ticket for the stream of every session (`POST /v1/tickets {"all": true}`, admin
+    /// token); `RemoteSession.streamTicket()` gets one for a session.
+    public func allEventsTicket() async throws -> StreamTicket {
+        try await transport.streamTicket(["all": true], credential: transport.admin)
+    }
+
+    /// A read-only token (`POST /v1/observers`, admin token) for `session`, or for every session
+    /// when nil, expiring after `expiresIn` (whole seconds; nil: until revoked). Its token is shown
+    /// only here.
+    public func createObserver(
+        for session: SessionID?, label: String = "", expiresIn: Duration? = nil, idempotencyKey: String? = nil
+    ) async throws -> CreatedObserver {
+        try await transport.createObserver(
+            for: session, label: label, expiresIn: expiresIn, credential: transport.admin,
+            idempotencyKey: idempotencyKey)
+    }
+
+    /// A page of observer tokens (`GET /v1/observers`, admin token), of one session or of all.
+    public func observers(of session: SessionID? = nil, limit: Int = 100, cursor: ObserverID? = nil) async throws
+        -> ObserverList
+    {
+        try await transport.observers(of: session, limit: limit, cursor: cursor, credential: transport.admin)
+    }
+
+    /// One observer token (`GET /v1/observers/{observer}`, admin token), never its token.
+    public func observer(_ id: ObserverID) async throws -> ObserverResource {
+        let request = APIRequest(
+            method: "GET", path: HTTPTransport.path(["v1", "observers", id.rawValue]), credential: transport.admin)
+        let answer = try await transport.perform(request)
+        return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
+            try ObserverResource(json: json)
+        }
+    }
+
+    /// Revokes an observer token (`DELETE /v1/observers/{observer}`, admin token): it stops working
+    /// at once, with the stream tickets issued to it.
+    public func revokeObserver(_ id: ObserverID) async throws {
+        let request = APIRequest(
+            method: "DELETE", path: HTTPTransport.path(["v1", "observers", id.rawValue]),
+            credential: transport.admin)
+        do {
+            _ = try await transport.perform(request)
+        } catch let error as RemoteError where error.earlierAttemptWasUnanswered && error.code == .notFound {
+            // An earlier attempt revoked it and its answer was lost: that is the outcome asked for.
+        }
     }
 
     // MARK: - Operations
@@ -209,18 +311,25 @@ public struct ScreenSeed: Sendable, Equatable {
     public var json: JSONValue { ["name": .string(name), "values": .object(values)] }
 }
 
-/// A screen named in a path: by id, or the root (the stack's head) or the top (its tail).
+/// A screen named in a path: by id, or the root (the main stack's head) or the top (the screen a
+/// user sees), or the root or top of one stack (docs/Stacks.md, Screen and stack references).
 public enum ScreenReference: Sendable, Hashable, CustomStringConvertible {
     case root
     case top
     case id(ScreenID)
+    /// The root of `stack` (`search:root`, `selected:root`).
+    case rootOf(StackID)
+    /// The topmost screen of `stack` (`search:top`, `p_…:top`).
+    case topOf(StackID)
 
-    /// The path segment: `root`, `top` or the id.
+    /// The path segment: `root`, `top`, the id, `STACK:root` or `STACK:top`.
     public var description: String {
         switch self {
         case .root: "root"
         case .top: "top"
         case .id(let id): id.rawValue
+        case .rootOf(let stack): "\(stack.rawValue):root"
+        case .topOf(let stack): "\(stack.rawValue):top"
         }
     }
 }

@@ -52,6 +52,9 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
         public static let connectionFailed = Code(rawValue: "connectionFailed")
         /// An answer arrived that is not what the API promises (not JSON, or not the expected shape).
         public static let invalidResponse = Code(rawValue: "invalidResponse")
+        /// The server cannot be reached and the offline queue holds `OfflineOptions.limit` mutations
+        /// already (or its file cannot be written): this one was not kept.
+        public static let offlineQueueFull = Code(rawValue: "offlineQueueFull")
         /// A typed value could not be encoded to JSON, or what the server holds does not decode as
         /// the key's value type.
         public static let invalidValue = Code(rawValue: "invalidValue")

@@ -22,7 +22,7 @@ public struct RemoteScreen: Sendable {
 
     /// The screen as it is now (`GET …/screens/{screen}`).
     public func get() async throws -> ScreenResource {
-        let request = APIRequest(method: "GET", path: path(), token: session.token)
+        let request = APIRequest(method: "GET", path: path(), credential: session.credential)
         let answer = try await session.transport.perform(request)
         return try session.transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try ScreenResource(json: json)
@@ -88,6 +88,17 @@ public struct RemoteScreen: Sendable {
             named: K.remoteName, value: json, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
     }
 
+    /// Publishes `value` for `key` from this screen, then pops it, or dismisses the presentation it
+    /// is the root of (`POST …/screens/{screen}/return`): a sheet sending its result back.
+    @discardableResult
+    public func returnResult<K: PreferenceKey>(
+        _ key: K.Type, value: K.Value, ifMatch: Int64? = nil, idempotencyKey: String? = nil
+    ) async throws -> ReturnResult where K.Value: Encodable {
+        let json = try encodedValue(value, for: K.remoteName, request: "POST \(path("return"))")
+        return try await returnResult(
+            named: K.remoteName, value: json, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
+    }
+
     /// The last value this screen's handler received for `key`, or `K.defaultValue`.
     ///
     /// - Throws: `RemoteError` `.invalidValue` when the server's value does not decode as `K.Value`.
@@ -149,6 +160,17 @@ public struct RemoteScreen: Sendable {
         try await session.mutate(
             "POST", path("preferences", name), ["value": value], .published, ifMatch, idempotencyKey
         ) { $0.publishResult }
+    }
+
+    /// Publishes a value for the named key from this screen, then pops it (or dismisses the
+    /// presentation it is the root of).
+    @discardableResult
+    public func returnResult(
+        named name: String, value: JSONValue, ifMatch: Int64? = nil, idempotencyKey: String? = nil
+    ) async throws -> ReturnResult {
+        try await session.mutate(
+            "POST", path("return"), ["key": .string(name), "value": value], .returned, ifMatch, idempotencyKey
+        ) { $0.returnResult }
     }
 
     /// The last value this screen's handler received for the named key; nil when none.

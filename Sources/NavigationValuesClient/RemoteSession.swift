@@ -17,13 +17,16 @@ import NavigationValuesWire
 public struct RemoteSession: Sendable {
     /// The session's id.
     public let id: SessionID
-    /// The bearer token the calls send: the session's own, or the admin token.
-    public let token: String
+    /// The bearer token the calls send: the session's own, or the admin token (as refreshed by
+    /// `Configuration.tokenProvider`, when it gave another after a 401).
+    public var token: String { credential.token ?? "" }
+    /// The token, shared by this handle's copies.
+    let credential: Credential
     let transport: HTTPTransport
 
     init(id: SessionID, token: String, transport: HTTPTransport) {
         self.id = id
-        self.token = token
+        credential = Credential(session: id, token: token)
         self.transport = transport
     }
 
@@ -45,7 +48,7 @@ public struct RemoteSession: Sendable {
 
     /// The session as it is now (`GET /v1/sessions/{id}`).
     public func get() async throws -> SessionResource {
-        let request = APIRequest(method: "GET", path: path(), token: token)
+        let request = APIRequest(method: "GET", path: path(), credential: credential)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try SessionResource(json: json)
@@ -55,7 +58,7 @@ public struct RemoteSession: Sendable {
     /// The session as it was right after event `at` (`GET …/replay?at=N`; nil: the latest).
     public func replay(at seq: Int64? = nil) async throws -> SessionResource {
         let request = APIRequest(
-            method: "GET", path: path("replay"), query: seq.map { [("at", String($0))] } ?? [], token: token)
+            method: "GET", path: path("replay"), query: seq.map { [("at", String($0))] } ?? [], credential: credential)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try SessionResource(json: json)
@@ -67,7 +70,7 @@ public struct RemoteSession: Sendable {
     public func history(after: Int64 = 0, limit: Int = 100) async throws -> HistoryPage {
         let request = APIRequest(
             method: "GET", path: path("history"), query: [("after", String(after)), ("limit", String(limit))],
-            token: token)
+            credential: credential)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try HistoryPage(json: json)
@@ -80,7 +83,7 @@ public struct RemoteSession: Sendable {
         let seconds = max(0, min(60, Int(wait.components.seconds)))
         var request = APIRequest(
             method: "GET", path: path("events"), query: [("after", String(after)), ("wait", String(seconds))],
-            token: token)
+            credential: credential)
         request.timeout = transport.configuration.requestTimeout + .seconds(seconds)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
@@ -176,7 +179,7 @@ public struct RemoteSession: Sendable {
     /// replay stay. Returns the version of its `session.ended` event.
     @discardableResult
     public func end(ifMatch: Int64? = nil, idempotencyKey: String? = nil) async throws -> Int64 {
-        let answer = try await transport.perform(deleteRequest(purge: false, ifMatch, idempotencyKey))
+        let answer = try await transport.performMutation(deleteRequest(purge: false, ifMatch, idempotencyKey))
         guard let version = answer.etagVersion else {
             throw RemoteError(
                 .invalidResponse, request: "DELETE \(path())", detail: "the answer has no ETag with the version",
@@ -201,7 +204,8 @@ public struct RemoteSession: Sendable {
 
     private func deleteRequest(purge: Bool, _ ifMatch: Int64?, _ idempotencyKey: String?) -> APIRequest {
         APIRequest(
-            method: "DELETE", path: path(), query: purge ? [("purge", "true")] : [], token: token, ifMatch: ifMatch,
+            method: "DELETE", path: path(), query: purge ? [("purge", "true")] : [], credential: credential,
+            ifMatch: ifMatch,
             idempotencyKey: idempotencyKey ?? transport.configuration.idempotencyKeys.next())
     }
 
@@ -217,16 +221,26 @@ public struct RemoteSession: Sendable {
         _ method: String, _ path: String, _ body: JSONValue?, _ kind: MutationResult.Kind, _ ifMatch: Int64?,
         _ idempotencyKey: String?, _ typed: (MutationResult) -> Result?
     ) async throws -> Result {
+        try await mutate(method, path, body, AnswerShape.fixed(kind), ifMatch, idempotencyKey, typed)
+    }
+
+    /// Sends a mutation with its `Idempotency-Key` and decodes its answer as `shape` tells.
+    func mutate<Result>(
+        _ method: String, _ path: String, _ body: JSONValue?, _ shape: AnswerShape, _ ifMatch: Int64?,
+        _ idempotencyKey: String?, _ typed: (MutationResult) -> Result?
+    ) async throws -> Result {
         let request = APIRequest(
-            method: method, path: path, body: body, token: token, ifMatch: ifMatch,
+            method: method, path: path, body: body, credential: credential, ifMatch: ifMatch,
             idempotencyKey: idempotencyKey ?? transport.configuration.idempotencyKeys.next())
-        let answer = try await transport.perform(request)
+        let answer = try await transport.performMutation(request)
         let result = try transport.decode(answer, for: request) { json throws(WireDecodingError) in
-            try MutationResult(json: json, kind: kind, version: answer.etagVersion)
+            let (kind, operations) = shape.kinds(of: json)
+            return try MutationResult(json: json, kind: kind, version: answer.etagVersion, operations: operations)
         }
         guard let value = typed(result) else {
-            // `MutationResult(json:kind:)` returns the case of `kind`, which `typed` unpacks.
-            preconditionFailure("a \(kind) answer decoded as \(result.kind)")
+            throw RemoteError(
+                .invalidResponse, request: request.label, detail: "unexpected answer: a \(result.kind) result",
+                status: answer.status, attempts: answer.attempts)
         }
         return value
     }

@@ -39,26 +39,24 @@ public struct RetryPolicy: Sendable, Equatable {
     public static let never = RetryPolicy(maxAttempts: 1)
 
     /// The backoff before attempt `attempt + 1` (attempt counts from 1): half of the exponential
-    /// delay plus a random half ("equal jitter"), so clients that failed together spread out.
-    func backoff(after attempt: Int, using random: inout some RandomNumberGenerator) -> Duration {
+    /// delay plus `jitter` (0...1, random unless given) of the other half ("equal jitter"), so
+    /// clients that failed together spread out.
+    func backoff(after attempt: Int, jitter: Double = .random(in: 0...1)) -> Duration {
         let exponent = min(max(attempt - 1, 0), 30)
         let ceiling = min(initialDelay * (1 << exponent), maxDelay)
         let half = ceiling / 2
-        let nanoseconds = Int64(
-            clamping: (half.components.seconds * 1_000_000_000)
-                + half.components.attoseconds / 1_000_000_000)
-        return half + .nanoseconds(nanoseconds > 0 ? Int64.random(in: 0...nanoseconds, using: &random) : 0)
+        return half + half * min(max(jitter, 0), 1)
     }
 
     /// The wait before retrying a status that `retriedStatuses` holds: what `Retry-After` asks
     /// (delay-seconds, RFC 9110 §10.2.3), or the backoff. Nil when the server asks for longer than
     /// `maxRetryAfter`.
-    func delay(after attempt: Int, retryAfter: String?, using random: inout some RandomNumberGenerator) -> Duration? {
-        guard let retryAfter else { return backoff(after: attempt, using: &random) }
+    func delay(after attempt: Int, retryAfter: String?, jitter: Double = .random(in: 0...1)) -> Duration? {
+        guard let retryAfter else { return backoff(after: attempt, jitter: jitter) }
         let trimmed = retryAfter.trimmingSpaces
         guard let seconds = Int64(trimmed), seconds >= 0 else {
             // An HTTP-date (or junk): fall back to the backoff rather than parse a clock we cannot trust.
-            return backoff(after: attempt, using: &random)
+            return backoff(after: attempt, jitter: jitter)
         }
         let asked = Duration.seconds(seconds)
         return asked <= maxRetryAfter ? asked : nil

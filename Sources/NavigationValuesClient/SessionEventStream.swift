@@ -110,11 +110,10 @@ public struct AllSessionsEventStream: AsyncSequence, Sendable {
     public typealias Element = TaggedEvent
 
     let transport: HTTPTransport
-    let token: String
 
     /// A new reader, with a connection of its own.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(reader: EventStreamReader(source: .allSessions(transport, token: token), after: nil, snapshot: false))
+        Iterator(reader: EventStreamReader(source: .allSessions(transport), after: nil, snapshot: false))
     }
 
     /// Reads the stream; cancelling the reading task closes its connection.

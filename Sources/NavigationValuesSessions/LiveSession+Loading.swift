@@ -104,46 +104,24 @@ extension LiveSession {
 
     // MARK: - From a snapshot (replay)
 
-    /// Rebuilds a session from a snapshot: the session resource with each handler's memory.
+    /// Rebuilds a session from a snapshot: the session resource with each handler's memory, read
+    /// back into the tree as Wire reads any session resource (`ScreenTree.load(_:keys:)`).
     static func load(snapshot: SessionResource) throws(CorruptSessionError) -> LiveSession {
         let id = snapshot.id
         let record = SessionRecord(
             id: id, version: snapshot.version, state: snapshot.state, schemaJSON: "", tokenHash: "",
             createdAt: snapshot.createdAt, updatedAt: snapshot.updatedAt, origin: snapshot.origin)
         let session = LiveSession(record: record, schema: try schema(snapshot.schema, session: id))
-        for screen in snapshot.screens {
-            session.restore(try session.pushScreen(ScreenSeed(screen)), from: screen)
+        do {
+            try session.tree.load(snapshot, keys: session.keys)
+        } catch {
+            throw session.corrupt("the snapshot does not fit a session: \(error.message)")
         }
-        // Tabs, then presentations in the order they came (a presenter's stack is listed first).
-        for stack in snapshot.stacks {
-            guard let root = stack.screens.first else { throw session.corrupt("stack '\(stack.id)' has no screens") }
-            try session.addStack(stack.id, kind: stack.kind, presenter: stack.presenter, root: ScreenSeed(root))
-            guard let entry = session.tree.stack(stack.id)?.entries.first else {
-                throw session.corrupt("stack '\(stack.id)' has no root")
-            }
-            for (name, value) in root.values { entry.context.setValue(value, for: session.valueKey(name)) }
-            session.restore(entry, from: root)
-            for screen in stack.screens.dropFirst() {
-                session.restore(try session.pushScreen(ScreenSeed(screen), onto: stack.id), from: screen)
-            }
-        }
-        try session.select(snapshot.selectedStack)
         for (index, stack) in snapshot.stacks.enumerated() where stack.kind == .tab {
             session.tabPositions[stack.id] = index + 1
         }
         session.nextStackPosition = snapshot.stacks.count + 1
         return session
-    }
-
-    /// A snapshot's handlers and what they remember, on the screen rebuilt from it.
-    private func restore(_ entry: Screen, from screen: ScreenResource) {
-        for (key, handler) in screen.handlers {
-            entry.context.setPreferenceHandler(named: key, passBack: handler.passBack)
-        }
-        for key in Set(screen.preferences.keys).union(screen.handlers.keys) {
-            let memory = screen.handlers[key]?.memory.map { (received: $0.received, decision: $0.decision) }
-            entry.context.restorePreference(named: key, received: screen.preferences[key], memory: memory)
-        }
     }
 
     /// Adds a stack read back from storage, with its root (without values); what does not fit the

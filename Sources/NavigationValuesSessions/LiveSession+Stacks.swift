@@ -72,11 +72,9 @@ extension LiveSession {
         let removal = try change("dismiss screen \(screen.rawValue)") { () throws(NavigationError) in
             try tree.dismiss(screen: screen)
         }
-        let dismissed = removal.dismissed + (removal.isStackRemoved ? [removal.stack] : [])
         return Applied(
-            event: .screenReturned(
-                screen: screen, key: key, value: value, deliveries: deliveries, stoppedAt: stoppedAt,
-                stack: removal.stack, popped: removal.screens, dismissed: dismissed),
+            event: .returned(
+                screen, key: key, value: value, deliveries: deliveries, stoppedAt: stoppedAt, removal: removal),
             changes: published.changes + removalChanges(removal))
     }
 

@@ -17,6 +17,8 @@ package final class LiveSession {
 
     var record: SessionRecord
     let schema: SessionSchema
+    /// The schema's value keys (defaults, observation flags), for every write and rendering.
+    let keys: SchemaValueKeys
     /// What the schema adds to the session's rendered size, measured once (the schema never
     /// changes): its JSON's bytes, and what its defaults put in every root's `resolved`.
     let schemaFootprint: SchemaFootprint
@@ -40,6 +42,7 @@ package final class LiveSession {
         // inserted, so a live session does not keep a second copy.
         self.record.schemaJSON = ""
         self.schema = schema
+        self.keys = SchemaValueKeys(schema.values.map { ($0.key, $0.value.defaultValue, $0.value.isObservationIgnored) })
         self.schemaFootprint = SchemaFootprint(schema)
     }
 
@@ -260,11 +263,5 @@ package final class LiveSession {
     }
 
     /// The named key for a value name, with the schema's default and observation flag.
-    func valueKey(_ name: String) -> NamedValueKey {
-        if let entry = schema.values[name] {
-            return NamedValueKey(
-                name, defaultValue: entry.defaultValue, isObservationIgnored: entry.isObservationIgnored)
-        }
-        return NamedValueKey(name)
-    }
+    func valueKey(_ name: String) -> NamedValueKey { keys.key(name) }
 }

@@ -156,6 +156,21 @@ extension SessionEvent {
     }
 }
 
+extension SessionEvent {
+    /// A publish from `screen` (its walk: `deliveries`, `stoppedAt`), then `removal`, the core's
+    /// dismissal of that screen (`ScreenTree.dismiss(screen:)`): what left its stack, and the
+    /// presentations dismissed with it, the screen's own presentation last when it was its root.
+    package static func returned(
+        _ screen: ScreenID, key: String, value: JSONValue, deliveries: [PreferenceDelivery], stoppedAt: ScreenID?,
+        removal: TreeRemoval
+    ) -> SessionEvent {
+        .screenReturned(
+            screen: screen, key: key, value: value, deliveries: deliveries, stoppedAt: stoppedAt,
+            stack: removal.stack, popped: removal.screens,
+            dismissed: removal.dismissed + (removal.isStackRemoved ? [removal.stack] : []))
+    }
+}
+
 /// One resolved value that changed: on `screen`, `key` now reads `value` (docs/API.md, `affected`).
 public struct AffectedValue: Sendable, Equatable {
     public var screen: ScreenID
@@ -319,7 +334,7 @@ public struct RecordedEvent: Sendable, Equatable {
         try self.init(json: json)
     }
 
-    private static func event(_ kind: SessionEvent.Kind, _ fields: JSONObjectReader) throws(WireDecodingError)
+    static func event(_ kind: SessionEvent.Kind, _ fields: JSONObjectReader) throws(WireDecodingError)
         -> SessionEvent
     {
         func screen(_ name: String) throws(WireDecodingError) -> ScreenResource {

@@ -134,3 +134,21 @@ func waitFor(
     if try await condition() { return }
     throw TestTimeout("\(what) did not hold within \(timeout)")
 }
+
+/// Sends a request to a session's path (`suffix`, after `/v1/sessions/{id}`) with its token over a
+/// raw loopback client, and requires a 2xx answer; its JSON.
+@discardableResult
+func sendRaw(
+    _ http: HTTPClient, _ session: RemoteSession, _ method: String, _ suffix: String, _ body: JSONValue? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> JSONValue {
+    let answer = try await http.send(
+        method, "/v1/sessions/\(session.id.rawValue)\(suffix)",
+        headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"],
+        body: body.map { Array($0.serialized().utf8) })
+    try #require(
+        (200..<300).contains(answer.status),
+        "\(method) \(suffix) answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))",
+        sourceLocation: sourceLocation)
+    return answer.json ?? .null
+}

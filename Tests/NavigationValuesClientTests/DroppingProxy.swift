@@ -21,6 +21,12 @@ final class DroppingProxy: Sendable {
         var dropPrefix: String?
         var dropped = 0
         var requests: [String] = []
+        /// Each request line with the connection it came on (from 0, in accept order) and its
+        /// place among that connection's requests (0: the first; more: a reused connection).
+        var placed: [RelayedRequest] = []
+        var connections = 0
+        /// While true, every connection is closed as soon as it is accepted: the server looks gone.
+        var isDown = false
         var sockets: [Int32] = []
         var isClosed = false
     }
@@ -58,11 +64,33 @@ final class DroppingProxy: Sendable {
         state.withLock { $0.dropPrefix = prefix }
     }
 
+    /// Takes the server away (every open connection cut, every new one closed at once) or
+    /// brings it back.
+    func setReachable(_ reachable: Bool) {
+        state.withLock { state in
+            state.isDown = !reachable
+            // Shut down under the lock `forget(_:)` takes before a relay closes its sockets.
+            if !reachable { for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) } }
+        }
+    }
+
     /// How many answers were lost so far.
     var droppedCount: Int { state.withLock { $0.dropped } }
 
     /// The request lines relayed (the dropped ones included), in arrival order.
     var requestLines: [String] { state.withLock { $0.requests } }
+
+    /// A relayed request: its line, its connection, its place on that connection, and whether its
+    /// answer was lost.
+    struct RelayedRequest: Sendable, Equatable {
+        var line: String
+        var connection: Int
+        var index: Int
+        var dropped: Bool
+    }
+
+    /// The requests relayed, in arrival order, with their connections.
+    var requests: [RelayedRequest] { state.withLock { $0.placed } }
 
     /// Stops accepting and ends every connection.
     ///
@@ -95,6 +123,10 @@ final class DroppingProxy: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            if state.withLock({ $0.isDown }) {
+                Glibc.close(client)
+                continue
+            }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Self.loopback(port: upstreamPort)
             let connected = withUnsafePointer(to: &address) {
@@ -107,15 +139,16 @@ final class DroppingProxy: Sendable {
                 Glibc.close(upstream)
                 continue
             }
-            let isClosed = state.withLock { state in
+            let (isClosed, number) = state.withLock { state in
                 state.sockets += [client, upstream]
-                return state.isClosed
+                state.connections += 1
+                return (state.isClosed, state.connections - 1)
             }
             if isClosed {
                 shutdown(client, Int32(SHUT_RDWR))
                 shutdown(upstream, Int32(SHUT_RDWR))
             }
-            let connection = Connection(client: client, upstream: upstream)
+            let connection = Connection(client: client, upstream: upstream, number: number)
             Thread { [self] in relayRequests(connection) }.start()
             Thread { [self] in relayAnswers(connection) }.start()
         }
@@ -125,12 +158,16 @@ final class DroppingProxy: Sendable {
     private final class Connection: Sendable {
         let client: Int32
         let upstream: Int32
+        let number: Int
         let dropNextAnswer = Mutex(false)
+        /// Requests seen on this connection so far.
+        let requestCount = Mutex(0)
         private let relaysDone = Mutex(0)
 
-        init(client: Int32, upstream: Int32) {
+        init(client: Int32, upstream: Int32, number: Int) {
             self.client = client
             self.upstream = upstream
+            self.number = number
         }
 
         /// Called by each relay thread as it ends: the last one closes both sockets, so that
@@ -159,11 +196,17 @@ final class DroppingProxy: Sendable {
             guard count > 0 else { break }
             let chunk = Array(buffer[..<count])
             if let line = Self.requestLine(chunk) {
+                let index = connection.requestCount.withLock { count in
+                    defer { count += 1 }
+                    return count
+                }
                 let drops = state.withLock { state in
                     state.requests.append(line)
-                    guard let prefix = state.dropPrefix, line.hasPrefix(prefix) else { return false }
-                    state.dropPrefix = nil
-                    return true
+                    let drops = state.dropPrefix.map { line.hasPrefix($0) } ?? false
+                    if drops { state.dropPrefix = nil }
+                    state.placed.append(
+                        RelayedRequest(line: line, connection: connection.number, index: index, dropped: drops))
+                    return drops
                 }
                 if drops { connection.dropNextAnswer.withLock { $0 = true } }
             }

@@ -12,39 +12,22 @@ import Testing
 /// snapshot, and equals the server's main stack after the last one.
 @MainActor
 @Suite struct RemoteStackStacksTests {
-    /// Sends a request of docs/Stacks.md (the client has no calls for them) that must answer 2xx.
-    @discardableResult
-    func send(
-        _ http: HTTPClient, _ session: RemoteSession, _ method: String, _ suffix: String, _ body: JSONValue? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) async throws -> JSONValue {
-        let answer = try await http.send(
-            method, "/v1/sessions/\(session.id.rawValue)\(suffix)",
-            headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"],
-            body: body.map { Array($0.serialized().utf8) })
-        try #require(
-            (200..<300).contains(answer.status),
-            "\(method) \(suffix) answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))",
-            sourceLocation: sourceLocation)
-        return answer.json ?? .null
-    }
-
     @Test func theMirrorFollowsTheMainStackThroughTabsSheetsCompoundsAndBatches() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+        try await withServer { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
-            let detail = try await session.push("Detail").screen.id.rawValue
+            let detail = try await session.push("Detail").screen.id
             let mirror = try await RemoteStack.connect(to: session)
 
             // A tab with two screens, selected; a write and a handler there change nothing here.
-            try await send(http, session, "POST", "/stacks", ["id": "search", "root": ["name": "Search"]])
-            try await send(http, session, "POST", "/stacks/search/push", ["name": "Results"])
-            try await send(http, session, "POST", "/select", ["stack": "search"])
-            try await send(http, session, "PATCH", "/screens/search:top/values", ["title": "in a tab"])
-            try await send(http, session, "PUT", "/screens/search:root/handlers/selection", ["passBack": false])
-            try await send(http, session, "POST", "/select", ["stack": "main"])
+            let search = StackID("search")
+            try await session.createStack(search, root: ScreenSeed("Search"))
+            try await session.push(ScreenSeed("Results"), onto: search)
+            try await session.selectStack(search)
+            try await session.screen(.topOf(search)).set(Title.self, "in a tab")
+            try await session.screen(.rootOf(search)).setPreferenceHandler(Selection.self, passBack: false)
+            try await session.selectStack(.main)
             // A second tab moved before the first: the order of the tabs is not the mirror's.
-            try await send(http, session, "POST", "/stacks", ["id": "profile"])
+            try await session.createStack(StackID("profile"))
             let moved = try await session.moveStack(StackID("profile"), to: 0)
             #expect(moved.stack == StackID("profile") && moved.position == 0)
             await expectRemoteError(.conflict, status: 409) { try await session.moveStack(.main, to: 0) }
@@ -52,32 +35,24 @@ import Testing
             await expectRemoteError(.invalid, status: 422) { try await session.moveStack(StackID("profile"), to: -1) }
 
             // Detail presents a sheet that inherits the main stack's values and returns a result.
-            try await send(http, session, "PUT", "/screens/\(detail)/handlers/selection", ["passBack": false])
-            let sheet = try await send(
-                http, session, "POST", "/present", ["from": .string(detail), "root": ["name": "Picker"]])
-            let sheetID = try #require(sheet["stack"]?["id"]?.stringValue)
-            try await send(http, session, "POST", "/stacks/\(sheetID)/push", ["name": "Page"])
+            try await session.screen(id: detail).setPreferenceHandler(Selection.self, passBack: false)
+            let sheet = try await session.present(ScreenSeed("Picker"), from: .id(detail)).stack.id
+            try await session.push(ScreenSeed("Page"), onto: sheet)
             // A write on the root notifies the sheet's screens too; the mirror checks the main ones.
-            try await send(http, session, "PATCH", "/screens/root/values", ["title": "Inbox"])
-            try await send(http, session, "PATCH", "/screens/\(sheetID):top/values", ["counter": 3])
-            try await send(http, session, "POST", "/stacks/\(sheetID)/pop", ["count": 1])
-            try await send(
-                http, session, "POST", "/screens/\(sheetID):root/return", ["key": "selection", "value": "b"])
+            try await session.root.set(Title.self, "Inbox")
+            try await session.screen(.topOf(sheet)).set(Counter.self, 3)
+            try await session.pop(count: 1, from: sheet)
+            try await session.screen(.rootOf(sheet)).returnResult(Selection.self, value: "b")
 
             // Compounds and a batch on the main stack; a pop that dismisses a presentation.
-            try await send(http, session, "PUT", "/screens/root/above", ["screens": [["name": "A"], ["name": "B"]]])
-            try await send(
-                http, session, "POST", "/batch",
-                [
-                    "operations": [
-                        ["op": "push", "name": "C"], ["op": "present", "root": ["name": "Cover"]],
-                        ["op": "push", "stack": "top", "name": "Inside"],
-                        ["op": "setValues", "screen": "main:top", "values": ["counter": 7]],
-                    ]
-                ])
-            try await send(http, session, "POST", "/pop", ["count": 1])
-            try await send(http, session, "PUT", "/stacks/main/path", ["screens": [["name": "D"]]])
-            try await send(http, session, "DELETE", "/stacks/search")
+            try await session.replaceScreens(above: .root, with: [ScreenSeed("A"), ScreenSeed("B")])
+            try await session.batch([
+                .push(ScreenSeed("C")), .present(ScreenSeed("Cover")), .push(ScreenSeed("Inside"), onto: .top),
+                .setValues(["counter": 7], on: .topOf(.main)),
+            ])
+            try await session.pop(count: 1)
+            try await session.replacePath([ScreenSeed("D")], of: .main)
+            try await session.removeStack(search)
 
             let server = try await session.get()
             try await mirror.sync(to: server.version)
@@ -87,21 +62,19 @@ import Testing
             #expect(mirror.version == server.version)
             #expect(mirror.snapshotCount == 1, "never fell out of step")
             #expect(mirror.appliedEventCount == Int(server.version) - 2, "every event after its snapshot (version 2)")
-            #expect(mirror[id: ScreenID(detail)] == nil, "Detail was replaced by A and B")
+            #expect(mirror[id: detail] == nil, "Detail was replaced by A and B")
             mirror.stop()
         }
     }
 
     @Test func theMirrorStartsFromASnapshotThatHasOtherStacks() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+        try await withServer { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
-            let sheet = try await send(http, session, "POST", "/present", ["root": ["name": "Sheet"]])
-            let sheetID = try #require(sheet["stack"]?["id"]?.stringValue)
+            let sheet = try await session.present(ScreenSeed("Sheet")).stack.id
             let mirror = try await RemoteStack.connect(to: session)
             // The snapshot named the sheet's root, so writes there are known not to concern the mirror.
-            try await send(http, session, "PATCH", "/screens/\(sheetID):root/values", ["title": "sheet"])
-            try await send(http, session, "POST", "/dismiss", ["stack": .string(sheetID)])
+            try await session.screen(.rootOf(sheet)).set(Title.self, "sheet")
+            try await session.dismiss(sheet)
             let version = try await session.push("Detail").version
             try await mirror.sync(to: version)
             #expect(mirror.snapshotCount == 1)

@@ -144,7 +144,7 @@ import Testing
 
     // MARK: - The path
 
-    @Test func settingThePathSendsTheFewestRequestsAndKeepsMatchingScreens() async throws {
+    @Test func settingThePathSendsOneRequestAndKeepsMatchingScreens() async throws {
         try await withServer { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let mirror = try await RemoteStack.connect(to: session)
@@ -164,9 +164,9 @@ import Testing
             try await change(["A", "B"], sends: ["path.replaced"])
             try await change(["A", "B", "C"], sends: ["screen.pushed"])
             try await change(["A"], sends: ["screens.popped"])
-            try await change(["A", "C", "D"], sends: ["screen.pushed", "screen.pushed"])
+            try await change(["A", "C", "D"], sends: ["screens.replaced"])
             try await change(["X", "Y"], sends: ["path.replaced"])
-            try await change(["X", "Z", "W"], sends: ["screens.popped", "screen.pushed", "screen.pushed"])
+            try await change(["X", "Z", "W"], sends: ["screens.replaced"])
             try await change(["X", "Z", "W"], sends: [])
             try await change([], sends: ["screens.popped"])
             try await change(["A"], sends: ["screen.pushed"])
@@ -195,23 +195,27 @@ import Testing
         }
     }
 
-    @Test func thePlanKeepsThePrefixAndReplacesOnlyWhenNothingIsKept() {
+    @Test func thePlanKeepsThePrefixInOneRequest() {
         let a = ScreenID("a")
         let b = ScreenID("b")
-        let current = [(id: a, name: "A"), (id: b, name: "B")]
-        func plan(_ from: [(id: ScreenID, name: String)], _ to: [String]) -> [PathOperation] {
-            PathPlan.operations(from: from, to: to.map { ScreenSeed($0) })
+        let current = [(id: a, key: "A"), (id: b, key: "B")]
+        func plan(_ from: [(id: ScreenID, key: String)], _ to: [String], root: ScreenReference = .root)
+            -> PathOperation?
+        {
+            PathPlan.operation(root: root, from: from, to: to.map { (key: $0, seed: ScreenSeed($0)) })
         }
-        #expect(plan(current, ["A", "B"]) == [])
-        #expect(plan(current, ["A"]) == [.pop(to: .id(a))])
-        #expect(plan(current, []) == [.pop(to: .root)])
-        #expect(plan(current, ["A", "C"]) == [.pop(to: .id(a)), .push(ScreenSeed("C"))])
-        #expect(plan(current, ["A", "B", "C", "D"]) == [.push(ScreenSeed("C")), .push(ScreenSeed("D"))])
-        #expect(plan(current, ["C"]) == [.replacePath([ScreenSeed("C")])])
-        #expect(plan(current, ["B", "A"]) == [.replacePath([ScreenSeed("B"), ScreenSeed("A")])])
-        #expect(plan([], ["A"]) == [.push(ScreenSeed("A"))])
-        #expect(plan([], ["A", "B"]) == [.replacePath([ScreenSeed("A"), ScreenSeed("B")])])
-        #expect(plan([], []) == [])
+        #expect(plan(current, ["A", "B"]) == nil)
+        #expect(plan(current, ["A"]) == .pop(to: .id(a)))
+        #expect(plan(current, []) == .pop(to: .root))
+        #expect(plan(current, [], root: .id(ScreenID("r"))) == .pop(to: .id(ScreenID("r"))))
+        #expect(plan(current, ["A", "C"]) == .replaceAbove(.id(a), [ScreenSeed("C")]))
+        #expect(plan(current, ["A", "B", "C"]) == .push(ScreenSeed("C")))
+        #expect(plan(current, ["A", "B", "C", "D"]) == .replaceAbove(.id(b), [ScreenSeed("C"), ScreenSeed("D")]))
+        #expect(plan(current, ["C"]) == .replacePath([ScreenSeed("C")]))
+        #expect(plan(current, ["B", "A"]) == .replacePath([ScreenSeed("B"), ScreenSeed("A")]))
+        #expect(plan([], ["A"]) == .push(ScreenSeed("A")))
+        #expect(plan([], ["A", "B"]) == .replacePath([ScreenSeed("A"), ScreenSeed("B")]))
+        #expect(plan([], []) == nil)
     }
 }
 

@@ -16,15 +16,22 @@ import Testing
     /// Each kind of mutation, sent once through a relay that loses its first answer.
     enum Mutation: String, CaseIterable, Sendable {
         case create, push, pop, popTo, path, values, setHandler, removeHandler, publish, end
+        case createStack, selectStack, removeStack, moveStack, pushOnto, popFrom, stackPath, present, dismiss
+        case above, returnResult, batch, fork, importSession, createObserver
 
         var method: String {
             switch self {
-            case .create, .push, .pop, .popTo, .publish: "POST"
-            case .path, .setHandler: "PUT"
+            case .create, .push, .pop, .popTo, .publish, .createStack, .selectStack, .moveStack, .pushOnto, .popFrom,
+                .present, .dismiss, .returnResult, .batch, .fork, .importSession, .createObserver:
+                "POST"
+            case .path, .setHandler, .stackPath, .above: "PUT"
             case .values: "PATCH"
-            case .removeHandler, .end: "DELETE"
+            case .removeHandler, .end, .removeStack: "DELETE"
             }
         }
+
+        /// Whether it makes a new session rather than an event of the session under test.
+        var createsSession: Bool { [.create, .fork, .importSession].contains(self) }
     }
 
     @Test(arguments: Mutation.allCases)
@@ -37,6 +44,11 @@ import Testing
             let setup = try await direct.createSession(root: ScreenSeed("Home"))
             try await setup.push("A")
             try await setup.root.setPreferenceHandler(named: "selection", passBack: true)
+            let tab = StackID("tab")
+            try await setup.createStack(tab, root: ScreenSeed("T"))
+            try await setup.createStack(StackID("other"), root: ScreenSeed("O"))
+            let sheet = try await setup.present(ScreenSeed("S"), from: .topOf(StackID("other"))).stack.id
+            let sheetTop = try await setup.push(ScreenSeed("S2"), onto: sheet).screen.id
             let before = try await setup.get()
             let session = proxied.session(id: setup.id, token: setup.token)
             let sessionPath = "/v1/sessions/\(setup.id.rawValue)"
@@ -79,13 +91,66 @@ import Testing
             case .end:
                 proxy.dropAnswer(to: "DELETE \(sessionPath)")
                 #expect(try await session.end() == before.version + 1)
+            case .createStack:
+                proxy.dropAnswer(to: "POST \(sessionPath)/stacks ")
+                #expect(try await session.createStack(StackID("new")).stack.id == StackID("new"))
+            case .selectStack:
+                proxy.dropAnswer(to: "POST \(sessionPath)/select")
+                #expect(try await session.selectStack(tab).selectedStack == tab)
+            case .removeStack:
+                proxy.dropAnswer(to: "DELETE \(sessionPath)/stacks/tab")
+                #expect(try await session.removeStack(tab).screens.count == 1)
+            case .moveStack:
+                proxy.dropAnswer(to: "POST \(sessionPath)/stacks/other/move")
+                #expect(try await session.moveStack(StackID("other"), to: 0).position == 0)
+            case .pushOnto:
+                proxy.dropAnswer(to: "POST \(sessionPath)/stacks/tab/push")
+                #expect(try await session.push(ScreenSeed("T2"), onto: tab).screen.name == "T2")
+            case .popFrom:
+                proxy.dropAnswer(to: "POST \(sessionPath)/stacks/\(sheet.rawValue)/pop")
+                #expect(try await session.pop(count: 1, from: sheet).popped.count == 1)
+            case .stackPath:
+                proxy.dropAnswer(to: "PUT \(sessionPath)/stacks/tab/path")
+                #expect(try await session.replacePath([ScreenSeed("X")], of: tab).pushed.map(\.name) == ["X"])
+            case .present:
+                proxy.dropAnswer(to: "POST \(sessionPath)/present")
+                #expect(try await session.present(ScreenSeed("Inner")).stack.presenter != nil)
+            case .dismiss:
+                proxy.dropAnswer(to: "POST \(sessionPath)/dismiss")
+                #expect(try await session.dismiss(sheet).screens.count == 2)
+            case .above:
+                proxy.dropAnswer(to: "PUT \(sessionPath)/screens/root/above")
+                #expect(try await session.replaceScreens(above: .root, with: [ScreenSeed("Y")]).pushed.count == 1)
+            case .returnResult:
+                proxy.dropAnswer(to: "POST \(sessionPath)/screens/\(sheetTop.rawValue)/return")
+                let returned = try await session.screen(id: sheetTop).returnResult(Selection.self, value: "r")
+                #expect(returned.popped.count == 1)
+            case .batch:
+                proxy.dropAnswer(to: "POST \(sessionPath)/batch")
+                let batch = try await session.batch([.push(ScreenSeed("B1"), onto: tab), .selectStack(tab)])
+                #expect(batch.results.count == 2)
+            case .fork:
+                proxy.dropAnswer(to: "POST /v1/sessions/fork")
+                let fork = try await session.fork()
+                #expect(try await fork.get().version == before.version)
+                #expect(try await direct.sessions(limit: 100).sessions.count == 2, "one fork, not two")
+            case .importSession:
+                let export = try await setup.export()
+                proxy.dropAnswer(to: "POST /v1/sessions/import")
+                let imported = try await proxied.importSession(export.ndjson)
+                #expect(try await imported.get().version == before.version)
+                #expect(try await direct.sessions(limit: 100).sessions.count == 2, "one import, not two")
+            case .createObserver:
+                proxy.dropAnswer(to: "POST /v1/observers")
+                let observer = try await session.createObserver(label: "once")
+                #expect(try await direct.observers(of: setup.id).observers.map(\.id) == [observer.observer.id])
             }
             #expect(proxy.droppedCount == 1)
             let sent = proxy.requestLines.filter { $0.hasPrefix(mutation.method + " ") }
             #expect(sent.count == 2, "the first attempt and one retry: \(proxy.requestLines)")
             #expect(retries.notices.count == 1)
             #expect(retries.notices.first.map { if case .connection = $0.reason { true } else { false } } == true)
-            if mutation != .create {
+            if !mutation.createsSession, mutation != .createObserver {
                 #expect(try await setup.get().version == before.version + 1, "applied once")
                 #expect(try await setup.history(after: before.version).events.count == 1)
             }
@@ -141,13 +206,13 @@ import Testing
     }
 
     @Test func aRetryAfterLongerThanThePolicyAllowsFailsAtOnce() {
-        var random = SystemRandomNumberGenerator()
         let policy = RetryPolicy(maxRetryAfter: .seconds(10))
-        #expect(policy.delay(after: 1, retryAfter: "3", using: &random) == .seconds(3))
-        #expect(policy.delay(after: 1, retryAfter: " 10 ", using: &random) == .seconds(10))
-        #expect(policy.delay(after: 1, retryAfter: "11", using: &random) == nil)
-        let fallback = policy.delay(after: 1, retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT", using: &random)
+        #expect(policy.delay(after: 1, retryAfter: "3") == .seconds(3))
+        #expect(policy.delay(after: 1, retryAfter: " 10 ") == .seconds(10))
+        #expect(policy.delay(after: 1, retryAfter: "11") == nil)
+        let fallback = policy.delay(after: 1, retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT")
         #expect(fallback.map { $0 >= .milliseconds(50) && $0 <= .milliseconds(100) } == true)
+        #expect(policy.delay(after: 1, retryAfter: nil, jitter: 0.5) == .milliseconds(75))
     }
 
     @Test func idempotencyKeysAreRandomAndURLSafe() {
@@ -159,16 +224,19 @@ import Testing
     }
 
     @Test func backoffDoublesWithJitterUpToItsCeiling() {
-        var random = SystemRandomNumberGenerator()
         let policy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .seconds(1))
         for _ in 0..<50 {
-            let first = policy.backoff(after: 1, using: &random)
+            let first = policy.backoff(after: 1)
             #expect(first >= .milliseconds(50) && first <= .milliseconds(100))
-            let third = policy.backoff(after: 3, using: &random)
+            let third = policy.backoff(after: 3)
             #expect(third >= .milliseconds(200) && third <= .milliseconds(400))
-            let late = policy.backoff(after: 40, using: &random)
+            let late = policy.backoff(after: 40)
             #expect(late >= .milliseconds(500) && late <= .seconds(1))
         }
+        // The jitter's ends: half the exponential delay, and all of it.
+        #expect(policy.backoff(after: 2, jitter: 0) == .milliseconds(100))
+        #expect(policy.backoff(after: 2, jitter: 1) == .milliseconds(200))
+        #expect(Set((0..<20).map { _ in policy.backoff(after: 2) }).count > 1, "random in between")
         #expect(RetryPolicy.never.maxAttempts == 1)
     }
 }

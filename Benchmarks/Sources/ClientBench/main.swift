@@ -12,7 +12,10 @@
 //   2. events the mirror (`RemoteStack`) applies per second: from memory (a snapshot, then N
 //      recorded events of a 10-screen session: values on the root that reach every screen, values
 //      on the top, publishes walking back, pushes and pops), and end to end from the event stream
-//      (`session.events(after:)` into the mirror) against a raw socket reading the same stream.
+//      (`session.events(after:)` into the mirror) against a raw socket reading the same stream;
+//   3. the same for the whole-tree mirror (`RemoteTree`) on a session with tabs, a sheet and a cover
+//      over it: values reaching into presentations, publishes walking out of them, selections,
+//      tab pushes and pops, the cover dismissed and presented again, batches.
 // R rounds, alternating client and anchor; medians. Each figure is compared with
 // Benchmarks/Thresholds/client.json (exit 1 when one is not met).
 import BenchmarkSupport
@@ -127,7 +130,7 @@ guard let url = URL(string: String(line.dropFirst("listening on ".count))), let 
     throw BenchError("not a listening line: \(line)")
 }
 say(
-    "client-bench: server child on \(url) (:memory:), \(mutations) mutations and \(eventCount) events per round, \(rounds) rounds"
+    "client-bench: server child on \(url) (:memory:), \(mutations) mutations and \(eventCount) events per round, \(rounds) rounds; load average at start: \(ProcessFigures.loadAverage())"
 )
 
 let thresholds = try Thresholds.load("client")
@@ -162,8 +165,10 @@ func rawMutations(_ count: Int, round: Int) throws {
     }
 }
 
-/// The same request through a bare `URLSession` (what the client is built on), to show which part
-/// of the client's cost is FoundationNetworking's.
+/// The same request through a bare `URLSession`, to show what FoundationNetworking costs beside the
+/// client. The client sent through it until its own HTTP/1.1 transport over sockets became the
+/// default for `http://` on Linux; the library's "own share" below is then what it adds beside
+/// URLSession (negative when it costs less than URLSession alone).
 let bareSession = URLSession(configuration: .ephemeral)
 @MainActor
 func urlSessionMutations(_ count: Int, round: Int) async throws {
@@ -219,7 +224,7 @@ say(
 say(
     String(
         format:
-            "per mutation, a bare URLSession request (what the client sends through): wall %.1f µs, CPU %.1f µs, %.1f allocations; the library's own share: CPU %.1f µs, %.1f allocations",
+            "per mutation, a bare URLSession request: wall %.1f µs, CPU %.1f µs, %.1f allocations; the library beside it: CPU %.1f µs, %.1f allocations",
         bareWall, bareCPU, bareAllocations, clientCPU - bareCPU, clientAllocations - bareAllocations))
 thresholds.check("maxClientCPUMicrosecondsPerMutation", clientCPU, "client CPU per mutation", unit: "µs")
 thresholds.check("maxClientAllocationsPerMutation", clientAllocations, "client allocations per mutation", unit: "")
@@ -230,123 +235,229 @@ thresholds.check(
 thresholds.check(
     "maxClientToRawWallRatio", clientWall / max(rawWall, 1e-9), "client/raw wall time", unit: "", decimals: 2)
 
-// MARK: - 2. Events the mirror applies
+// MARK: - 2. Events the mirrors apply
 
+/// A session's recorded events after a snapshot, and the session after the last one: what a mirror
+/// applies from memory, and reads from the event stream.
+struct Followed {
+    var session: RemoteSession
+    var snapshot: SessionResource
+    var recorded: [RecordedEvent]
+    var expected: SessionResource
+    var setupVersion: Int64
+    var finalVersion: Int64
+    /// The server's port, for the raw reader.
+    var port: Int
+
+    /// Writes `eventCount` events through `write` (one per call, given its index) after the
+    /// session's setup, then reads them back.
+    @MainActor
+    static func record(_ session: RemoteSession, port: Int, write: (Int) throws -> Void) async throws -> Followed {
+        let setupVersion = try await session.get().version
+        for index in 0..<eventCount { try write(index) }
+        let finalVersion = setupVersion + Int64(eventCount)
+        let snapshot = try await session.replay(at: setupVersion)
+        var recorded: [RecordedEvent] = []
+        var cursor = setupVersion
+        while cursor < finalVersion {
+            let page = try await session.history(after: cursor, limit: 1_000)
+            for case .event(let event) in page.events { recorded.append(event) }
+            guard let next = page.next else { break }
+            cursor = next
+        }
+        guard recorded.count == eventCount else { throw BenchError("read \(recorded.count) of \(eventCount) events") }
+        return Followed(
+            session: session, snapshot: snapshot, recorded: recorded, expected: try await session.get(),
+            setupVersion: setupVersion, finalVersion: finalVersion, port: port)
+    }
+
+    /// A new mirror (the whole tree, or `RemoteStack` over it) at the snapshot; its `apply`.
+    @MainActor
+    func mirror(wholeTree: Bool) -> (apply: (SessionStreamItem) -> Bool, resource: () -> SessionResource) {
+        if wholeTree {
+            let tree = RemoteTree(session: session)
+            tree.apply(.snapshot(snapshot))
+            return ({ tree.apply($0) }, { tree.resource })
+        }
+        let stack = RemoteStack(session: session)
+        stack.apply(.snapshot(snapshot))
+        return ({ stack.apply($0) }, { stack.resource })
+    }
+
+    @MainActor
+    func applyFromMemory(wholeTree: Bool) throws {
+        let mirror = mirror(wholeTree: wholeTree)
+        for event in recorded where !mirror.apply(.event(event)) {
+            throw BenchError("the mirror refused event \(event.seq)")
+        }
+        guard mirror.resource() == expected else { throw BenchError("the mirror does not equal the server") }
+    }
+
+    @MainActor
+    func applyFromStream(wholeTree: Bool) async throws {
+        let mirror = mirror(wholeTree: wholeTree)
+        for try await item in session.events(after: setupVersion) {
+            guard mirror.apply(item) else { throw BenchError("the mirror refused item \(item.seq)") }
+            if item.seq == finalVersion { break }
+        }
+    }
+
+    /// Reads the same stream as raw bytes on a socket, until the last event's `id:` line.
+    @MainActor
+    func readRawStream() throws {
+        let fd = try RawSocket.connect(port: port)
+        defer { close(fd) }
+        RawSocket.setReceiveTimeout(fd, seconds: 10)
+        try RawSocket.sendAll(
+            fd,
+            Array(
+                ("GET /v1/sessions/\(session.id.rawValue)/events?after=\(setupVersion) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Accept: text/event-stream\r\nAuthorization: Bearer \(session.token)\r\n\r\n").utf8))
+        let last = Array("\nid: \(finalVersion)\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var tail: [UInt8] = []
+        var events = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw BenchError("the raw stream ended after \(events) events") }
+            let window = tail + buffer[..<count]
+            for index in 0..<max(0, window.count - 4) where window[index] == 0x0A && window[index + 1] == 0x69 {
+                if window[index + 2] == 0x64, window[index + 3] == 0x3A { events += 1 }
+            }
+            if window.count >= last.count,
+                (0...(window.count - last.count)).contains(where: {
+                    window[$0..<($0 + last.count)].elementsEqual(last)
+                })
+            {
+                return
+            }
+            tail = Array(window.suffix(last.count + 4))
+        }
+    }
+
+    /// Events/s from memory and from the stream, beside the raw reader, `rounds` times (medians);
+    /// printed, and checked against the thresholds named `keys` (memory, stream, stream/raw).
+    @MainActor
+    func measureMirror(wholeTree: Bool, _ what: String, keys: (String, String, String)) async throws {
+        try applyFromMemory(wholeTree: wholeTree)  // warm-up, and the check that it ends equal to the server
+        var memoryCosts: [Cost] = []
+        var streamCosts: [Cost] = []
+        var rawStreamCosts: [Cost] = []
+        for _ in 0..<rounds {
+            memoryCosts.append(try await measure { try applyFromMemory(wholeTree: wholeTree) })
+            streamCosts.append(try await measure { try await applyFromStream(wholeTree: wholeTree) })
+            rawStreamCosts.append(try await measure { try readRawStream() })
+        }
+        func eventsPerSecond(_ costs: [Cost]) -> Double {
+            medianOf(costs.map { Double(eventCount) / (Double($0.wallNanoseconds) / 1e9) })
+        }
+        func allocationsPerEvent(_ costs: [Cost]) -> Double {
+            medianOf(costs.map { Double($0.allocations) / Double(eventCount) })
+        }
+        let fromMemory = eventsPerSecond(memoryCosts)
+        let fromStream = eventsPerSecond(streamCosts)
+        let rawStream = eventsPerSecond(rawStreamCosts)
+        say(
+            String(
+                format: "%@, from memory: %.0f events/s, %.1f allocations per event", what, fromMemory,
+                allocationsPerEvent(memoryCosts)))
+        say(
+            String(
+                format:
+                    "%@, from the event stream: %.0f events/s (%.1f allocations per event); raw socket reading the same stream: %.0f events/s (ratio %.2f)",
+                what, fromStream, allocationsPerEvent(streamCosts), rawStream, fromStream / max(rawStream, 1e-9)))
+        thresholds.check(keys.0, fromMemory, "\(what) from memory", unit: "events/s", decimals: 0)
+        thresholds.check(keys.1, fromStream, "\(what) from the stream", unit: "events/s", decimals: 0)
+        thresholds.check(
+            keys.2, fromStream / max(rawStream, 1e-9), "\(what) stream/raw stream", unit: "", decimals: 2)
+    }
+}
+
+/// Sends one request on `connection` that must answer 2xx; its answer.
+@discardableResult
+func write(_ connection: HTTPConnection, _ session: RemoteSession, _ method: String, _ path: String, _ body: String)
+    throws -> HTTPConnection.Reply
+{
+    let reply = try connection.send(
+        method, "/v1/sessions/\(session.id.rawValue)\(path)", token: session.token, body: Array(body.utf8))
+    guard reply.status < 300 else { throw BenchError("\(method) \(path) answered \(reply.status): \(reply.text)") }
+    return reply
+}
+
+// The main stack's mirror (`RemoteStack`), on a 10-screen session: values on the root that reach
+// every screen, values on the top, publishes walking back, pushes and pops.
 let followed = try await client.createSession(root: ScreenSeed("Home"), schema: schema)
-let followedPath = "/v1/sessions/\(followed.id.rawValue)"
 for index in 1..<10 { try await followed.push("S\(index)") }
 try await followed.root.setPreferenceHandler(named: "selection", passBack: true)
 try await followed.screen(.top).setPreferenceHandler(named: "selection", passBack: true)
-let setupVersion = try await followed.get().version
 let writer = try HTTPConnection(port: port)
-for index in 0..<eventCount {
-    let (method, path, body): (String, String, String) =
-        switch index % 8 {
-        case 0, 4: ("PATCH", "\(followedPath)/screens/root/values", "{\"title\":\"t\(index)\"}")
-        case 1, 5: ("PATCH", "\(followedPath)/screens/top/values", "{\"counter\":\(index)}")
-        case 2, 6: ("POST", "\(followedPath)/screens/top/preferences/selection", "{\"value\":\"p\(index % 7)\"}")
-        case 3: ("POST", "\(followedPath)/push", "{\"name\":\"Extra\"}")
-        default: ("POST", "\(followedPath)/pop", "{\"count\":1}")
-        }
-    let reply = try writer.send(method, path, token: followed.token, body: Array(body.utf8))
-    guard reply.status < 300 else { throw BenchError("\(method) \(path) answered \(reply.status): \(reply.text)") }
-}
-let finalVersion = setupVersion + Int64(eventCount)
-let snapshot = try await followed.replay(at: setupVersion)
-var recorded: [RecordedEvent] = []
-var cursor = setupVersion
-while cursor < finalVersion {
-    let page = try await followed.history(after: cursor, limit: 1_000)
-    for case .event(let event) in page.events { recorded.append(event) }
-    guard let next = page.next else { break }
-    cursor = next
-}
-guard recorded.count == eventCount else { throw BenchError("read \(recorded.count) of \(eventCount) events") }
-let expected = try await followed.get()
-
-@MainActor
-func applyFromMemory() throws {
-    let mirror = RemoteStack(session: followed)
-    mirror.apply(.snapshot(snapshot))
-    for event in recorded where !mirror.apply(.event(event)) {
-        throw BenchError("the mirror refused event \(event.seq)")
-    }
-    guard mirror.resource == expected else { throw BenchError("the mirror does not equal the server") }
-}
-
-@MainActor
-func applyFromStream() async throws {
-    let mirror = RemoteStack(session: followed)
-    mirror.apply(.snapshot(snapshot))
-    for try await item in followed.events(after: setupVersion) {
-        guard mirror.apply(item) else { throw BenchError("the mirror refused item \(item.seq)") }
-        if item.seq == finalVersion { break }
+let stackEvents = try await Followed.record(followed, port: port) { index in
+    switch index % 8 {
+    case 0, 4: try write(writer, followed, "PATCH", "/screens/root/values", "{\"title\":\"t\(index)\"}")
+    case 1, 5: try write(writer, followed, "PATCH", "/screens/top/values", "{\"counter\":\(index)}")
+    case 2, 6:
+        try write(writer, followed, "POST", "/screens/top/preferences/selection", "{\"value\":\"p\(index % 7)\"}")
+    case 3: try write(writer, followed, "POST", "/push", "{\"name\":\"Extra\"}")
+    default: try write(writer, followed, "POST", "/pop", "{\"count\":1}")
     }
 }
+try await stackEvents.measureMirror(
+    wholeTree: false, "mirror",
+    keys: ("minMirrorEventsPerSecondFromMemory", "minMirrorEventsPerSecondFromStream", "minMirrorStreamToRawRatio"))
 
-/// Reads the same stream as raw bytes on a socket, until the last event's `id:` line.
-@MainActor
-func readRawStream() throws {
-    let fd = try RawSocket.connect(port: port)
-    defer { close(fd) }
-    RawSocket.setReceiveTimeout(fd, seconds: 10)
-    try RawSocket.sendAll(
-        fd,
-        Array(
-            ("GET \(followedPath)/events?after=\(setupVersion) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                + "Accept: text/event-stream\r\nAuthorization: Bearer \(followed.token)\r\n\r\n").utf8))
-    let last = Array("\nid: \(finalVersion)\n".utf8)
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    var tail: [UInt8] = []
-    var events = 0
-    while true {
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { throw BenchError("the raw stream ended after \(events) events") }
-        let window = tail + buffer[..<count]
-        for index in 0..<max(0, window.count - 4) where window[index] == 0x0A && window[index + 1] == 0x69 {
-            if window[index + 2] == 0x64, window[index + 3] == 0x3A { events += 1 }
-        }
-        if window.count >= last.count,
-            (0...(window.count - last.count)).contains(where: { window[$0..<($0 + last.count)].elementsEqual(last) })
-        {
-            return
-        }
-        tail = Array(window.suffix(last.count + 4))
+// MARK: - 3. Events the whole-tree mirror applies
+
+// The whole tree (`RemoteTree`), on a session with a main stack of 5 screens, two tabs of 3, a sheet
+// of 3 over the main stack and a cover of 2 over the sheet: values on the main root that reach the
+// sheet and the cover, values in a tab, publishes from the cover walking back through the sheet to
+// the main stack, selections, pushes and pops on a tab, the cover dismissed and presented again,
+// and batches on the cover.
+let whole = try await client.createSession(root: ScreenSeed("Home"), schema: schema)
+for index in 1..<5 { try await whole.push("S\(index)") }
+for tab in ["t1", "t2"] {
+    try await whole.createStack(StackID(tab), root: ScreenSeed("Root"))
+    for index in 1..<3 { try await whole.push(ScreenSeed("T\(index)"), onto: StackID(tab)) }
+}
+let sheet = try await whole.present(ScreenSeed("Sheet"), from: .top).stack.id
+for index in 1..<3 { try await whole.push(ScreenSeed("P\(index)"), onto: sheet) }
+var cover = try await whole.present(ScreenSeed("Cover"), style: .fullScreenCover).stack.id
+try await whole.push(ScreenSeed("C1"), onto: cover)
+try await whole.root.setPreferenceHandler(named: "selection", passBack: true)
+try await whole.screen(.topOf(sheet)).setPreferenceHandler(named: "selection", passBack: true)
+let treeWriter = try HTTPConnection(port: port)
+let treeEvents = try await Followed.record(whole, port: port) { index in
+    switch index % 10 {
+    case 0: try write(treeWriter, whole, "PATCH", "/screens/root/values", "{\"title\":\"t\(index)\"}")
+    case 1: try write(treeWriter, whole, "PATCH", "/screens/t1:top/values", "{\"counter\":\(index)}")
+    case 2:
+        try write(
+            treeWriter, whole, "POST", "/screens/\(cover.rawValue):top/preferences/selection",
+            "{\"value\":\"p\(index % 7)\"}")
+    case 3: try write(treeWriter, whole, "POST", "/select", "{\"stack\":\"t1\"}")
+    case 4: try write(treeWriter, whole, "POST", "/stacks/t2/push", "{\"name\":\"Extra\"}")
+    case 5: try write(treeWriter, whole, "POST", "/select", "{\"stack\":\"main\"}")
+    case 6: try write(treeWriter, whole, "POST", "/stacks/t2/pop", "{\"count\":1}")
+    case 7: try write(treeWriter, whole, "POST", "/dismiss", "{\"stack\":\"\(cover.rawValue)\"}")
+    case 8:
+        let reply = try write(
+            treeWriter, whole, "POST", "/present",
+            "{\"from\":\"\(sheet.rawValue):top\",\"style\":\"fullScreenCover\",\"root\":{\"name\":\"Cover\"}}")
+        guard let id = reply.json?["stack"]?["id"]?.stringValue else { throw BenchError("no stack: \(reply.text)") }
+        cover = StackID(id)
+    default:
+        let id = cover.rawValue
+        try write(
+            treeWriter, whole, "POST", "/batch",
+            "{\"operations\":[{\"op\":\"push\",\"stack\":\"\(id)\",\"name\":\"C1\"},"
+                + "{\"op\":\"setValues\",\"screen\":\"\(id):top\",\"values\":{\"counter\":\(index)}},"
+                + "{\"op\":\"pop\",\"stack\":\"\(id)\",\"count\":1}]}")
     }
 }
-
-try applyFromMemory()  // warm-up, and the check that the mirror ends equal to the server
-var memoryCosts: [Cost] = []
-var streamCosts: [Cost] = []
-var rawStreamCosts: [Cost] = []
-for _ in 0..<rounds {
-    memoryCosts.append(try await measure { try applyFromMemory() })
-    streamCosts.append(try await measure { try await applyFromStream() })
-    rawStreamCosts.append(try await measure { try readRawStream() })
-}
-@MainActor
-func eventsPerSecond(_ costs: [Cost]) -> Double {
-    medianOf(costs.map { Double(eventCount) / (Double($0.wallNanoseconds) / 1e9) })
-}
-@MainActor
-func allocationsPerEvent(_ costs: [Cost]) -> Double {
-    medianOf(costs.map { Double($0.allocations) / Double(eventCount) })
-}
-let fromMemory = eventsPerSecond(memoryCosts)
-let fromStream = eventsPerSecond(streamCosts)
-let rawStream = eventsPerSecond(rawStreamCosts)
-say(
-    String(
-        format: "mirror, from memory: %.0f events/s, %.1f allocations per event", fromMemory,
-        allocationsPerEvent(memoryCosts)))
-say(
-    String(
-        format:
-            "mirror, from the event stream: %.0f events/s (%.1f allocations per event); raw socket reading the same stream: %.0f events/s (ratio %.2f)",
-        fromStream, allocationsPerEvent(streamCosts), rawStream, fromStream / max(rawStream, 1e-9)))
-thresholds.check("minMirrorEventsPerSecondFromMemory", fromMemory, "mirror from memory", unit: "events/s", decimals: 0)
-thresholds.check(
-    "minMirrorEventsPerSecondFromStream", fromStream, "mirror from the stream", unit: "events/s", decimals: 0)
-thresholds.check(
-    "minMirrorStreamToRawRatio", fromStream / max(rawStream, 1e-9), "mirror stream/raw stream", unit: "", decimals: 2)
+try await treeEvents.measureMirror(
+    wholeTree: true, "whole-tree mirror",
+    keys: (
+        "minTreeMirrorEventsPerSecondFromMemory", "minTreeMirrorEventsPerSecondFromStream",
+        "minTreeMirrorStreamToRawRatio"
+    ))
+say("load average at the end: \(ProcessFigures.loadAverage())")
 thresholds.exitWithVerdict()
