@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 
 binary=${1:-.build/release/navigation-values}
 python=${PYTHON:-python3}
+# A path (.ci/run gives .build/ci-tools/bin/python) made absolute, since the generator runs in $work.
+case $python in */*) python=$(cd "$(dirname "$python")" && pwd)/$(basename "$python") ;; esac
 [ -x "$binary" ] || { echo "check-generated-client: $binary is not built" >&2; exit 1; }
 "$python" -m openapi_python_client --version >/dev/null 2>&1 || {
     echo "check-generated-client: openapi-python-client is not installed (pip install openapi-python-client)" >&2; exit 1; }
