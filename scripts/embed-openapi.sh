@@ -1,5 +1,5 @@
 #!/bin/sh
-# Embeds openapi/openapi.json into Sources/NavigationValuesAPI/OpenAPIDocument+Embedded.swift, so
+# Embeds openapi/openapi.json into Sources/NavigationValuesRoutes/OpenAPIDocument+Embedded.swift, so
 # the built binary serves /openapi.json without reading the working directory. First it writes the
 # package's version (NavigationValuesVersion.current) into the document's info.version, so the
 # document, the CLI and the client report one version. Run it after editing the document or the
@@ -7,7 +7,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 source="$root/openapi/openapi.json"
-out="$root/Sources/NavigationValuesAPI/OpenAPIDocument+Embedded.swift"
+out="$root/Sources/NavigationValuesRoutes/OpenAPIDocument+Embedded.swift"
 tmp="$out.tmp"
 trap 'rm -f "$tmp" "$source.tmp"' EXIT
 

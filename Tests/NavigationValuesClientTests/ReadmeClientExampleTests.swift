@@ -73,6 +73,7 @@ func restoreNavigation(server: URL, id: SessionID, token: String) async throws -
 // README-CLIENT-TASTE-END
 
 @Suite struct ReadmeClientExampleTests {
+    /// On the real server only: the README's example makes its own client of a URL.
     @Test @MainActor func theClientExampleRunsAsTheReadmeSays() async throws {
         try await withServer { client, _ in
             let (heading, choice, path) = try await readmeClientExample(server: client.baseURL)
@@ -87,8 +88,8 @@ func restoreNavigation(server: URL, id: SessionID, token: String) async throws -
         }
     }
 
-    @Test func theEventsExampleReadsToTheEnd() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func theEventsExampleReadsToTheEnd(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession()
             try await session.push("A")
             try await session.end()

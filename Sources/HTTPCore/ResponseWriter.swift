@@ -31,7 +31,7 @@ public final class ResponseWriter: Sendable {
 
     /// `send` hands bytes to the connection's event loop; it is called under the writer's lock so
     /// that bytes keep the order of the writes.
-    init(highWaterMark: Int, send: @escaping @Sendable ([UInt8]) -> Void) {
+    package init(highWaterMark: Int, send: @escaping @Sendable ([UInt8]) -> Void) {
         self.highWaterMark = highWaterMark
         self.send = send
     }
@@ -94,10 +94,10 @@ public final class ResponseWriter: Sendable {
     // MARK: - Called by the connection
 
     /// How many writes are suspended for back-pressure (for tests).
-    var suspendedWriteCount: Int { state.withLock { $0.writeWaiters.count } }
+    package var suspendedWriteCount: Int { state.withLock { $0.writeWaiters.count } }
 
     /// The loop wrote `count` payload bytes to the socket.
-    func didFlush(_ count: Int) {
+    package func didFlush(_ count: Int) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.bufferedBytes -= count
             guard state.bufferedBytes <= highWaterMark / 2 else { return [] }
@@ -108,7 +108,7 @@ public final class ResponseWriter: Sendable {
     }
 
     /// Marks the stream closed and wakes everyone waiting on it.
-    func close() {
+    package func close() {
         let (writeWaiters, closeWaiters, handlers) = state.withLock { state in
             guard !state.isClosed else {
                 return (

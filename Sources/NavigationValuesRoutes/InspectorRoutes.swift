@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTPCore
 import NavigationValuesStore
 
 /// The inspector, a web page for people who support or test an app: `GET /inspector/` and its

@@ -28,7 +28,7 @@ public struct Request: Sendable {
     /// lookup before any middleware runs; nil when no route matches the path (404). For a 405 it
     /// is the pattern of the most specific route matching the path. Logs and metrics label
     /// requests with it, so that their labels do not grow with every id.
-    public internal(set) var route: String?
+    public package(set) var route: String?
     /// The minor HTTP version: 1 for HTTP/1.1, 0 for HTTP/1.0.
     public var minorVersion: Int
     /// The client's address and port, such as `127.0.0.1:52100` or `[::1]:52100`, when known.

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTPCore
 import NavigationValuesSessions
 
 /// An error in an HTTP request itself, found before (or instead of) a session: a malformed or

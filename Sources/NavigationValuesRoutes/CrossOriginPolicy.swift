@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+import HTTPCore
 import NavigationValues
 
 /// Which web origins a browser may call the API from (CORS: the Fetch Standard, §3.2), and the

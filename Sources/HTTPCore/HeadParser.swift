@@ -1,6 +1,6 @@
 /// Parses one complete request head (request line and header fields, RFC 9112 §3 and §5)
 /// and decides the body's framing (RFC 9112 §6).
-enum HeadParser {
+package enum HeadParser {
     struct Head {
         var request: Request
         var keepAlive: Bool
@@ -173,7 +173,7 @@ enum HeadParser {
     }
 
     /// tchar (RFC 9110 §5.6.2).
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+    package static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),

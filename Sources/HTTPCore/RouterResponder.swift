@@ -43,7 +43,7 @@ public struct RouterResponder: Sendable {
     }
 
     /// Looks `request` up in the routes: its handler, or why it has none.
-    func route(_ request: Request) -> RouteMatch {
+    package func route(_ request: Request) -> RouteMatch {
         switch routes.match(request.pathSegments, method: request.method) {
         case .found(let endpoint, let handler):
             var parameters = Parameters()
@@ -65,7 +65,7 @@ public struct RouterResponder: Sendable {
     }
 
     /// Runs a routed request (see `RouteMatch.apply(to:)`) through the middleware to `target`.
-    func respond(to request: Request, target: RouteMatch.Target) -> ResponseFuture {
+    package func respond(to request: Request, target: RouteMatch.Target) -> ResponseFuture {
         var request = request
         request.routeTarget = target
         return chain(request)
@@ -73,26 +73,26 @@ public struct RouterResponder: Sendable {
 }
 
 /// The result of looking a request up: what answers it, and what middleware learn about it.
-struct RouteMatch: Sendable {
-    enum Target: Sendable {
+package struct RouteMatch: Sendable {
+    package enum Target: Sendable {
         case handler(RouteHandler)
         /// No route answers: 404, or 405 with `Allow`.
         case refusal(HTTPRequestError)
     }
 
-    var target: Target
+    package var target: Target
     /// The matched route's pattern; for a 405 that of the most specific route matching the path.
-    var pattern: String?
-    var parameters: Parameters
+    package var pattern: String?
+    package var parameters: Parameters
 
     /// Whether no route answers the request.
-    var isRefusal: Bool {
+    package var isRefusal: Bool {
         if case .refusal = target { return true }
         return false
     }
 
     /// Fills in `request.route` and the path parameters.
-    func apply(to request: inout Request) {
+    package func apply(to request: inout Request) {
         request.route = pattern
         for (name, value) in parameters { request.parameters.append(name: name, value: value) }
     }

@@ -19,7 +19,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(code) \(reasonPhrase)" }
 
     /// Whether a response with this status carries no body (RFC 9110 §6.4.1: 1xx, 204, 304).
-    var forbidsBody: Bool { code < 200 || code == 204 || code == 304 }
+    package var forbidsBody: Bool { code < 200 || code == 204 || code == 304 }
 
     /// 100 Continue.
     public static let `continue` = HTTPStatus(code: 100)

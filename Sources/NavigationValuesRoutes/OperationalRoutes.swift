@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTPCore
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

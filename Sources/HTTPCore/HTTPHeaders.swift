@@ -76,7 +76,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 extension StringProtocol {
     /// ASCII case-insensitive comparison; header names and tokens are ASCII (RFC 9110 §5.1).
-    func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+    package func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         var left = utf8.makeIterator()
         var right = other.utf8.makeIterator()

@@ -3,6 +3,8 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Writes log lines to a file descriptor from a thread of its own, so that no request's thread
@@ -185,7 +187,7 @@ public final class LogWriter: Sendable {
             guard let base = buffer.baseAddress else { return true }
             var offset = 0
             while offset < buffer.count {
-                let result = Glibc.write(fileDescriptor, base + offset, buffer.count - offset)
+                let result = systemWrite(fileDescriptor, base + offset, buffer.count - offset)
                 if result > 0 {
                     offset += result
                 } else if result < 0, errno == EINTR {
@@ -200,4 +202,13 @@ public final class LogWriter: Sendable {
             return true
         }
     }
+}
+
+/// write(2), named apart from ``LogWriter/write(_:)``.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.write(descriptor, bytes, count)
+    #else
+        Darwin.write(descriptor, bytes, count)
+    #endif
 }

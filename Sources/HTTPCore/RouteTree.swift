@@ -1,5 +1,5 @@
 /// A route's handler: synchronous ones run on the event-loop thread without a task.
-enum RouteHandler: Sendable {
+package enum RouteHandler: Sendable {
     case synchronous(@Sendable (Request) throws -> Response)
     case asynchronous(@Sendable (Request) async throws -> Response)
     /// Answers at once when it can (on the event-loop thread), or defers to a task.
