@@ -1,7 +1,7 @@
 import Foundation
 import NavigationValuesWire
 
-/// The `navigation-values` executable (API.md, The executable). Exit status: 0 success, 1 failure,
+/// The `navigation-values` executable (docs/API.md, The executable). Exit status: 0 success, 1 failure,
 /// 2 bad usage.
 enum NavigationValuesCLI {
     static let version = NavigationValuesVersion.current

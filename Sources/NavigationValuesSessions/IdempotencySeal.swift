@@ -6,7 +6,7 @@ import NavigationValuesWire
 /// Idempotency records as the store keeps them: the client's key only as a hash, and a create's
 /// answer (which carries the new session's token) sealed under a key derived from the client's
 /// own key. So the database never holds a usable token, nor anything that yields one without
-/// the client's idempotency key (README: tokens are kept only as hashes).
+/// the client's idempotency key (docs/Operations.md, Limits and retention: no usable token at rest).
 ///
 /// A seal is AES-256-GCM (`NVS2`, a magic, a random 12-byte nonce, the ciphertext and its 16-byte
 /// tag) under HMAC-SHA256 of a master key, itself the SHA-256 of the scope and the client's key;
