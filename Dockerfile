@@ -1,5 +1,5 @@
 # navigation-values: a static-stdlib release build on the official Swift image, run on a slim
-# Ubuntu with only SQLite, libpq (for --db postgres://…) and CA certificates.
+# Ubuntu with only SQLite, libpq (for --db postgres://…), libcrypto (OpenSSL) and CA certificates.
 #
 #   docker build -t navigation-values .
 #   docker run -d -p 8080:8080 -v navigation-values-data:/data -e NAVIGATION_VALUES_ADMIN_TOKEN=secret navigation-values
@@ -8,7 +8,7 @@
 FROM swift:6.3-noble AS build
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev pkg-config \
+    && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev libssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # The manifest first, so that editing sources does not invalidate this layer's cache.
@@ -26,7 +26,7 @@ RUN swift build -c release --static-swift-stdlib --product navigation-values \
 FROM ubuntu:24.04
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-0 libpq5 ca-certificates \
+    && apt-get install -y --no-install-recommends libsqlite3-0 libpq5 libssl3t64 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin navigation-values \
     && mkdir -p /data \

@@ -161,6 +161,19 @@ let package = Package(
             name: "navigation-values-demo", dependencies: ["NavigationValuesClient", "NavigationValues"],
             path: "Examples/Demo"),
 
+        // MARK: - Cryptography: SHA-256, HMAC-SHA256, constant-time comparison, random bytes, AES-256-GCM
+        // OpenSSL's libcrypto (Debian's libssl-dev), on Linux only; a TLS module over libssl would sit beside it.
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // The one module that calls it: libcrypto on Linux, CryptoKit on Apple platforms (which link no C library).
+        .target(
+            name: "NavigationValuesCrypto",
+            dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux]))]),
+        .testTarget(name: "NavigationValuesCryptoTests", dependencies: ["NavigationValuesCrypto"]),
+
         // MARK: - Persistence
         .systemLibrary(
             name: "CSQLite",
@@ -175,7 +188,8 @@ let package = Package(
         ),
         // The store: its contract, the write queue and one SQL store written once for every engine
         // (it links no database library)...
-        .target(name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire"]),
+        .target(
+            name: "NavigationValuesStore", dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesCrypto"]),
         // ...and a driver per engine, with only what differs: connections, batches, migrations.
         .target(
             name: "NavigationValuesSQLite", dependencies: ["NavigationValuesStore", "NavigationValuesWire", "CSQLite"]),
@@ -200,7 +214,9 @@ let package = Package(
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP, links no database)
         .target(
             name: "NavigationValuesSessions",
-            dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
+            dependencies: [
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesCrypto",
+            ]),
         .testTarget(
             name: "NavigationValuesSessionsTests",
             dependencies: [
@@ -214,7 +230,7 @@ let package = Package(
             name: "NavigationValuesRoutes",
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
-                "HTTPCore",
+                "NavigationValuesCrypto", "HTTPCore",
             ]),
         // ...and the server: that API on our HTTP server, over SQLite or PostgreSQL (Linux).
         .target(
@@ -229,7 +245,9 @@ let package = Package(
                 "NavigationValuesAPI", "NavigationValuesRoutes", "NavigationValuesSessions", "NavigationValuesWire",
                 "NavigationValuesStore", "NavigationValuesSQLite", "NavigationValuesPostgres", "api-crash-server",
                 "TestSupport",
-            ]),
+            ],
+            // A database written by an earlier release, which the tests open (found from #filePath).
+            exclude: ["Fixtures"]),
 
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
         .executableTarget(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the server from a fresh checkout: installs what the build needs when it is missing (apt:
-# libsqlite3-dev, libpq-dev, pkg-config, as .ci/run does), builds the release binary when there is none or
+# libsqlite3-dev, libpq-dev, libssl-dev, pkg-config, as .ci/run does), builds the release binary when there is none or
 # a source is newer (pointing SwiftPM at local mirrors first where there are some, as .ci/run does:
 # scripts/swiftpm-mirrors.sh), then execs `navigation-values serve` with the given flags.
 #
@@ -15,6 +15,7 @@ need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
 [ -f /usr/include/postgresql/libpq-fe.h ] || need+=(libpq-dev)
+[ -f /usr/include/openssl/evp.h ] || need+=(libssl-dev)
 if [ ${#need[@]} -gt 0 ]; then
     as_root=()
     [ "$(id -u)" -eq 0 ] || as_root=(sudo)

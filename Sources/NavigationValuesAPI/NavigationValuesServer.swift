@@ -29,6 +29,11 @@ public final class NavigationValuesServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
+        /// When set, `/metrics` is served on a listener of its own on this port (0 picks a free
+        /// one), and no longer on `port`: so that it can be kept off the public network.
+        public var metricsPort: Int?
+        /// The address of that listener; nil for `host`.
+        public var metricsHost: String?
         /// The SQLite file, `:memory:` to keep nothing, or a PostgreSQL URL (`postgres://…` or
         /// `postgresql://…`, as libpq takes it) that several instances may share.
         public var databasePath = "./navigation-values.sqlite"
@@ -65,6 +70,8 @@ public final class NavigationValuesServer: Sendable {
     /// The session API this server answers with.
     public let api: SessionAPI
     let http: HTTPServer
+    /// The listener of `/metrics`, when it has one of its own.
+    let metricsHTTP: HTTPServer?
 
     /// The admin token in force (generated when none was configured).
     public var adminToken: String { api.adminToken }
@@ -78,9 +85,10 @@ public final class NavigationValuesServer: Sendable {
     /// The request figures behind `/metrics`.
     public var metrics: Metrics { api.metrics }
 
-    private init(api: SessionAPI, http: HTTPServer) {
+    private init(api: SessionAPI, http: HTTPServer, metricsHTTP: HTTPServer?) {
         self.api = api
         self.http = http
+        self.metricsHTTP = metricsHTTP
     }
 
     /// Opens (and migrates) the database, then binds and starts serving. On PostgreSQL it also
@@ -90,7 +98,9 @@ public final class NavigationValuesServer: Sendable {
     ///   the address cannot be bound.
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
         let store = try await openStore(configuration)
-        let api = SessionAPI(store: store, configuration: configuration.api)
+        var apiConfiguration = configuration.api
+        apiConfiguration.servesMetrics = configuration.metricsPort == nil
+        let api = SessionAPI(store: store, configuration: apiConfiguration)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout
@@ -100,14 +110,33 @@ public final class NavigationValuesServer: Sendable {
         httpConfiguration.sendBufferSize = configuration.sendBufferSize
         let http = HTTPServer(
             configuration: httpConfiguration, responder: api.responder, errorResponder: api.errorResponder)
+        let metricsHTTP = configuration.metricsPort.map { port in
+            metricsServer(port: port, api: api, configuration: configuration)
+        }
         do {
+            try await metricsHTTP?.start()
             try await http.start()
         } catch {
+            await metricsHTTP?.shutdown()
             await api.shutdown()
             await store.close()
             throw error
         }
-        return NavigationValuesServer(api: api, http: http)
+        return NavigationValuesServer(api: api, http: http, metricsHTTP: metricsHTTP)
+    }
+
+    /// The listener of `/metrics` alone on `port`: one event loop and one worker; anything but
+    /// `GET /metrics` is 404.
+    private static func metricsServer(port: Int, api: SessionAPI, configuration: Configuration) -> HTTPServer {
+        var httpConfiguration = HTTPServer.Configuration(
+            host: configuration.metricsHost ?? configuration.host, port: port)
+        httpConfiguration.eventLoopCount = 1
+        httpConfiguration.workerCount = 1
+        httpConfiguration.headerTimeout = configuration.headerTimeout
+        httpConfiguration.idleTimeout = configuration.idleTimeout
+        httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
+        return HTTPServer(
+            configuration: httpConfiguration, responder: api.metricsResponder, errorResponder: api.errorResponder)
     }
 
     /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
@@ -128,10 +157,14 @@ public final class NavigationValuesServer: Sendable {
     /// The bound port (useful with port 0).
     public var port: Int { http.port }
 
+    /// The bound port of the `/metrics` listener, when it has one of its own.
+    public var metricsPort: Int? { metricsHTTP?.port }
+
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
         await api.shutdown()  // streams end first, so that the HTTP server need not wait for them
         await http.shutdown()
+        await metricsHTTP?.shutdown()
         await store.close()
     }
 

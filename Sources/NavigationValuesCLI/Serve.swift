@@ -17,20 +17,27 @@ struct Serve: Command {
     static let name = "serve"
     static let abstract = "Run the server."
     static let synopsis =
-        "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
+        "serve [--host H] [--port P] [--metrics-host H] [--metrics-port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
         Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
-        connections; a generated admin token is printed once to stderr. Request logs go to stderr.
+        connections (after 'metrics on http://H:P' with --metrics-port); a generated admin token is
+        printed once to stderr. Request logs go to stderr.
         SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
         """
     static let flags =
         [
             Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
             Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
+            Flag(
+                name: "metrics-port", valueName: "P",
+                help: "Serve /metrics on this port instead of --port's (0 picks a free one; default: on --port)."),
+            Flag(
+                name: "metrics-host", valueName: "H",
+                help: "Address of the --metrics-port listener (default: --host's; 127.0.0.1 keeps it local)."),
             Flag(
                 name: "db", valueName: "PATH|URL",
                 help:
@@ -45,7 +52,8 @@ struct Serve: Command {
             Flag(
                 name: "wal-checkpoint-pages", valueName: "N",
                 help:
-                    "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."),
+                    "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."
+            ),
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
             Flag(
@@ -98,6 +106,11 @@ struct Serve: Command {
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
         if let host = arguments["host"] { configuration.host = host }
         if let port = try arguments.integer("port", in: 0...65_535) { configuration.port = port }
+        configuration.metricsPort = try arguments.integer("metrics-port", in: 0...65_535)
+        configuration.metricsHost = arguments["metrics-host"]
+        if configuration.metricsHost != nil, configuration.metricsPort == nil {
+            throw UsageError("\(arguments.sources["metrics-host"] ?? "--metrics-host") needs --metrics-port")
+        }
         if let path = arguments["db"] { configuration.databasePath = path }
         configuration.adminToken = arguments["admin-token"]
         if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
@@ -194,6 +207,9 @@ struct Serve: Command {
         #endif
     }
 
+    /// `host` as a URL carries it: an IPv6 literal in brackets.
+    static func urlHost(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
     /// The database for logs: a PostgreSQL URL without its password.
     static func describe(_ database: String) -> String {
         PostgresSessionStore.isDatabaseURL(database) ? PostgresSessionStore.redacted(database) : database
@@ -225,12 +241,16 @@ struct Serve: Command {
                 "admin token (generated; pass --admin-token or NAVIGATION_VALUES_ADMIN_TOKEN to choose one): \(server.adminToken)"
             )
         }
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        let host = Self.urlHost(configuration.host)
         logger.log(
             .info, "started",
             [
                 "db": .string(Self.describe(configuration.databasePath)), "sync": .string(configuration.sync.rawValue),
             ])
+        if let metricsPort = server.metricsPort {
+            Console.out(
+                "metrics on http://\(Self.urlHost(configuration.metricsHost ?? configuration.host)):\(metricsPort)")
+        }
         Console.out("listening on http://\(host):\(server.port)")
         let signal = try await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])

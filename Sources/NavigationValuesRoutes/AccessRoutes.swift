@@ -1,5 +1,6 @@
 import HTTPCore
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import NavigationValuesCrypto
 import NavigationValuesSessions
 import Synchronization
 

@@ -1,4 +1,5 @@
 import HTTPCore
+import NavigationValuesCrypto
 import NavigationValuesStore
 
 /// The inspector, a web page for people who support or test an app: `GET /inspector/` and its

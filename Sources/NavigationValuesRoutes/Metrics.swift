@@ -7,7 +7,8 @@ import Synchronization
 /// The server's figures for `GET /metrics`, in the Prometheus text format (version 0.0.4).
 ///
 /// Requests are counted here, by method, route pattern (never the raw path, so labels stay few)
-/// and status; the other figures are read from their owners when the exposition is rendered:
+/// and status; the other figures are read from their owners when the exposition is rendered, the
+/// process's own (`process_…`) from `/proc`:
 ///
 /// ```swift
 /// metrics.recordRequest(method: "GET", route: "/v1/sessions/{id}", status: 200, duration: 0.000_4)
@@ -163,7 +164,43 @@ public final class Metrics: Sendable {
             "Log lines dropped because the log writer fell behind (--log-buffer-bytes).")
         out += "navigation_values_log_lines_dropped_total \(logger?.droppedLines ?? 0)\n"
         storeExposition(&out, store)
+        header(&out, "navigation_values_build_info", "gauge", "The running build: its version, in the label; always 1.")
+        out += "navigation_values_build_info{version=\(quoted(NavigationValuesVersion.current))} 1\n"
+        if let process = ProcessMetrics.read() { processExposition(&out, process) }
         return out
+    }
+
+    /// The process's figures under the names Prometheus's client libraries give them, so that
+    /// dashboards made for any exporter read them.
+    private func processExposition(_ out: inout String, _ process: ProcessMetrics) {
+        let samples: [(name: String, type: String, help: String, value: String?)] = [
+            (
+                "process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.",
+                number(process.cpuSeconds)
+            ),
+            ("process_open_fds", "gauge", "Open file descriptors.", "\(process.openFileDescriptors)"),
+            (
+                "process_max_fds", "gauge", "The most file descriptors the process may open.",
+                process.maxFileDescriptors.map { "\($0)" }
+            ),
+            (
+                "process_resident_memory_bytes", "gauge", "Resident memory size, in bytes.",
+                "\(process.residentMemoryBytes)"
+            ),
+            (
+                "process_virtual_memory_bytes", "gauge", "Virtual memory size, in bytes.",
+                "\(process.virtualMemoryBytes)"
+            ),
+            (
+                "process_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.",
+                number(process.startTimeSeconds)
+            ),
+        ]
+        for sample in samples {
+            guard let value = sample.value else { continue }  // no limit: no sample
+            header(&out, sample.name, sample.type, sample.help)
+            out += "\(sample.name) \(value)\n"
+        }
     }
 
     private func storeExposition(_ out: inout String, _ store: StoreMetrics) {

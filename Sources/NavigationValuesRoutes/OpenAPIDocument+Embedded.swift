@@ -2728,6 +2728,7 @@ let embeddedJSON = ##"""
       "get": {
         "operationId": "metrics",
         "summary": "Prometheus metrics",
+        "description": "The server's figures, the process's own (process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds, process_max_fds, process_start_time_seconds) and navigation_values_build_info{version}. A server started with --metrics-port serves this on that listener only, and answers 404 here.",
         "responses": {
           "200": {
             "description": "Prometheus text format 0.0.4.",
@@ -2738,6 +2739,9 @@ let embeddedJSON = ##"""
                 }
               }
             }
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
           },
           "405": {
             "$ref": "#/components/responses/Problem405"

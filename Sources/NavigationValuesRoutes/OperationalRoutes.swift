@@ -4,14 +4,27 @@ import NavigationValuesStore
 import NavigationValuesWire
 
 /// `GET /metrics` (Prometheus text format) and `GET /openapi.json` (docs/API.md, Endpoints). Both
-/// are open: they carry no session data.
+/// are open: they carry no session data. `/metrics` is among the API's routes unless it has a
+/// listener of its own (`--metrics-port`), whose router gets it from `registerMetrics(on:)`
+/// (`SessionAPI.metricsResponder`).
 struct OperationalRoutes: Sendable {
     let metrics: Metrics
     let service: SessionService
     let store: any SessionStore
     let hub: EventHub
+    /// Whether the API's routes include `/metrics`.
+    var servesMetrics = true
 
     func register(on router: Router) {
+        if servesMetrics { registerMetrics(on: router) }
+        let document = Array(OpenAPIDocument.json.utf8)
+        router.get("/openapi.json") { _ in
+            Response(status: .ok, headers: ["Content-Type": "application/json; charset=utf-8"], body: document)
+        }
+    }
+
+    /// `GET /metrics` on `router`.
+    func registerMetrics(on router: Router) {
         router.get("/metrics") { _ in
             let figures = Metrics.Figures(
                 loadedSessions: service.loadedSessionCount, eventsAppended: hub.publishedEventCount,
@@ -21,10 +34,6 @@ struct OperationalRoutes: Sendable {
             return Response(
                 status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: Array(text.utf8))
-        }
-        let document = Array(OpenAPIDocument.json.utf8)
-        router.get("/openapi.json") { _ in
-            Response(status: .ok, headers: ["Content-Type": "application/json; charset=utf-8"], body: document)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire

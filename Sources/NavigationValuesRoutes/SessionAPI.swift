@@ -63,6 +63,9 @@ public final class SessionAPI: Sendable {
         /// come from: the system's random source, or a generator of the caller's for
         /// reproducible ids in tests.
         public var identifiers: IdentifierGenerator = .live
+        /// Whether `responder` answers `GET /metrics`; false when a listener of its own serves it
+        /// (`metricsResponder`), so that the public one does not.
+        public var servesMetrics = true
 
         public init() {}
     }
@@ -80,6 +83,9 @@ public final class SessionAPI: Sendable {
     public let metrics: Metrics
     /// Every route behind the middleware: CORS, request logging, preflights, the creation rate limit.
     public let responder: RouterResponder
+    /// `GET /metrics` alone, its requests logged and counted as the others are: for a listener of
+    /// its own (`--metrics-port`).
+    public let metricsResponder: RouterResponder
     /// What an error becomes: a problem document (`ProblemMapping`).
     public let errorResponder: HTTPErrorResponder = ProblemMapping.response
     /// The size limits a request is parsed with: docs/API.md's, and `maxImportBytes` for an import.
@@ -119,9 +125,15 @@ public final class SessionAPI: Sendable {
             service: service, adminToken: adminToken, hub: hub, createToken: configuration.createToken,
             maxPageBytes: configuration.maxPageBytes
         ).register(on: router)
-        OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
+        let operational = OperationalRoutes(
+            metrics: metrics, service: service, store: store, hub: hub, servesMetrics: configuration.servesMetrics)
+        operational.register(on: router)
         InspectorRoutes().register(on: router)
         responder = router.buildResponder()
+        let metricsRouter = Router()
+        metricsRouter.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
+        operational.registerMetrics(on: metricsRouter)
+        metricsResponder = metricsRouter.buildResponder()
         var limits = HTTPLimits()
         limits.largeBodies = [
             .init(method: .post, path: "/v1/sessions/import", maxBodyBytes: configuration.maxImportBytes)

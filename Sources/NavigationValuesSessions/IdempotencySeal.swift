@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesCrypto
 import NavigationValuesStore
 import NavigationValuesWire
 
@@ -7,96 +8,102 @@ import NavigationValuesWire
 /// own key. So the database never holds a usable token, nor anything that yields one without
 /// the client's idempotency key (docs/Operations.md, Limits and retention: no usable token at rest).
 ///
-/// There is no crypto library to call, so the seal is built from the store's SHA-256: HMAC-SHA256
-/// (RFC 2104) derives an encryption key and a MAC key from the client's key and the scope, the
-/// answer is XORed with a SHA-256 keystream in counter mode under a random nonce, and an
-/// HMAC-SHA256 tag over the nonce and ciphertext is checked before anything is opened.
+/// A seal is AES-256-GCM (`NVS2`, a magic, a random 12-byte nonce, the ciphertext and its 16-byte
+/// tag) under HMAC-SHA256 of a master key, itself the SHA-256 of the scope and the client's key;
+/// the magic is authenticated with the ciphertext. Records sealed in the earlier form (`NVS1`, see
+/// `LegacySeal`) still open, for as long as they are kept (24 hours).
 ///
 /// ```swift
-/// let sealed = IdempotencySeal.seal(body, key: "k", scope: "POST /v1/sessions …", nonce: nonce)
+/// let sealed = try IdempotencySeal.seal(body, key: "k", scope: "POST /v1/sessions …", nonce: nonce)
 /// IdempotencySeal.open(sealed, key: "k", scope: "POST /v1/sessions …")   // body
 /// ```
 enum IdempotencySeal {
-    /// Marks a sealed body: `NVS1`, 16 bytes of nonce, the ciphertext, a 32-byte tag.
-    static let magic = Array("NVS1".utf8)
-    static let nonceLength = 16
-    static let tagLength = 32
+    /// Marks a sealed body: `NVS2`, the nonce, the ciphertext, the tag.
+    static let magic = Array("NVS2".utf8)
+    static let nonceLength = AES256GCM.nonceByteCount
 
     /// The form of the client's key the store keeps and looks records up by.
     static func storedKey(_ key: String) -> String {
         "h1:" + SHA256.hexDigest(of: Array("navigation-values idempotency key\u{0}".utf8) + Array(key.utf8))
     }
 
-    /// `plaintext` sealed under `key` and `scope`.
-    static func seal(_ plaintext: [UInt8], key: String, scope: String, nonce: [UInt8]) -> [UInt8] {
-        let keys = Keys(key: key, scope: scope)
-        let ciphertext = xor(plaintext, keystream: keys.encryption, nonce: nonce)
-        return magic + nonce + ciphertext + hmac(keys.authentication, nonce + ciphertext)
+    /// `plaintext` sealed under `key` and `scope`, with a fresh `nonce` (12 bytes, never reused).
+    static func seal(_ plaintext: [UInt8], key: String, scope: String, nonce: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let sealed = try AES256GCM.seal(
+            plaintext, key: encryptionKey(key: key, scope: scope), nonce: nonce, authenticating: magic)
+        return magic + nonce + sealed
     }
 
     /// The plaintext of a sealed body, or nil when it is not sealed or not under this key.
     static func open(_ sealed: [UInt8], key: String, scope: String) -> [UInt8]? {
-        guard isSealed(sealed), sealed.count >= magic.count + nonceLength + tagLength else { return nil }
-        let keys = Keys(key: key, scope: scope)
+        if sealed.starts(with: LegacySeal.magic) { return LegacySeal.open(sealed, key: key, scope: scope) }
+        guard sealed.starts(with: magic), sealed.count >= magic.count + nonceLength + AES256GCM.tagByteCount else {
+            return nil
+        }
+        let nonce = Array(sealed[magic.count..<(magic.count + nonceLength)])
+        return AES256GCM.open(
+            sealed[(magic.count + nonceLength)...], key: encryptionKey(key: key, scope: scope), nonce: nonce,
+            authenticating: magic)
+    }
+
+    /// Whether `body` has a seal's form, of either version (records kept before sealing have none).
+    static func isSealed(_ body: [UInt8]) -> Bool { body.starts(with: magic) || body.starts(with: LegacySeal.magic) }
+
+    /// The key of the scope and the client's key, from which each version derives its own.
+    fileprivate static func masterKey(key: String, scope: String) -> [UInt8] {
+        SHA256.digest(of: Array("navigation-values idempotency seal\u{0}\(scope)\u{0}".utf8) + Array(key.utf8))
+    }
+
+    private static func encryptionKey(key: String, scope: String) -> [UInt8] {
+        HMAC.sha256(key: masterKey(key: key, scope: scope), message: Array("aes-256-gcm".utf8))
+    }
+}
+
+/// Opens records sealed in the first form, `NVS1`: the same master key, HMAC-SHA256 of it for an
+/// encryption key and a MAC key, the body XORed with SHA-256(encryption key ‖ nonce ‖ counter)
+/// blocks (a 16-byte random nonce, a 64-bit big-endian counter from 0), then an HMAC-SHA256 tag
+/// over the nonce and ciphertext. Nothing is sealed this way any more; records are kept 24 hours,
+/// so this can go once no server of the earlier form has written to a database for a day.
+enum LegacySeal {
+    static let magic = Array("NVS1".utf8)
+    static let nonceLength = 16
+    static let tagLength = 32
+
+    /// The plaintext, when the tag matches under `key` and `scope`.
+    static func open(_ sealed: [UInt8], key: String, scope: String) -> [UInt8]? {
+        guard sealed.starts(with: magic), sealed.count >= magic.count + nonceLength + tagLength else { return nil }
+        let master = IdempotencySeal.masterKey(key: key, scope: scope)
+        let encryption = HMAC.sha256(key: master, message: Array("encrypt".utf8))
+        let authentication = HMAC.sha256(key: master, message: Array("authenticate".utf8))
         let nonce = Array(sealed[magic.count..<(magic.count + nonceLength)])
         let ciphertext = Array(sealed[(magic.count + nonceLength)..<(sealed.count - tagLength)])
-        let tag = Array(sealed.suffix(tagLength))
-        var difference: UInt8 = 0
-        for (left, right) in zip(tag, hmac(keys.authentication, nonce + ciphertext)) { difference |= left ^ right }
-        guard difference == 0 else { return nil }
-        return xor(ciphertext, keystream: keys.encryption, nonce: nonce)
-    }
-
-    /// Whether `body` has a seal's form (records kept before sealing have none).
-    static func isSealed(_ body: [UInt8]) -> Bool { body.starts(with: magic) }
-
-    // MARK: - Pieces
-
-    private struct Keys {
-        var encryption: [UInt8]
-        var authentication: [UInt8]
-
-        init(key: String, scope: String) {
-            let master = SHA256.digest(
-                of: Array("navigation-values idempotency seal\u{0}\(scope)\u{0}".utf8) + Array(key.utf8))
-            encryption = IdempotencySeal.hmac(master, Array("encrypt".utf8))
-            authentication = IdempotencySeal.hmac(master, Array("authenticate".utf8))
-        }
-    }
-
-    /// HMAC-SHA256 (RFC 2104) of `message` under a key of at most 64 bytes.
-    static func hmac(_ key: [UInt8], _ message: [UInt8]) -> [UInt8] {
-        var block = key.count > 64 ? SHA256.digest(of: key) : key
-        block += [UInt8](repeating: 0, count: 64 - block.count)
-        let inner = SHA256.digest(of: block.map { $0 ^ 0x36 } + message)
-        return SHA256.digest(of: block.map { $0 ^ 0x5c } + inner)
-    }
-
-    /// `bytes` XOR SHA-256(key ‖ nonce ‖ counter), counter from 0, 32 bytes per block.
-    private static func xor(_ bytes: [UInt8], keystream key: [UInt8], nonce: [UInt8]) -> [UInt8] {
-        var output = bytes
+        guard
+            constantTimeEquals(sealed.suffix(tagLength), HMAC.sha256(key: authentication, message: nonce + ciphertext))
+        else { return nil }
+        var plaintext = ciphertext
         var counter: UInt64 = 0
         var offset = 0
-        let prefix = key + nonce
-        while offset < output.count {
-            let block = SHA256.digest(of: prefix + withUnsafeBytes(of: counter.bigEndian, Array.init))
-            for index in 0..<min(block.count, output.count - offset) { output[offset + index] ^= block[index] }
+        while offset < plaintext.count {
+            let block = SHA256.digest(of: encryption + nonce + withUnsafeBytes(of: counter.bigEndian, Array.init))
+            for index in 0..<min(block.count, plaintext.count - offset) { plaintext[offset + index] ^= block[index] }
             offset += block.count
             counter += 1
         }
-        return output
+        return plaintext
     }
 }
 
 extension StoredAnswer {
     /// The record to keep for this answer under the client's `key`: the key hashed, and the
     /// body sealed when `isSecret` (a create's answer, which carries a token).
+    ///
+    /// - Throws: `CryptoError` when sealing fails (libcrypto could not run AES-256-GCM).
     func record(
         scope: String, key: String, session: SessionID?, at date: Date, isSecret: Bool, identifiers: IdentifierGenerator
-    ) -> IdempotencyRecord {
+    ) throws(CryptoError) -> IdempotencyRecord {
         let stored =
             isSecret
-            ? IdempotencySeal.seal(
+            ? try IdempotencySeal.seal(
                 body, key: key, scope: scope, nonce: identifiers.randomBytes(IdempotencySeal.nonceLength))
             : body
         return IdempotencyRecord(

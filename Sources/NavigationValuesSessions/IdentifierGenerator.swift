@@ -1,15 +1,10 @@
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// Makes ids and tokens. The live generator reads the system's random source; tests may pass their own.
+/// Makes ids and tokens. The live generator reads the cryptographic random generator; tests may pass their own.
 public struct IdentifierGenerator: Sendable {
     public var randomBytes: @Sendable (Int) -> [UInt8]
 
@@ -17,9 +12,9 @@ public struct IdentifierGenerator: Sendable {
         self.randomBytes = randomBytes
     }
 
-    /// Ids and tokens from the system's random source, drawn 4 KiB at a time (one getrandom(2)
-    /// call per 4 KiB instead of one per eight bytes: a push's screen id, a request id and a
-    /// token each took one to five calls before).
+    /// Ids and tokens from the cryptographic random generator, drawn 4 KiB at a time (one call
+    /// per 4 KiB instead of one per id: a push's screen id, a request id and a token each need
+    /// one).
     public static let live: IdentifierGenerator = {
         let pool = RandomPool()
         return IdentifierGenerator { count in pool.take(count) }
@@ -43,8 +38,8 @@ public struct IdentifierGenerator: Sendable {
     }
 }
 
-/// Bytes from the system's cryptographic random source (`arc4random_buf`, which glibc 2.36 and
-/// later serve with getrandom(2)), read a page at a time and handed out in order, each byte once.
+/// Bytes from the cryptographic random generator (`SecureRandom`: libcrypto's, or the system's on
+/// Apple platforms), drawn a page at a time and handed out in order, each byte once.
 /// Bytes waiting in the pool are as secret as the tokens made from them: they stay in this
 /// process's memory, as a user-space generator's state would.
 final class RandomPool: Sendable {
@@ -70,19 +65,8 @@ final class RandomPool: Sendable {
         }
     }
 
-    /// `count` bytes straight from the system.
-    private static func draw(_ count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        #if canImport(Glibc) || canImport(Darwin)
-            bytes.withUnsafeMutableBytes { buffer in
-                if let base = buffer.baseAddress { arc4random_buf(base, buffer.count) }
-            }
-        #else
-            var generator = SystemRandomNumberGenerator()
-            for index in bytes.indices { bytes[index] = generator.next() }
-        #endif
-        return bytes
-    }
+    /// `count` bytes straight from the generator.
+    private static func draw(_ count: Int) -> [UInt8] { SecureRandom.bytes(count) }
 }
 
 package enum Base64URL {

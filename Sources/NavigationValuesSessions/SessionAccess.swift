@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesStore
 import NavigationValuesWire
 
@@ -122,9 +123,9 @@ package struct SessionAccess: Sendable {
         do {
             inserted = try await store.insertObserver(
                 record, limit: limit, now: now,
-                idempotency: idempotency.map { idempotency in
+                idempotency: try idempotency.map { idempotency throws(CryptoError) in
                     // The answer carries the token: it is kept sealed under the client's key.
-                    idempotency.record(created).record(
+                    try idempotency.record(created).record(
                         scope: idempotency.scope, key: idempotency.key, session: session, at: createdAt, isSecret: true,
                         identifiers: environment.identifiers)
                 })

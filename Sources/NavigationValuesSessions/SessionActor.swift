@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
@@ -279,7 +280,7 @@ actor SessionActor {
         let at = event.at
         var mutation = StoredMutation(session: id, event: stored, changes: applied.changes)
         if let idempotency = context.idempotency {
-            mutation.idempotency = (rendered ?? idempotency.record(result)).record(
+            mutation.idempotency = try (rendered ?? idempotency.record(result)).record(
                 scope: idempotency.scope, key: idempotency.key, session: id, at: at, isSecret: false,
                 identifiers: environment.identifiers)
         }
@@ -367,20 +368,5 @@ extension StoredEvent {
         self.init(
             session: session, seq: event.seq, type: event.event.kind.rawValue,
             json: (json ?? event.json).serialized(), at: event.at)
-    }
-}
-
-/// Compares two strings in time that depends only on their lengths, not on where they differ.
-package func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-    var lhs = lhs
-    var rhs = rhs
-    // withUTF8 reads a native string's bytes in place (no copy for the strings compared here).
-    return lhs.withUTF8 { left in
-        rhs.withUTF8 { right in
-            guard left.count == right.count else { return false }
-            var difference: UInt8 = 0
-            for index in left.indices { difference |= left[index] ^ right[index] }
-            return difference == 0
-        }
     }
 }

@@ -140,7 +140,7 @@ package struct SessionCopies: Sendable {
         var mutations = copy.mutations
         if let idempotency {
             // The answer carries the new session's token: it is kept sealed under the client's key.
-            mutations[0].idempotency = idempotency.record(copy.created).record(
+            mutations[0].idempotency = try idempotency.record(copy.created).record(
                 scope: idempotency.scope, key: idempotency.key, session: copy.created.session.id,
                 at: Timestamp.truncated(environment.now()), isSecret: true, identifiers: environment.identifiers)
         }

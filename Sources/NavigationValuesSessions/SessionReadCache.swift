@@ -1,3 +1,4 @@
+import NavigationValuesCrypto
 import NavigationValuesWire
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
@@ -282,7 +283,7 @@ package final class SessionRegistry: Sendable {
         try output.check(eventBytes: mutation.event.json.utf8.count)
         if let idempotency {
             // The answer carries the token: it is kept sealed under the client's key.
-            mutation.idempotency = idempotency.record(created).record(
+            mutation.idempotency = try idempotency.record(created).record(
                 scope: idempotency.scope, key: idempotency.key, session: session.id, at: event.at, isSecret: true,
                 identifiers: environment.identifiers)
         }

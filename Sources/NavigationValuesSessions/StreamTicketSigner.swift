@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesCrypto
 import NavigationValuesStore
 import NavigationValuesWire
 
@@ -98,24 +99,4 @@ package struct StreamTicketSigner: Sendable {
         }
         return Contents(scope: scope, observer: observer, expiresAt: expiresAt)
     }
-}
-
-/// HMAC (RFC 2104) over SHA-256.
-package enum HMAC {
-    /// HMAC-SHA256 of `message` under `key`.
-    package static func sha256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        let blockSize = 64
-        var block = key.count > blockSize ? SHA256.digest(of: key) : key
-        block += [UInt8](repeating: 0, count: blockSize - block.count)
-        let inner = SHA256.digest(of: block.map { $0 ^ 0x36 } + message)
-        return SHA256.digest(of: block.map { $0 ^ 0x5C } + inner)
-    }
-}
-
-/// Compares two byte strings in time that depends only on their lengths.
-func constantTimeEquals(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-    guard left.count == right.count else { return false }
-    var difference: UInt8 = 0
-    for index in left.indices { difference |= left[index] ^ right[index] }
-    return difference == 0
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesCrypto
 
 /// One schema change, a file `Migrations/NNNN_verb_noun.sql`, as the binary carries it.
 ///

@@ -28,6 +28,9 @@ final class ServeProcess: Sendable {
     let baseURL: URL
     let listeningLine: String
     let client: HTTPClient
+    /// The address of the `/metrics` listener of its own (`metrics on http://H:P`, printed
+    /// before `listening on`), when `--metrics-port` asked for one.
+    let metricsURL: URL?
 
     /// Starts `navigation-values serve` with `arguments`; with a `launcher` (such as
     /// `["/usr/bin/prlimit", "--fsize=…", "--"]`), through it, which must exec the server.
@@ -49,8 +52,15 @@ final class ServeProcess: Sendable {
                 built: "navigation-values", arguments: arguments, environment: childEnvironment(environment),
                 directory: folder)
         }
-        // The first line on stdout, which must be the `listening on` line.
-        let line = try await child.line { _ in true }
+        // The first line on stdout, which must be the `listening on` line, after the `metrics on`
+        // line when there is one.
+        var line = try await child.line { _ in true }
+        if line.hasPrefix("metrics on http://") {
+            metricsURL = URL(string: String(line.dropFirst("metrics on ".count)))
+            line = try await child.line { _ in true }
+        } else {
+            metricsURL = nil
+        }
         guard line.hasPrefix("listening on http://"), let url = URL(string: String(line.dropFirst(13))) else {
             let outcome = try await child.outcome(timeout: .seconds(5))
             throw ChildProcessError("serve printed no 'listening on' line: \(outcome)")

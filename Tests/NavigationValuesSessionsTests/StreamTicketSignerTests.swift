@@ -5,22 +5,23 @@ import NavigationValuesWire
 import Testing
 
 @Suite struct StreamTicketSignerTests {
-    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    /// RFC 4231 test cases 1, 2 and 6 (a key longer than the block size).
-    @Test func hmacMatchesTheRFCVectors() {
-        #expect(
-            hex(HMAC.sha256(key: [UInt8](repeating: 0x0B, count: 20), message: Array("Hi There".utf8)))
-                == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
-        #expect(
-            hex(HMAC.sha256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
-                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
-        #expect(
-            hex(
-                HMAC.sha256(
-                    key: [UInt8](repeating: 0xAA, count: 131),
-                    message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
-                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    /// A ticket issued by the earlier release (its own HMAC-SHA256, before libcrypto) for session
+    /// s_aB7a8BlCP6iM under the admin token `admin-secret`, to expire at 2026-12-03T08:41:21.726Z:
+    /// it verifies until then, and not after, so tickets out in the field survive an upgrade.
+    @Test func aTicketIssuedByTheEarlierReleaseVerifiesUntilItExpires() throws {
+        let ticket = "st_AQAAAaI7ELo-AAFzX2FCN2E4QmxDUDZpTUFMA3v-vUJ7Q6CxomHqSQhgHSWGPvnenEspTl-yCS6N"
+        let signer = StreamTicketSigner(secret: "admin-secret")
+        let expiry = Date(timeIntervalSince1970: 1_796_287_281.726)
+        let contents = try signer.verify(ticket, now: expiry.addingTimeInterval(-59))
+        #expect(contents.scope == .session(SessionID("s_aB7a8BlCP6iM")))
+        #expect(contents.observer == nil)
+        #expect(abs(contents.expiresAt.timeIntervalSince(expiry)) < 0.000_5)
+        #expect(throws: SessionError.self) { try signer.verify(ticket, now: expiry) }
+        #expect(throws: SessionError.self) {
+            try StreamTicketSigner(secret: "admin-secreT").verify(ticket, now: expiry.addingTimeInterval(-59))
+        }
+        // And this release issues the very same ticket for the same grant.
+        #expect(signer.ticket(for: .session(SessionID("s_aB7a8BlCP6iM")), observer: nil, expiresAt: expiry) == ticket)
     }
 
     @Test func aTicketCarriesItsScopeObserverAndExpiry() throws {

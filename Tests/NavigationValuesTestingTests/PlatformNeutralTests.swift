@@ -6,8 +6,9 @@ import Testing
 /// The in-memory server must build for iOS and macOS, which this Linux toolchain cannot: these
 /// checks, and `#if canImport` wherever a module differs, are what stands for that build. The
 /// product `NavigationValuesTesting` depends on no target that links SQLite, libpq or epoll, on no
-/// system library or C source at all, and no source of its targets imports a Linux-only module, or
-/// calls into Glibc, unconditionally.
+/// system library or C source at all on Apple platforms (libcrypto is a dependency on Linux only,
+/// where CryptoKit is missing), and no source of its targets imports a Linux-only module, or calls
+/// into Glibc, unconditionally.
 @Suite struct PlatformNeutralTests {
     /// Targets (and system libraries) that must stay out of the product's closure.
     static let linuxOnlyTargets: Set<String> = [
@@ -17,7 +18,7 @@ import Testing
     ]
     /// Modules a source may import only under `#if canImport(…)` or `#if os(…)`.
     static let conditionalModules: Set<String> = [
-        "Glibc", "Musl", "FoundationNetworking", "CSQLite", "CLibPQ", "CHTTPSystem", "CSpawn",
+        "Glibc", "Musl", "FoundationNetworking", "CSQLite", "CLibPQ", "CHTTPSystem", "CSpawn", "CLibCrypto",
     ]
 
     @Test func theProductDependsOnNoTargetThatLinksALinuxOnlyLibrary() async throws {
@@ -54,9 +55,15 @@ import Testing
             }
         }
         #expect(files > 100, "the closure's sources were found")
-        // The check itself: the server's product has system libraries in its closure.
-        let server = try manifest.closure(of: "NavigationValuesAPI")
-        #expect(server.filter { manifest.types[$0] == "system" }.sorted() == ["CHTTPSystem", "CLibPQ", "CSQLite"])
+        // The check itself: the server's product has system libraries in its closure, libcrypto
+        // among them on Linux, where the product's closure has it too (CryptoKit stands for it elsewhere).
+        let server = try manifest.closure(of: "NavigationValuesAPI", on: "linux")
+        #expect(
+            server.filter { manifest.types[$0] == "system" }.sorted() == [
+                "CHTTPSystem", "CLibCrypto", "CLibPQ", "CSQLite",
+            ])
+        #expect(try manifest.closure(of: "NavigationValuesTesting", on: "linux").contains("CLibCrypto"))
+        #expect(try manifest.closure(of: "NavigationValuesTesting", on: "macos") == closure)
     }
 
     @Test func noSourceOfTheProductImportsALinuxOnlyModuleUnconditionally() async throws {
@@ -158,17 +165,25 @@ import Testing
         var types: [String: String] = [:]
         /// Each target's dependencies: targets of this package by name, products of others.
         var dependencies: [String: [String]] = [:]
+        /// Each target's dependencies that only some platforms have (`.when(platforms:)`), with them.
+        var conditions: [String: [String: Set<String>]] = [:]
         /// Each library product's targets.
         var products: [String: [String]] = [:]
 
-        /// The targets `product` depends on, transitively (with the products of other packages).
-        func closure(of product: String) throws -> Set<String> {
-            guard let roots = products[product] else { throw ChildProcessError("no product \(product) in the manifest") }
+        /// The targets `product` depends on, transitively (with the products of other packages),
+        /// when built for `platform` (nil: any, every conditional dependency included).
+        func closure(of product: String, on platform: String? = "ios") throws -> Set<String> {
+            guard let roots = products[product] else {
+                throw ChildProcessError("no product \(product) in the manifest")
+            }
             var closure: Set<String> = []
             var pending = roots
             while let target = pending.popLast() {
                 guard closure.insert(target).inserted else { continue }
-                pending += dependencies[target] ?? []
+                pending += (dependencies[target] ?? []).filter { dependency in
+                    guard let platform, let platforms = conditions[target]?[dependency] else { return true }
+                    return platforms.contains(platform)
+                }
             }
             return closure
         }
@@ -188,9 +203,17 @@ import Testing
             for target in json["targets"]?.arrayValue ?? [] {
                 guard let name = target["name"]?.stringValue else { continue }
                 manifest.types[name] = target["type"]?.stringValue
-                manifest.dependencies[name] = (target["dependencies"]?.arrayValue ?? []).compactMap { dependency in
-                    (dependency["byName"] ?? dependency["target"] ?? dependency["product"])?.arrayValue?.first?
-                        .stringValue
+                for dependency in target["dependencies"]?.arrayValue ?? [] {
+                    // ["name", condition] for a target, ["name", "package", …, condition] for a product.
+                    guard
+                        let parts = (dependency["byName"] ?? dependency["target"] ?? dependency["product"])?.arrayValue,
+                        let dependencyName = parts.first?.stringValue
+                    else { continue }
+                    manifest.dependencies[name, default: []].append(dependencyName)
+                    if let platforms = parts.last?["platformNames"]?.arrayValue {
+                        manifest.conditions[name, default: [:]][dependencyName] = Set(
+                            platforms.compactMap(\.stringValue))
+                    }
                 }
             }
             for product in json["products"]?.arrayValue ?? [] {

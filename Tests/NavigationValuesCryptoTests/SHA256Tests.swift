@@ -1,6 +1,7 @@
-import NavigationValuesStore
+import NavigationValuesCrypto
 import Testing
 
+/// SHA-256 against FIPS 180-4's examples (one block, two blocks) and NIST's longer messages.
 @Suite struct SHA256Tests {
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
@@ -16,10 +17,13 @@ import Testing
     ])
     func digestsMatchTheStandardVectors(message: String, digest: String) {
         #expect(SHA256.hexDigest(of: Array(message.utf8)) == digest)
+        // The same bytes given as a collection that is not contiguous memory.
+        #expect(SHA256.hexDigest(of: message.utf8.lazy.map { $0 }) == digest)
     }
 
     @Test func aMillionAsMatchesTheStandardVector() {
         let message = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
         #expect(SHA256.hexDigest(of: message) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(SHA256.digest(of: message[...]).count == SHA256.byteCount)
     }
 }
