@@ -31,12 +31,8 @@ import Testing
     /// docs/Stacks.md §2, the worked example: a presentation's screens read from their presenter's
     /// chain; a tab's root reads the default.
     @Test func valueSourcesCrossAPresentation() throws {
-        let tree = ScreenTree<String>(ids: .incrementing(prefix: "c"))
-        let a = tree.main.push("A")
-        let b = tree.main.push("B")
-        let sheet = try tree.present(.sheet, from: ScreenID("c1"), id: StackID("s"), root: "S1")
-        let s1 = try #require(sheet.root)
-        let s2 = try tree.push("S2", onto: StackID("s"))
+        let example = try StacksWorkedExampleTests.Sheet()
+        let (tree, a, b, s1, s2) = (example.tree, example.a, example.b, example.s1, example.s2)
         let title = NamedValueKey("title", defaultValue: "")
         func sources() -> [ScreenID?] { [a, b, s1, s2].map { $0.valueSource(for: title)?.screenID } }
 
@@ -70,10 +66,7 @@ import Testing
     @Test func arrivalsFollowSemanticsWorkedExample() {
         let (stack, a, b, c) = makeStackABC()
         defer { withExtendedLifetime(stack) {} }
-        let handlers = (a: SwitchableHandler(), b: SwitchableHandler(), c: SwitchableHandler())
-        handlers.a.install(on: a)
-        handlers.b.install(on: b)
-        handlers.c.install(on: c)
+        let handlers = SwitchableHandler.installed(on: a, b, c)
         func describe(_ hops: [PreferenceHop]) -> [String] {
             hops.map { hop in
                 let name = [(a, "A"), (b, "B"), (c, "C")].first { $0.0 === hop.screen }?.1 ?? "?"
@@ -122,12 +115,8 @@ import Testing
     /// docs/Stacks.md §3, the worked example: a walk leaves the sheet at its root and continues at
     /// the presenter; the returned result keeps its publisher's id after the sheet is gone.
     @Test func arrivalsCrossAPresentation() throws {
-        let tree = ScreenTree<String>(ids: .incrementing(prefix: "c"))
-        let a = tree.main.push("A")
-        let b = tree.main.push("B")
-        let sheet = try tree.present(.sheet, from: ScreenID("c1"), id: StackID("s"), root: "S1")
-        let s1 = try #require(sheet.root)
-        let s2 = try tree.push("S2", onto: StackID("s"))
+        let example = try StacksWorkedExampleTests.Sheet()
+        let (tree, a, b, s1, s2) = (example.tree, example.a, example.b, example.s1, example.s2)
         for screen in [a, b, s1, s2] { screen.setPreferenceHandler(named: "selection", passBack: true) }
         func ids(_ hops: [PreferenceHop]?) -> [String] {
             (hops ?? []).map { "\($0.screenID?.rawValue ?? "?") \($0.handling.rawValue)" }
