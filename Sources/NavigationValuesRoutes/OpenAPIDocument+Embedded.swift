@@ -5661,15 +5661,10 @@ let embeddedJSON = ##"""
       "Explain": {
         "name": "explain",
         "in": "query",
-        "description": "`1` or `true`: add each screen's `explanation` (docs/Explain.md). Without it the answer is unchanged. An explanation past `--max-session-bytes` is refused with 422.",
+        "description": "Add each screen's `explanation` (docs/Explain.md): `true` or `1`, in any case (an empty value, `?explain`, too); `false` or `0` (the default) leaves the answer unchanged. An explanation past `--max-session-bytes` is refused with 422.",
         "schema": {
           "type": "string",
-          "enum": [
-            "1",
-            "true",
-            "0",
-            "false"
-          ]
+          "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)?$"
         }
       }
     },
