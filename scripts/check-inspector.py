@@ -165,9 +165,9 @@ try:
     until("three screens", lambda: len(present("#stack-list .stack-row")) == 3)
     until("revision 8 shown", lambda: revision() == 8)
     select_screen("Picker")
-    assert resolved("title") == ('"Deep"', "Detail"), resolved("title")
+    until("title from Detail", lambda: resolved("title") == ('"Deep"', "Detail"))
     select_screen("Home")
-    assert resolved("title") == ('"Hello"', "Home"), resolved("title")
+    until("title from Home", lambda: resolved("title") == ('"Hello"', "Home"))
     until("the session's stream", lambda: driver.find_element(By.ID, "status").get_attribute("data-state") == "live")
 
     step("a push made now shows up live")
@@ -201,6 +201,9 @@ try:
     select_screen("Detail")
     prefs = present('#screen-detail tr[data-key="pick"]')
     assert any('"blue"' in row.text for row in prefs), [row.text for row in prefs]
+    # The walk that brought it, from the server's explanation: Picker published, Detail stopped it.
+    until("Detail's pick came from Picker", lambda: any(
+        "from Picker via 1 hop" in row.text for row in present('#screen-detail tr[data-key="pick"]')))
     driver.save_screenshot(os.path.join(SHOTS, "inspector-laptop.png"))
 
     step("play from revision 8 to the end at 25 events a second")
@@ -257,7 +260,7 @@ try:
     assert [depth for _, _, depth in nodes] == ["0", "1", "0"], nodes
     until("the sheet shown (what a user sees)", lambda: [row.get_attribute("data-name") for row in present("#stack-list .stack-row")] == ["Filter"])
     select_screen("Filter")
-    assert resolved("title") == ('"detail"', "Detail"), resolved("title")
+    until("title from Detail", lambda: resolved("title") == ('"detail"', "Detail"))
     step("the return in the log and its walk through the presenter")
     until("event 7 in the log", lambda: present('#events-list .event-row[data-seq="7"]') and
           "screen.returned" in present('#events-list .event-row[data-seq="7"]')[0].text)
@@ -291,7 +294,7 @@ try:
     rows = present("#stack-list .stack-row")
     assert 0 < len(rows) < 120, f"{len(rows)} rows in the page: the stack is not virtualised"
     until("the top screen selected", lambda: text("#detail-name") == "S999")
-    assert resolved("title") == ('"t900"', "S900"), resolved("title")
+    until("title from S900", lambda: resolved("title") == ('"t900"', "S900"))
 
     events = int(os.environ.get("INSPECTOR_SCALE_EVENTS", "100000"))
     step(f"a session of {events:,} events (written now over HTTP)")

@@ -13,12 +13,62 @@ public enum PreferenceDecision: Equatable, Sendable {
     case stopped
 }
 
-/// The result of one publish: who received what, and where the walk stopped.
+/// The result of one publish: every screen the walk visited, what each did, who received what,
+/// and where the walk stopped.
 public struct PreferenceWalk {
+    /// Every screen the walk visited, from the publisher on along `previous`, in walk order.
+    public var hops: [PreferenceHop]
+
     /// Each screen whose handler was called, in walk order, with the value it received.
-    public var deliveries: [(screen: ScreenContext, value: Any)]
+    public var deliveries: [(screen: ScreenContext, value: Any)] {
+        hops.compactMap { hop in
+            guard hop.handling == .called, let screen = hop.screen else { return nil }
+            return (screen, hop.received)
+        }
+    }
+
     /// The screen whose handler (or remembered decision) stopped the walk; nil when it went past the root.
-    public var stoppedAt: ScreenContext?
+    public var stoppedAt: ScreenContext? {
+        guard let last = hops.last, last.passed == nil else { return nil }
+        return last.screen
+    }
+}
+
+/// One screen a preference walk visited (SEMANTICS.md §3).
+public struct PreferenceHop {
+    /// What the screen did with the value that reached it.
+    public enum Handling: String, Sendable {
+        /// It has no handler for the key: the value went on unchanged.
+        case transparent
+        /// Its handler was called with the value, which it recorded as received.
+        case called
+        /// Its handler had already received this value: not called again, its remembered decision applied.
+        case remembered
+    }
+
+    /// The screen (weak: it may have been popped since).
+    public weak var screen: ScreenContext?
+    /// The id a `ScreenStack` gave the screen, kept when the screen is gone; nil for a context outside a stack.
+    public var screenID: ScreenID?
+    public var handling: Handling
+    /// The value that reached the screen.
+    public var received: Any
+    /// What the screen passed on toward `previous` (the value itself when transparent); nil when it
+    /// stopped the walk there.
+    public var passed: Any?
+}
+
+/// How a screen's last received value of a key got there: the walk that delivered it, and this
+/// screen's hop in it. Kept by the screen until the next delivery of the key, or `cleanup()`.
+public struct PreferenceArrival {
+    /// The whole walk that delivered the value, publisher first (on past this screen when it passed
+    /// the value on).
+    public var hops: [PreferenceHop]
+    /// This screen's position in `hops`.
+    public var index: Int
+
+    /// The hop of the screen that published (the first of the walk).
+    public var publisher: PreferenceHop { hops[0] }
 }
 
 /// A handler and its memory of the last delivery.
@@ -78,6 +128,12 @@ extension ScreenContext {
         let id = EntryID.type(ObjectIdentifier(key))
         registrar.access(self, keyPath: ObservationKeyPaths.preference(id))
         return received[id] as? K.Value ?? K.defaultValue
+    }
+
+    /// The walk that brought the last value this screen's handler for `key` received; nil when it
+    /// received nothing, or the value was restored rather than delivered here.
+    public func preferenceArrival<K: PreferenceKey>(_ key: K.Type) -> PreferenceArrival? {
+        arrivals[.type(ObjectIdentifier(key))]
     }
 
     /// Publishes `value` for `key`, starting the walk at this screen itself.
@@ -141,6 +197,13 @@ extension ScreenContext {
         return received[id] as? JSONValue
     }
 
+    /// The walk that brought the last value this screen's handler for the named key received; nil
+    /// when it received nothing, or the value was restored (a session reloaded from storage) or
+    /// mirrored rather than delivered by a walk in this process.
+    public func preferenceArrival(named name: String) -> PreferenceArrival? {
+        arrivals[.name(name)]
+    }
+
     /// Every named preference this screen's handlers received, by key.
     public var receivedNamedPreferences: [String: JSONValue] {
         var result: [String: JSONValue] = [:]
@@ -168,7 +231,10 @@ extension ScreenContext {
         named name: String, received value: JSONValue?, memory: (received: JSONValue, decision: PreferenceDecision)?
     ) {
         let id = EntryID.name(name)
-        if let value { received[id] = value }
+        if let value {
+            received[id] = value
+            arrivals[id] = nil  // the walk that brought it was not saved
+        }
         if let memory, handlers[id] != nil {
             handlers[id]?.lastReceived = memory.received
             switch memory.decision {
@@ -184,6 +250,7 @@ extension ScreenContext {
     package func recordReceivedPreference(named name: String, value: JSONValue) {
         let id = EntryID.name(name)
         guard received[id] as? JSONValue != value else { return }
+        arrivals[id] = nil  // a mirror records the value, not the walk
         if isObservable {
             mutate(ObservationKeyPaths.preference(id)) { received[id] = value }
         } else {
@@ -210,29 +277,36 @@ extension ScreenContext {
         handlerGeneration &+= 1
     }
 
-    func walkPreference(_ id: EntryID, value: Any, equals: (Any, Any) -> Bool) -> PreferenceWalk {
-        var walk = PreferenceWalk(deliveries: [], stoppedAt: nil)
+    /// Walks `value` from this screen along `previous` (SEMANTICS.md §3), recording every hop;
+    /// `before` are hops already made (a late `passBack` continues its screen's walk). Each screen
+    /// whose handler was called keeps the walk as its arrival, so what it received can be explained.
+    func walkPreference(
+        _ id: EntryID, value: Any, equals: (Any, Any) -> Bool, after before: [PreferenceHop] = []
+    ) -> PreferenceWalk {
+        var walk = PreferenceWalk(hops: before)
+        var receivers: [(screen: ScreenContext, index: Int)] = []
         var current: ScreenContext? = self
-        var value = value
-        while let screen = current {
+        var value: Any? = value
+        while let screen = current, let arriving = value {
+            var hop = PreferenceHop(
+                screen: screen, screenID: screen.screenID, handling: .transparent, received: arriving, passed: arriving)
             if let handler = screen.handlers[id] {
-                if let last = handler.lastReceived, let decision = handler.decision, equals(last, value) {
+                if let last = handler.lastReceived, let decision = handler.decision, equals(last, arriving) {
                     // The same value again: no duplicate delivery; the remembered decision applies.
-                    guard case .passed(let passed) = decision else {
-                        walk.stoppedAt = screen
-                        return walk
-                    }
-                    value = passed
+                    hop.handling = .remembered
+                    if case .passed(let passed) = decision { hop.passed = passed } else { hop.passed = nil }
                 } else {
-                    walk.deliveries.append((screen, value))
-                    guard let passed = screen.deliver(value, to: id, handler: handler) else {
-                        walk.stoppedAt = screen
-                        return walk
-                    }
-                    value = passed
+                    hop.handling = .called
+                    receivers.append((screen, walk.hops.count))
+                    hop.passed = screen.deliver(arriving, to: id, handler: handler)
                 }
             }
+            walk.hops.append(hop)
+            value = hop.passed
             current = screen.previousLink
+        }
+        for receiver in receivers {
+            receiver.screen.arrivals[id] = PreferenceArrival(hops: walk.hops, index: receiver.index)
         }
         return walk
     }
@@ -268,7 +342,9 @@ extension ScreenContext {
     private func latePassBack(_ value: Any, id: EntryID, generation: Int) {
         guard let handler = handlers[id], handler.generation == generation else { return }
         handlers[id]?.decision = .passed(value)
-        _ = previousLink?.walkPreference(id, value: value, equals: handler.equals)
+        let own = PreferenceHop(
+            screen: self, screenID: screenID, handling: .called, received: handler.lastReceived ?? value, passed: value)
+        _ = previousLink?.walkPreference(id, value: value, equals: handler.equals, after: [own])
     }
 }
 

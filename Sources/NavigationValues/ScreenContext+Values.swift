@@ -97,12 +97,19 @@ extension ScreenContext {
     /// Every name that has an override on this screen or an earlier one, with what it resolves to
     /// here (the server's `resolved`, before declared defaults are added).
     public var resolvedNamedValues: [String: JSONValue] {
-        var result: [String: JSONValue] = [:]
+        resolvedNamedValueSources.mapValues(\.value)
+    }
+
+    /// Every name that has an override on this screen or an earlier one, with what it resolves to
+    /// here and the screen whose override that is (this one, or one along `previous`, across a
+    /// presentation to its presenter). A name missing here resolves to its key's default.
+    public var resolvedNamedValueSources: [String: (value: JSONValue, source: ScreenContext)] {
+        var result: [String: (value: JSONValue, source: ScreenContext)] = [:]
         var current: ScreenContext? = self
         while let context = current {
             for (id, value) in context.values {
                 if case .name(let name) = id, result[name] == nil, let json = value as? JSONValue {
-                    result[name] = json
+                    result[name] = (json, context)
                 }
             }
             current = context.previousLink
@@ -110,14 +117,31 @@ extension ScreenContext {
         return result
     }
 
-    // MARK: - Storage and notification
+    /// The screen whose override of `key` this screen reads (itself or one along `previous`); nil
+    /// when it reads the key's default.
+    public func valueSource<K: ValueKey>(_ key: K.Type) -> ScreenContext? {
+        resolution(of: .type(ObjectIdentifier(key)))?.source
+    }
 
+    /// The screen whose override of the named key this screen reads; nil when it reads the default.
+    public func valueSource(for key: NamedValueKey) -> ScreenContext? {
+        resolution(of: .name(key.name))?.source
+    }
+
+    // MARK: - Storage and notification
 
     /// The value `id` resolves to here: the nearest override along `previous`, or nil (the default).
     func resolvedEntry(_ id: EntryID) -> Any? {
+        resolution(of: id)?.value
+    }
+
+    /// The nearest override of `id` along `previous`, starting here, and the screen holding it; nil
+    /// when no screen of the chain has one (the key's default). Reading and explaining a value both
+    /// go through here (SEMANTICS.md §2).
+    func resolution(of id: EntryID) -> (value: Any, source: ScreenContext)? {
         var current: ScreenContext? = self
         while let context = current {
-            if !context.values.isEmpty, let value = context.values[id] { return value }
+            if !context.values.isEmpty, let value = context.values[id] { return (value, context) }
             current = context.previousLink
         }
         return nil

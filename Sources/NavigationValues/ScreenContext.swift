@@ -98,6 +98,10 @@ public final class ScreenContext: Observable, Identifiable {
     var handlers: [EntryID: PreferenceHandler] = [:]
     /// The last value this screen's handlers received, per key; kept when a handler goes.
     var received: [EntryID: Any] = [:]
+    /// The walk that brought each received value, when this process saw it (not after a restore).
+    var arrivals: [EntryID: PreferenceArrival] = [:]
+    /// The id the `ScreenStack` holding this screen gave it; nil for a context outside a stack.
+    public internal(set) var screenID: ScreenID?
     /// Bumped on every handler change, so that a late `passBack` of a replaced handler is ignored.
     var handlerGeneration = 0
 
@@ -272,6 +276,7 @@ public final class ScreenContext: Observable, Identifiable {
                 _ = received.removeValue(forKey: id)
             }
         }
+        if !arrivals.isEmpty { arrivals.removeAll() }
         if !handlers.isEmpty {
             handlers.removeAll()
             handlerGeneration &+= 1

@@ -144,6 +144,7 @@ public final class ScreenStack<Element> {
         precondition(index(of: id) == nil, "screen id \(id) is already on this stack")
         precondition(!isCoveredByPresentation, "the topmost screen presents a stack: dismiss it before pushing")
         let screen = ScreenContext(behavior)
+        screen.screenID = id
         screen.attach(to: context)
         entries.append(Screen(id: id, element: element, context: screen))
         screenIDs.append(id)

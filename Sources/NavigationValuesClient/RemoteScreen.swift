@@ -20,9 +20,11 @@ public struct RemoteScreen: Sendable {
     /// Which screen: an id, or the root or top at the time each call is sent.
     public let reference: ScreenReference
 
-    /// The screen as it is now (`GET …/screens/{screen}`).
-    public func get() async throws -> ScreenResource {
-        let request = APIRequest(method: "GET", path: path(), credential: session.credential)
+    /// The screen as it is now (`GET …/screens/{screen}`); with `explain`, with its `explanation`
+    /// (`?explain=1`, docs/Explain.md).
+    public func get(explain: Bool = false) async throws -> ScreenResource {
+        let request = APIRequest(
+            method: "GET", path: path(), query: explain ? [("explain", "1")] : [], credential: session.credential)
         let answer = try await session.transport.perform(request)
         return try session.transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try ScreenResource(json: json)

@@ -46,19 +46,24 @@ public struct RemoteSession: Sendable {
 
     // MARK: - Reading
 
-    /// The session as it is now (`GET /v1/sessions/{id}`).
-    public func get() async throws -> SessionResource {
-        let request = APIRequest(method: "GET", path: path(), credential: credential)
+    /// The session as it is now (`GET /v1/sessions/{id}`). With `explain`, each screen also has
+    /// its `explanation`: where each resolved value comes from and the walk that brought each
+    /// received preference (`?explain=1`, docs/Explain.md).
+    public func get(explain: Bool = false) async throws -> SessionResource {
+        let request = APIRequest(
+            method: "GET", path: path(), query: explain ? [("explain", "1")] : [], credential: credential)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try SessionResource(json: json)
         }
     }
 
-    /// The session as it was right after event `at` (`GET …/replay?at=N`; nil: the latest).
-    public func replay(at seq: Int64? = nil) async throws -> SessionResource {
-        let request = APIRequest(
-            method: "GET", path: path("replay"), query: seq.map { [("at", String($0))] } ?? [], credential: credential)
+    /// The session as it was right after event `at` (`GET …/replay?at=N`; nil: the latest); with
+    /// `explain`, each screen with its `explanation`, as `get(explain:)`.
+    public func replay(at seq: Int64? = nil, explain: Bool = false) async throws -> SessionResource {
+        var query = seq.map { [("at", String($0))] } ?? []
+        if explain { query.append(("explain", "1")) }
+        let request = APIRequest(method: "GET", path: path("replay"), query: query, credential: credential)
         let answer = try await transport.perform(request)
         return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
             try SessionResource(json: json)

@@ -176,6 +176,7 @@ struct EventRoutes: Sendable {
         let id = routes.sessionID(request)
         let credential = try await routes.requireCredential(request)
         let head = try await readerHead(of: id, credential: credential, snapshot: false)
+        let explain = try routes.booleanQuery(request, "explain")
         var at = head.version
         if let text = request.query["at"] {
             guard let value = Int64(text), value >= 1 else {
@@ -188,7 +189,8 @@ struct EventRoutes: Sendable {
         }
         // The state right after the compacted seq is still a snapshot: it replays, earlier ones do not.
         try await checkAvailable(id, after: at)
-        var session = try await SessionReplay.resource(of: id, at: at, in: store)
+        var session = try await SessionReplay.resource(
+            of: id, at: at, in: store, explainingWithin: explain ? routes.limits : nil)
         session.origin = head.origin
         return .json(session.json, headers: ["ETag": "\"\(at)\""])
     }

@@ -1620,28 +1620,33 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
         h("tr", { dataset: { key } }, h("td", {}, key), h("td", { class: "value" }, short(value, 200))),
       ),
     );
-    // Where each resolved value comes from: the nearest screen at or below with its own value.
+    // Where each resolved value comes from, as the server explains it (?explain=1): the screen
+    // whose own value it is, or the schema's default. Shown once the explanation has arrived.
+    const explanation = explanationOf(screen);
     const resolved = Object.entries(screen.resolved || {}).sort();
     detail.append(h("h3", {}, "Resolved values"));
     detail.append(
       table(resolved, ([key, value]) => {
-        let source = -1;
-        for (let at = index; at >= 0; at--) {
-          if (Object.prototype.hasOwnProperty.call(chain[at].values || {}, key)) {
-            source = at;
-            break;
-          }
+        const origin = explanation && explanation.values ? explanation.values[key] : undefined;
+        if (!origin) {
+          return h("tr", { dataset: { key } }, h("td", {}, key), h("td", { class: "value" }, short(value, 200)), h("td", {}, "…"));
         }
-        const from = chain[source];
+        const from = origin.source === "screen" ? screenByID(session, origin.screen) : null;
         const chip =
-          source === index
-            ? h("span", { class: "chip own" }, "own")
-            : source >= 0
-              ? h("span", { class: "chip", title: from.id }, `from ${from.name || "(unnamed)"} #${from.index ?? source}`)
-              : h("span", { class: "chip" }, "default");
+          origin.source !== "screen"
+            ? h("span", { class: "chip" }, "default")
+            : origin.screen === screen.id
+              ? h("span", { class: "chip own" }, "own")
+              : h(
+                  "span",
+                  { class: "chip", title: origin.screen },
+                  `from ${from ? from.name || "(unnamed)" : origin.screen}${from ? " #" + from.index : ""}${
+                    from && origin.stack !== (stack ? stack.id : "main") ? " in " + stackName(origin.stack) : ""
+                  }`,
+                );
         return h(
           "tr",
-          { dataset: { key, source: source >= 0 ? from.name : "default" } },
+          { dataset: { key, source: origin.source === "screen" ? (from ? from.name : origin.screen) : "default" } },
           h("td", {}, key),
           h("td", { class: "value" }, short(value, 200)),
           h("td", { class: "source" }, chip),
@@ -1661,10 +1666,84 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     );
     detail.append(h("h3", {}, "Preferences received"));
     detail.append(
-      table(Object.entries(screen.preferences || {}).sort(), ([key, value]) =>
-        h("tr", { dataset: { key } }, h("td", {}, key), h("td", { class: "value" }, short(value, 200))),
-      ),
+      table(Object.entries(screen.preferences || {}).sort(), ([key, value]) => {
+        // The walk that delivered it, as the server explains it: publisher first, each hop's decision.
+        const arrival = explanation && explanation.preferences ? explanation.preferences[key] : undefined;
+        let walk = null;
+        if (arrival) {
+          const words = arrival.hops.map((hop) => {
+            const at = screenByID(session, hop.screen);
+            const name = at ? at.name || "(unnamed)" : hop.screen || "?";
+            const what = hop.handling === "transparent" ? "passed through" : hop.decision === "stopped" ? "stopped it" : "passed it";
+            return `${name}: ${hop.handling === "remembered" ? "remembered, " : ""}${what}`;
+          });
+          const publisher = screenByID(session, arrival.publisher);
+          walk = h(
+            "span",
+            { class: "chip", title: words.join(" → ") },
+            `from ${publisher ? publisher.name || "(unnamed)" : arrival.publisher || "?"}${arrival.index > 0 ? ` via ${arrival.index} hop${arrival.index > 1 ? "s" : ""}` : ""}`,
+          );
+        } else if (arrival === null) {
+          walk = h("span", { class: "chip", title: "the walk happened before the server loaded this session" }, "walk not kept");
+        }
+        return h(
+          "tr",
+          { dataset: { key, publisher: arrival ? arrival.publisher || "" : "" } },
+          h("td", {}, key),
+          h("td", { class: "value" }, short(value, 200)),
+          h("td", { class: "walk-source" }, walk),
+        );
+      }),
     );
+  }
+
+  function screenByID(session, id) {
+    for (const stack of stacksOf(session)) {
+      const found = stack.screens.find((screen) => screen.id === id);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  // MARK: - Explanations
+
+  /** The server's explanation of a screen at the shown revision (?explain=1): fetched once per
+   * session, revision and screen, one request at a time (the newest asked for next); undefined
+   * until it arrives, and the detail is drawn again then. */
+  const explanations = new Map();
+  let explaining = null;
+  let explainNext = null;
+  function explanationOf(screen) {
+    const key = `${view.id}:${view.shown}:${screen.id}`;
+    if (explanations.has(key)) return explanations.get(key);
+    explainNext = { key, id: view.id, revision: view.shown, latest: view.shown === view.version, screen: screen.id };
+    if (!explaining) explainNextOne();
+    return undefined;
+  }
+
+  async function explainNextOne() {
+    const next = explainNext;
+    explainNext = null;
+    if (!next || explanations.has(next.key)) return;
+    explaining = next;
+    try {
+      let found;
+      if (next.latest) {
+        found = (await api(`${sessionPath(next.id)}/screens/${encodeURIComponent(next.screen)}?explain=1`, { session: next.id }))
+          .explanation;
+      } else {
+        const session = await api(`${sessionPath(next.id)}/replay?at=${next.revision}&explain=1`, { session: next.id });
+        const screen = screenByID(session, next.screen);
+        found = screen ? screen.explanation : null;
+      }
+      if (explanations.size > 500) explanations.clear();
+      explanations.set(next.key, found || null);
+    } catch (error) {
+      explanations.set(next.key, null);
+    }
+    explaining = null;
+    if (view.session && `${view.id}:${view.shown}:${view.selectedID}` === next.key) renderDetail();
+    if (explainNext) explainNextOne();
   }
 
   // MARK: - Export, import, fork

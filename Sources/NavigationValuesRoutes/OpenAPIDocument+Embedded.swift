@@ -339,10 +339,18 @@ let embeddedJSON = ##"""
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
           }
         },
         "tags": [
           "sessions"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Explain"
+          }
         ]
       },
       "delete": {
@@ -771,10 +779,18 @@ let embeddedJSON = ##"""
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
           }
         },
         "tags": [
           "screens"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Explain"
+          }
         ]
       }
     },
@@ -2613,6 +2629,9 @@ let embeddedJSON = ##"""
               "minimum": 1,
               "maximum": 9223372036854775807
             }
+          },
+          {
+            "$ref": "#/components/parameters/Explain"
           }
         ],
         "tags": [
@@ -3751,6 +3770,10 @@ let embeddedJSON = ##"""
             "additionalProperties": {
               "$ref": "#/components/schemas/Handler"
             }
+          },
+          "explanation": {
+            "$ref": "#/components/schemas/ScreenExplanation",
+            "description": "Only with `?explain=1`."
           }
         }
       },
@@ -5301,6 +5324,131 @@ let embeddedJSON = ##"""
             "maximum": 9223372036854775807
           }
         }
+      },
+      "ValueOrigin": {
+        "type": "object",
+        "description": "Where a resolved value comes from: the own value of `screen` (this screen or one along its `previous` chain, across presentations to the presenter), or the schema's default (SEMANTICS.md §2, docs/Stacks.md §2).",
+        "required": [
+          "source"
+        ],
+        "properties": {
+          "source": {
+            "type": "string",
+            "enum": [
+              "screen",
+              "default"
+            ]
+          },
+          "screen": {
+            "type": "string",
+            "description": "With `source: screen`: the screen whose own value this is."
+          },
+          "stack": {
+            "type": "string",
+            "description": "With `source: screen`: that screen's stack."
+          }
+        }
+      },
+      "PreferenceHop": {
+        "type": "object",
+        "description": "One screen a preference walk visited (SEMANTICS.md §3): `transparent` (no handler, passed on unchanged), `called` (its handler received the value), `remembered` (its handler had received it already, its remembered decision applied).",
+        "required": [
+          "screen",
+          "handling",
+          "received",
+          "decision"
+        ],
+        "properties": {
+          "screen": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "handling": {
+            "type": "string",
+            "enum": [
+              "transparent",
+              "called",
+              "remembered"
+            ]
+          },
+          "received": {
+            "description": "The value that reached the screen."
+          },
+          "decision": {
+            "type": "string",
+            "enum": [
+              "passed",
+              "stopped"
+            ]
+          },
+          "passed": {
+            "description": "With `decision: passed`: what it passed on toward `previous`."
+          }
+        }
+      },
+      "PreferenceArrival": {
+        "type": "object",
+        "description": "The walk that delivered a screen's last received value: every screen it visited, the publisher first, and this screen's place in it (`index`).",
+        "required": [
+          "publisher",
+          "index",
+          "hops"
+        ],
+        "properties": {
+          "publisher": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "index": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "hops": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PreferenceHop"
+            }
+          }
+        }
+      },
+      "ScreenExplanation": {
+        "type": "object",
+        "description": "Why a screen reads what it reads (`?explain=1`, docs/Explain.md): where each key of `resolved` comes from, and the walk that delivered each key of `preferences` (null when the server did not see that walk: the value was loaded from storage).",
+        "required": [
+          "values",
+          "preferences"
+        ],
+        "properties": {
+          "values": {
+            "type": "object",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/ValueOrigin"
+            },
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
+          },
+          "preferences": {
+            "type": "object",
+            "additionalProperties": {
+              "oneOf": [
+                {
+                  "$ref": "#/components/schemas/PreferenceArrival"
+                },
+                {
+                  "type": "null"
+                }
+              ]
+            },
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
+          }
+        }
       }
     },
     "responses": {
@@ -5512,6 +5660,15 @@ let embeddedJSON = ##"""
         "description": "A stack: `main`, a tab's name, a presentation's id (`p_…`), `selected` (the selected stack) or `top` (the stack of the screen a user sees).",
         "schema": {
           "type": "string"
+        }
+      },
+      "Explain": {
+        "name": "explain",
+        "in": "query",
+        "description": "Add each screen's `explanation` (docs/Explain.md): `true` or `1`, in any case (an empty value, `?explain`, too); `false` or `0` (the default) leaves the answer unchanged. An explanation past `--max-session-bytes` is refused with 422.",
+        "schema": {
+          "type": "string",
+          "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)?$"
         }
       }
     },

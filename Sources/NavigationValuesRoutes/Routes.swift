@@ -55,7 +55,10 @@ public struct SessionRoutes: Sendable {
         router.post("/v1/sessions") { request in try await create(request) }
         router.get("/v1/sessions") { request in try await list(request) }
         sessionRead(router)
-        query("/v1/sessions/{id}/screens/{screen}", router) { request in .screen(request.parameters["screen"] ?? "") }
+        query("/v1/sessions/{id}/screens/{screen}", router) { request in
+            let screen = request.parameters["screen"] ?? ""
+            return try booleanQuery(request, "explain") ? .explainedScreen(screen) : .screen(screen)
+        }
         command(.delete, "/v1/sessions/{id}", router) { request in .end(purge: try booleanQuery(request, "purge")) }
         command(.post, "/v1/sessions/{id}/push", router) { request in
             .push(stack: StackID.main.rawValue, body: try jsonBody(request) ?? [:])
@@ -158,11 +161,14 @@ public struct SessionRoutes: Sendable {
         router.on(
             .get, "/v1/sessions/{id}",
             future: { request in
-                if let cached = cachedSession(request) { return .ready(.success(cached)) }
+                if request.query["explain"] == nil, let cached = cachedSession(request) {
+                    return .ready(.success(cached))
+                }
                 return .async {
                     _ = try idempotencyKey(request)
+                    let query: SessionQuery = try booleanQuery(request, "explain") ? .explainedSession : .session
                     let credential = try await requireCredential(request)
-                    return try await service.sessions.read(.session, of: sessionID(request), credential: credential)
+                    return try await service.sessions.read(query, of: sessionID(request), credential: credential)
                         .response
                 }
             })

@@ -207,6 +207,33 @@ struct OutputLimits {
         }
     }
 
+    // MARK: - Explanations
+
+    /// The session with each screen's explanation (`?explain=1`), refused once it passes
+    /// `maxSessionBytes`: a value received through a long walk repeats the walk on every screen it
+    /// reached, so an explanation can be much larger than the session. Explanations are added
+    /// screen by screen and the count stops at the limit, so no more than that is built.
+    func explained(_ session: LiveSession) throws(SessionError) -> SessionResource {
+        var resource = session.resource()
+        let room = limits.maxSessionBytes - SessionFootprint(session).sessionBytes
+        guard session.tree.explain(&resource.screens, &resource.stacks, keys: session.keys, maxBytes: room) else {
+            throw Self.explanationTooLarge(limits.maxSessionBytes)
+        }
+        return resource
+    }
+
+    /// Refuses an explained answer of `bytes` over `maxSessionBytes`.
+    func checkExplanation(bytes: Int) throws(SessionError) {
+        guard bytes <= limits.maxSessionBytes else { throw Self.explanationTooLarge(limits.maxSessionBytes) }
+    }
+
+    private static func explanationTooLarge(_ limit: Int) -> SessionError {
+        .limitExceeded(
+            "max-session-bytes",
+            "the explanation would pass \(limit) bytes of JSON (max-session-bytes); ask for one screen's (GET …/screens/{screen}?explain=1)"
+        )
+    }
+
     private func checkEvent(bytes: Int, _ what: @autoclosure () -> String) throws(SessionError) {
         guard bytes <= limits.maxEventBytes else {
             throw .limitExceeded(

@@ -111,6 +111,18 @@ actor SessionActor {
                 throw SessionError(.notFound, "no screen '\(reference)' in session \(id.rawValue)")
             }
             return .screen(session.resource(of: entry), version: session.record.version)
+        case .explainedSession:
+            let limits = OutputLimits(limits: environment.configuration.limits)
+            return .session(RenderedSession(try limits.explained(session)))
+        case .explainedScreen(let reference):
+            guard let entry = session.screen(reference: reference) else {
+                throw SessionError(.notFound, "no screen '\(reference)' in session \(id.rawValue)")
+            }
+            var resource = session.resource(of: entry)
+            resource.explanation = session.tree.explanation(of: entry, keys: session.keys)
+            try OutputLimits(limits: environment.configuration.limits)
+                .checkExplanation(bytes: resource.json.serializedByteCount)
+            return .screen(resource, version: session.record.version)
         case .stacks:
             return .stacks(session.stackList())
         case .stack(let reference):

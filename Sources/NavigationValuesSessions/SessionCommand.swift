@@ -38,6 +38,10 @@ package enum SessionQuery: Sendable {
     case session
     /// One screen by reference: an id, `root` or `top` (`GET …/screens/{screen}`).
     case screen(String)
+    /// The whole session, each screen with its explanation (`GET /v1/sessions/{id}?explain=1`).
+    case explainedSession
+    /// One screen with its explanation (`GET …/screens/{screen}?explain=1`).
+    case explainedScreen(String)
     /// Every stack (`GET …/stacks`).
     case stacks
     /// One stack by reference: an id, `selected` or `top` (`GET …/stacks/{stack}`).

@@ -112,10 +112,14 @@ public enum SessionReplay {
 }
 
 extension SessionReplay {
-    /// The session right after event `target` (which the caller has checked is 1…latest).
-    package static func resource(of id: SessionID, at target: Int64, in store: any SessionStore) async throws
-        -> SessionResource
-    {
-        try await rebuild(id, at: target, in: store).resource()
+    /// The session right after event `target` (which the caller has checked is 1…latest); with
+    /// `limits`, each screen with its explanation (`?explain=1`), bounded by them. A walk is
+    /// explained when the replay ran it: one before the snapshot the replay started from is not.
+    package static func resource(
+        of id: SessionID, at target: Int64, in store: any SessionStore, explainingWithin limits: SessionLimits? = nil
+    ) async throws -> SessionResource {
+        let session = try await rebuild(id, at: target, in: store)
+        guard let limits else { return session.resource() }
+        return try OutputLimits(limits: limits).explained(session)
     }
 }

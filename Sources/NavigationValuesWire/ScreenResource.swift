@@ -22,11 +22,14 @@ public struct ScreenResource: Sendable, Equatable {
     /// The last value this screen's handler received, per key.
     public var preferences: [String: JSONValue]
     public var handlers: [String: HandlerResource]
+    /// Why the screen reads what it reads; only in answers to a read with `?explain=1`.
+    public var explanation: ScreenExplanation?
 
     public init(
         id: ScreenID, index: Int, name: String, role: ScreenContextRole = .screen, previous: ScreenID?,
         next: ScreenID?, values: [String: JSONValue] = [:], resolved: [String: JSONValue] = [:],
-        preferences: [String: JSONValue] = [:], handlers: [String: HandlerResource] = [:]
+        preferences: [String: JSONValue] = [:], handlers: [String: HandlerResource] = [:],
+        explanation: ScreenExplanation? = nil
     ) {
         self.id = id
         self.index = index
@@ -38,11 +41,12 @@ public struct ScreenResource: Sendable, Equatable {
         self.resolved = resolved
         self.preferences = preferences
         self.handlers = handlers
+        self.explanation = explanation
     }
 
-    /// The screen as JSON.
+    /// The screen as JSON (`explanation` only when there is one).
     public var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "id": .string(id.rawValue),
             "index": .integer(Int64(index)),
             "name": .string(name),
@@ -54,6 +58,8 @@ public struct ScreenResource: Sendable, Equatable {
             "preferences": .object(preferences),
             "handlers": .object(handlers.mapValues(\.json)),
         ]
+        if let explanation { members["explanation"] = explanation.json }
+        return .object(members)
     }
 
     /// Decodes what `json` writes.
@@ -78,7 +84,10 @@ public struct ScreenResource: Sendable, Equatable {
             id: try fields.screenID("id"), index: Int(index), name: try fields.string("name"), role: role,
             previous: try fields.optionalScreenID("previous"), next: try fields.optionalScreenID("next"),
             values: try fields.object("values"), resolved: try fields.object("resolved"),
-            preferences: try fields.object("preferences"), handlers: handlers)
+            preferences: try fields.object("preferences"), handlers: handlers,
+            explanation: try fields.members["explanation"].map { value throws(WireDecodingError) in
+                try ScreenExplanation(json: value, pointer: fields.at("explanation"))
+            })
     }
 }
 

@@ -6,6 +6,17 @@ final class SwitchableHandler {
     var passes = true
     var received: [String] = []
 
+    /// A handler of its own installed on each of three screens, every one passing.
+    static func installed(on a: ScreenContext, _ b: ScreenContext, _ c: ScreenContext) -> (
+        a: SwitchableHandler, b: SwitchableHandler, c: SwitchableHandler
+    ) {
+        let handlers = (a: SwitchableHandler(), b: SwitchableHandler(), c: SwitchableHandler())
+        handlers.a.install(on: a)
+        handlers.b.install(on: b)
+        handlers.c.install(on: c)
+        return handlers
+    }
+
     func install(on screen: ScreenContext) {
         screen.onPreferenceChange(Selection.self) { [unowned self] value, passBack in
             received.append(value)
@@ -19,10 +30,7 @@ final class SwitchableHandler {
     @Test func workedExample() {
         let (stack, a, b, c) = makeStackABC()
         defer { withExtendedLifetime(stack) {} }
-        let handlers = (a: SwitchableHandler(), b: SwitchableHandler(), c: SwitchableHandler())
-        handlers.a.install(on: a)
-        handlers.b.install(on: b)
-        handlers.c.install(on: c)
+        let handlers = SwitchableHandler.installed(on: a, b, c)
 
         var walk = c.updatePreference(Selection.self, value: "p")
         #expect([a, b, c].map { $0.preference(Selection.self) } == ["p", "p", "p"])
