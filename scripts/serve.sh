@@ -3,7 +3,7 @@
 # libsqlite3-dev, libpq-dev, pkg-config, as .ci/run does), builds the release binary when there is none or
 # a source is newer, then execs `navigation-values serve` with the given flags.
 #
-#   scripts/serve.sh [serve flags…]      e.g. scripts/serve.sh --admin-token secret --port 9000
+#   scripts/serve.sh [serve flags…]      e.g. scripts/serve.sh --port 9000 --admin-token-file ~/.config/navigation-values/admin-token
 #
 # Everything but the server's own output goes to stderr, so `listening on …` stays the only line
 # on stdout.

@@ -17,7 +17,7 @@ struct Serve: Command {
     static let name = "serve"
     static let abstract = "Run the server."
     static let synopsis =
-        "serve [--host H] [--port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
+        "serve [--host H] [--port P] [--db PATH|URL] [--admin-token-file FILE|--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
@@ -36,9 +36,9 @@ struct Serve: Command {
                 help:
                     "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
             ),
-            Flag(
-                name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."
-            ),
+        ]
+        + SecretFlags.flags("admin-token", help: "Admin token (default: generated at start and printed once).")
+        + [
             Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
             Flag(
                 name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
@@ -99,7 +99,7 @@ struct Serve: Command {
         if let host = arguments["host"] { configuration.host = host }
         if let port = try arguments.integer("port", in: 0...65_535) { configuration.port = port }
         if let path = arguments["db"] { configuration.databasePath = path }
-        configuration.adminToken = arguments["admin-token"]
+        configuration.adminToken = try SecretFlags.value("admin-token", in: arguments)
         if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
             configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
         }
@@ -222,7 +222,7 @@ struct Serve: Command {
         }
         if server.isAdminTokenGenerated {
             Console.error(
-                "admin token (generated; pass --admin-token or NAVIGATION_VALUES_ADMIN_TOKEN to choose one): \(server.adminToken)"
+                "admin token (generated; pass --admin-token-file or NAVIGATION_VALUES_ADMIN_TOKEN_FILE to choose one): \(server.adminToken)"
             )
         }
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
