@@ -19,6 +19,7 @@ struct Serve: Command {
     static let synopsis =
         "serve [--host H] [--port P] [--db PATH|URL] [--admin-token-file FILE|--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
+        + "[--trusted-proxies CIDR,CIDR] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
@@ -57,6 +58,11 @@ struct Serve: Command {
                 name: "cors-origins", valueName: "O,O",
                 help:
                     "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."
+            ),
+            Flag(
+                name: "trusted-proxies", valueName: "CIDR,CIDR",
+                help:
+                    "Balancers whose X-Forwarded-For names the client, for the creation limit and logs (default none)."
             ),
             Flag(
                 name: "ticket-lifetime", valueName: "S",
@@ -119,6 +125,13 @@ struct Serve: Command {
                     origins: origins.split(separator: ",").map(String.init))
             } catch {
                 throw UsageError("\(arguments.sources["cors-origins"] ?? "--cors-origins"): \(error)")
+            }
+        }
+        if let proxies = arguments["trusted-proxies"] {
+            do {
+                configuration.trustedProxies = try TrustedProxies(proxies.split(separator: ",").map(String.init))
+            } catch {
+                throw UsageError("\(arguments.sources["trusted-proxies"] ?? "--trusted-proxies"): \(error)")
             }
         }
         if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
