@@ -76,6 +76,7 @@ let package = Package(
         .library(name: "NavigationValues", targets: ["NavigationValues"]),
         .library(name: "NavigationValuesWire", targets: ["NavigationValuesWire"]),
         .library(name: "NavigationValuesClient", targets: ["NavigationValuesClient"]),
+        .library(name: "NavigationValuesTesting", targets: ["NavigationValuesTesting"]),
         .library(name: "NavigationValuesStore", targets: ["NavigationValuesStore"]),
         .library(name: "NavigationValuesSQLite", targets: ["NavigationValuesSQLite"]),
         .library(name: "NavigationValuesPostgres", targets: ["NavigationValuesPostgres"]),
@@ -135,8 +136,23 @@ let package = Package(
             name: "NavigationValuesClientTests",
             dependencies: [
                 "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
-                "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server", "navigation-values-demo",
-                "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "NavigationValuesTesting", "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server",
+                "navigation-values-demo", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
+        // MARK: - The server in memory, for an app's tests and previews: the API's own routes on an
+        // in-memory store, through the client's transport seam (no socket, no database library, any
+        // platform; PlatformNeutralTests checks what it imports).
+        .target(
+            name: "NavigationValuesTesting",
+            dependencies: [
+                "NavigationValuesClient", "NavigationValuesRoutes", "NavigationValuesSessions", "NavigationValuesStore",
+                "NavigationValuesWire", "NavigationValues", "HTTPCore",
+            ]),
+        .testTarget(
+            name: "NavigationValuesTestingTests",
+            dependencies: [
+                "NavigationValuesTesting", "NavigationValuesClient", "NavigationValuesAPI", "NavigationValuesRoutes",
+                "NavigationValuesSessions", "NavigationValuesWire", "NavigationValues", "TestSupport",
             ]),
         // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).
@@ -171,18 +187,19 @@ let package = Package(
                 "NavigationValues", "store-crash-helper", "TestSupport",
             ]),
 
-        // MARK: - HTTP/1.1 server (knows nothing of sessions)
+        // MARK: - HTTP/1.1 (knows nothing of sessions)
+        // Messages, their parser, the router, middleware and the response writer (SSE): no sockets,
+        // any platform...
+        .target(name: "HTTPCore"),
+        // ...and the server on POSIX sockets and epoll (Linux), which re-exports them.
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
-        .target(name: "HTTPServer", dependencies: ["CHTTPSystem"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CHTTPSystem"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
 
-        // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP)
+        // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP, links no database)
         .target(
             name: "NavigationValuesSessions",
-            dependencies: [
-                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSQLite",
-                "NavigationValuesPostgres",
-            ]),
+            dependencies: ["NavigationValues", "NavigationValuesWire", "NavigationValuesStore"]),
         .testTarget(
             name: "NavigationValuesSessionsTests",
             dependencies: [
@@ -190,18 +207,27 @@ let package = Package(
                 "NavigationValues", "TestSupport",
             ]),
 
-        // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json
+        // MARK: - The HTTP API: routes, middleware, metrics, OpenAPI, errors as problem+json, wired
+        // once on any store (no sockets, no database library, any platform)...
+        .target(
+            name: "NavigationValuesRoutes",
+            dependencies: [
+                "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
+                "HTTPCore",
+            ]),
+        // ...and the server: that API on our HTTP server, over SQLite or PostgreSQL (Linux).
         .target(
             name: "NavigationValuesAPI",
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSQLite",
-                "NavigationValuesPostgres", "NavigationValuesSessions", "HTTPServer",
+                "NavigationValuesPostgres", "NavigationValuesSessions", "NavigationValuesRoutes", "HTTPServer",
             ]),
         .testTarget(
             name: "NavigationValuesAPITests",
             dependencies: [
-                "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
-                "NavigationValuesSQLite", "NavigationValuesPostgres", "api-crash-server", "TestSupport",
+                "NavigationValuesAPI", "NavigationValuesRoutes", "NavigationValuesSessions", "NavigationValuesWire",
+                "NavigationValuesStore", "NavigationValuesSQLite", "NavigationValuesPostgres", "api-crash-server",
+                "TestSupport",
             ]),
 
         // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)

@@ -4,11 +4,12 @@
 # Checks that an app can depend on this package by version (issue 14), as a new user would: the
 # working tree (tracked and new files, not ignored ones) becomes a throwaway git repository tagged
 # 0.1.0; a throwaway app package depends on it with `.package(url: "file://…", from: "0.1.0")` and
-# the products NavigationValues and NavigationValuesClient, builds, and runs against the server
-# (default: .build/release/navigation-values): a typed value through the client, read back through
-# a live mirror, and a @ValueEntry on a local stack. The resolved graph must hold this package and
-# swift-log alone (the client's one dependency; resolved from local mirrors where there are some,
-# as scripts/swiftpm-mirrors.sh sets them). Everything is removed on exit.
+# the products NavigationValues, NavigationValuesClient and NavigationValuesTesting, builds, and runs
+# against the server (default: .build/release/navigation-values): a typed value through the client,
+# read back through a live mirror, the same client code on the in-memory server, and a @ValueEntry
+# on a local stack. The resolved graph must hold this package and swift-log alone (the client's one
+# dependency; resolved from local mirrors where there are some, as scripts/swiftpm-mirrors.sh sets
+# them). Everything is removed on exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-$root/.build/release/navigation-values}
@@ -50,6 +51,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NavigationValues", package: "navigation-values"),
                 .product(name: "NavigationValuesClient", package: "navigation-values"),
+                .product(name: "NavigationValuesTesting", package: "navigation-values"),
             ])
     ]
 )
@@ -58,6 +60,7 @@ cat > "$work/app/Sources/app/main.swift" <<'EOF'
 import Foundation
 import NavigationValues
 import NavigationValuesClient
+import NavigationValuesTesting
 
 extension ScreenContext {
     @ValueEntry var greeting: String = "hello"
@@ -79,7 +82,12 @@ let detail = try await session.push("Detail")
 try await session.root.set(Title.self, "Inbox")
 let mirror = try await RemoteStack.connect(to: session)
 let title = mirror[id: detail.screen.id]?.resolved(Title.self) ?? "?"
-print("consumer ok: local \(pushed.greeting), remote \(title) at version \(mirror.version)")
+
+// The same calls on the in-memory server, in this process.
+let inMemory = try await InMemoryServer(sessions: [SessionSeed(root: ScreenSeed("Home"), path: [ScreenSeed("Detail")])])
+try await inMemory.sessions[0].root.set(Title.self, "Outbox")
+let memoryTitle = try await inMemory.sessions[0].top.resolved(Title.self)
+print("consumer ok: local \(pushed.greeting), remote \(title) at version \(mirror.version), in memory \(memoryTitle)")
 EOF
 
 # Its build: only this package and swift-log may be resolved.
@@ -104,6 +112,6 @@ address=$(sed -n 's/^listening on //p' "$work/server.out" | head -n 1)
 [ -n "$address" ] || { echo "check-consumer-package: the server did not start" >&2; exit 1; }
 output=$("$work/app/.build/debug/app" "$address")
 echo "$output"
-expected="consumer ok: local from the root, remote Inbox at version 3"
+expected="consumer ok: local from the root, remote Inbox at version 3, in memory Outbox"
 [ "$output" = "$expected" ] || { echo "check-consumer-package: expected '$expected'" >&2; exit 1; }
 echo "check-consumer-package: an app depending on 0.1.0 builds and runs ($(( $(date +%s) - started )) s)"

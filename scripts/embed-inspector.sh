@@ -1,11 +1,11 @@
 #!/bin/sh
 # Embeds the inspector's static files (inspector/*.html, *.css, *.js, *.svg) into
-# Sources/NavigationValuesAPI/InspectorAssets+Embedded.swift, so the built binary serves
+# Sources/NavigationValuesRoutes/InspectorAssets+Embedded.swift, so the built binary serves
 # /inspector/ without reading the working directory (and works offline: nothing comes from a
 # CDN). Run it after editing a file there; InspectorTests fails until you do.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-out="$root/Sources/NavigationValuesAPI/InspectorAssets+Embedded.swift"
+out="$root/Sources/NavigationValuesRoutes/InspectorAssets+Embedded.swift"
 tmp="$out.tmp"
 trap 'rm -f "$tmp"' EXIT
 

@@ -1,11 +1,11 @@
 #!/bin/sh
-# Embeds openapi/openapi.json into Sources/NavigationValuesAPI/OpenAPIDocument+Embedded.swift, so
+# Embeds openapi/openapi.json into Sources/NavigationValuesRoutes/OpenAPIDocument+Embedded.swift, so
 # the built binary serves /openapi.json without reading the working directory. Run it after
 # editing the document; OpenAPIDocumentTests fails until you do.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 source="$root/openapi/openapi.json"
-out="$root/Sources/NavigationValuesAPI/OpenAPIDocument+Embedded.swift"
+out="$root/Sources/NavigationValuesRoutes/OpenAPIDocument+Embedded.swift"
 tmp="$out.tmp"
 trap 'rm -f "$tmp"' EXIT
 

@@ -167,8 +167,9 @@ extension Connection {
         isClosed = true
         machine.closed()
         if let current = inFlight {
-            current.writer?.close()
+            // Cancelled first, as in `shutdownRequested()`.
             current.streamTask?.cancel()
+            current.writer?.close()
         }
         inFlight = nil
         outbound = OutboundQueue()

@@ -91,8 +91,10 @@ final class Connection: @unchecked Sendable {
         // A stream ends now: its writes throw, its task is cancelled, and once it returns the
         // last chunk is written and the connection closes.
         if let inFlight, let writer = inFlight.writer {
-            writer.close()
+            // Cancelled before the writer closes, so that a stream woken by the close finds
+            // itself cancelled.
             inFlight.streamTask?.cancel()
+            writer.close()
         }
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+// Requests, responses, the router and middleware are HTTPCore's (no sockets, any platform); every
+// user of the server names them through this module, as before they moved.
+@_exported import HTTPCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -23,7 +26,7 @@ import Synchronization
 public final class HTTPServer: Sendable {
     /// Turns an error into a response. The request is nil when the error is in the request's
     /// framing (the server could not parse one).
-    public typealias ErrorResponder = @Sendable (_ error: any Error, _ request: Request?) -> Response
+    public typealias ErrorResponder = HTTPErrorResponder
 
     /// Where to listen, how many threads, and the limits and timeouts of API.md.
     public struct Configuration: Sendable {

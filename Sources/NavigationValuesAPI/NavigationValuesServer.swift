@@ -2,12 +2,16 @@ import Foundation
 import HTTPServer
 import NavigationValues
 import NavigationValuesPostgres
+// The routes, middleware, metrics and problem mapping are NavigationValuesRoutes' (no sockets, no
+// database library, any platform); every user of the server names them through this module, as
+// before they moved.
+@_exported import NavigationValuesRoutes
 import NavigationValuesSQLite
 import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// The whole server: a store, the session service and the HTTP server, wired together.
+/// The whole server: a store, the session API (`SessionAPI`) and the HTTP server, wired together.
 ///
 /// ```swift
 /// var configuration = NavigationValuesServer.Configuration()
@@ -18,15 +22,16 @@ import NavigationValuesWire
 /// try await server.runUntilSignal(signals)
 /// ```
 public final class NavigationValuesServer: Sendable {
-    /// Everything `serve` can be told (API.md, The executable).
+    /// Everything `serve` can be told (API.md, The executable): where it listens and where it
+    /// keeps its data here, and the API's own settings in `api`, which read and write as
+    /// properties of this configuration too (`configuration.createRate = 5`).
+    @dynamicMemberLookup
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
         /// The SQLite file, `:memory:` to keep nothing, or a PostgreSQL URL (`postgres://…` or
         /// `postgresql://…`, as libpq takes it) that several instances may share.
         public var databasePath = "./navigation-values.sqlite"
-        /// The admin token; when nil one is generated (read it back from `adminToken`).
-        public var adminToken: String?
         /// SQLite's durability (PostgreSQL's is the server's own `synchronous_commit`).
         public var sync: SQLiteSessionStore.SyncMode = .normal
         /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
@@ -37,7 +42,6 @@ public final class NavigationValuesServer: Sendable {
         public var walCheckpointPages = 10_000
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
-        public var service = ServiceConfiguration()
         /// Event-loop threads; nil for one per core.
         public var eventLoopCount: Int?
         public var headerTimeout: Duration = .seconds(10)
@@ -46,113 +50,37 @@ public final class NavigationValuesServer: Sendable {
         /// The kernel's send buffer of each connection (`SO_SNDBUF`), which a client that stops
         /// reading fills; nil keeps the kernel's default, which grows up to 4 MiB per connection.
         public var sendBufferSize: Int?
-        /// How often event streams get a keep-alive comment (API.md: at least every 15 s).
-        public var keepAliveInterval: Duration = .seconds(15)
-        /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
-        public var subscriberBufferLimit: Int {
-            get { subscribers.bufferLimit }
-            set { subscribers.bufferLimit = newValue }
-        }
-        /// Subscribers per session and in total, and how far behind each may fall.
-        public var subscribers = EventHub.Limits()
-        /// Session creations per second per client address without the admin token (the bucket refills at this rate).
-        public var createRate: Double = 20
-        /// Session creations at once per client address without the admin token.
-        public var createBurst = 200
-        /// When set, creating a session needs this token (or the admin token).
-        public var createToken: String?
-        /// The balancers whose `X-Forwarded-For` names the client, for the creation limit and the
-        /// logs (`--trusted-proxies`); none by default.
-        public var trustedProxies = TrustedProxies()
-        /// Bytes of events one page of history, a long poll or a stream's catch-up holds at most.
-        public var maxPageBytes = 1024 * 1024
-        /// What old data goes away, and when.
-        public var retention = RetentionPolicy(
-            idleTimeout: .seconds(30 * 86_400), endedRetention: .seconds(30 * 86_400),
-            compaction: CompactionRule(keepEvents: 10_000))
-        /// How often retention runs (nil: never; `navigation-values prune` runs it on demand).
-        public var retentionInterval: Duration? = .seconds(60)
-        /// Where request lines and server messages go; nil writes none.
-        public var logger: Logger?
-        /// The web origins browsers may call the API from (`--cors-origins`); none by default.
-        public var crossOriginPolicy = CrossOriginPolicy()
-        /// The body of `POST /v1/sessions/import` (an export), in bytes (`--max-import-bytes`);
-        /// every other request keeps API.md's 1 MiB.
-        public var maxImportBytes = 64 * 1024 * 1024
-        /// Bytes of bodies over 1 MiB (imports) the server holds at once (`--max-large-body-memory`);
-        /// an import that does not fit is 503 with `Retry-After`.
-        public var maxLargeBodyBytesInFlight = 256 * 1024 * 1024
-        /// The clock: event times, ticket and observer-token expiry, idempotency expiry,
-        /// retention's idle and age rules.
-        public var now: @Sendable () -> Date = { Date() }
+        /// The API's settings: tokens, limits, retention, logging, the clock.
+        public var api = SessionAPI.Configuration()
 
         public init() {}
+
+        /// A setting of `api`, by its name (`configuration.adminToken`).
+        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<SessionAPI.Configuration, Value>) -> Value {
+            get { api[keyPath: keyPath] }
+            set { api[keyPath: keyPath] = newValue }
+        }
     }
+
+    /// The session API this server answers with.
+    public let api: SessionAPI
+    let http: HTTPServer
 
     /// The admin token in force (generated when none was configured).
-    public let adminToken: String
+    public var adminToken: String { api.adminToken }
     /// Whether `adminToken` was generated at start.
-    public let isAdminTokenGenerated: Bool
+    public var isAdminTokenGenerated: Bool { api.isAdminTokenGenerated }
     /// The store: SQLite, or PostgreSQL shared with other instances.
-    public let store: any SessionStore
-    public let service: SessionService
+    public var store: any SessionStore { api.store }
+    public var service: SessionService { api.service }
     /// The fan-out of committed events to stream subscribers.
-    public let hub: EventHub
+    public var hub: EventHub { api.hub }
     /// The request figures behind `/metrics`.
-    public let metrics: Metrics
-    let http: HTTPServer
-    private let ticker: Task<Void, Never>
-    private let retention: Task<Void, Never>?
-    /// Other instances' commits, followed on a shared store.
-    private let follower: CommitFollower
+    public var metrics: Metrics { api.metrics }
 
-    private init(
-        adminToken: String, generated: Bool, store: any SessionStore, service: SessionService, hub: EventHub,
-        metrics: Metrics, http: HTTPServer, configuration: Configuration, follower: CommitFollower
-    ) {
-        self.follower = follower
-        let keepAliveInterval = configuration.keepAliveInterval
-        self.adminToken = adminToken
-        self.isAdminTokenGenerated = generated
-        self.store = store
-        self.service = service
-        self.hub = hub
-        self.metrics = metrics
+    private init(api: SessionAPI, http: HTTPServer) {
+        self.api = api
         self.http = http
-        self.ticker = Task { [hub] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: keepAliveInterval)
-                hub.tick()
-            }
-        }
-        self.retention = Self.retentionTask(service: service, configuration: configuration)
-    }
-
-    /// Runs retention every `retentionInterval`, logging what each pass removed.
-    private static func retentionTask(service: SessionService, configuration: Configuration) -> Task<Void, Never>? {
-        guard let interval = configuration.retentionInterval, configuration.retention.isActive else { return nil }
-        let policy = configuration.retention
-        let logger = configuration.logger
-        return Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                if Task.isCancelled { return }
-                do {
-                    let report = try await service.retention.run(policy)
-                    if !report.isEmpty {
-                        logger?.log(
-                            .info, "retention",
-                            [
-                                "ended": .integer(Int64(report.ended)), "purged": .integer(Int64(report.purged)),
-                                "compacted_events": .integer(Int64(report.compactedEvents)),
-                                "expired_records": .integer(Int64(report.expiredRecords)),
-                            ])
-                    }
-                } catch {
-                    logger?.log(.warning, "retention failed", ["error": .string(String(describing: error))])
-                }
-            }
-        }
     }
 
     /// Opens (and migrates) the database, then binds and starts serving. On PostgreSQL it also
@@ -162,58 +90,24 @@ public final class NavigationValuesServer: Sendable {
     ///   the address cannot be bound.
     public static func start(_ configuration: Configuration) async throws -> NavigationValuesServer {
         let store = try await openStore(configuration)
-        let generated = configuration.adminToken == nil
-        let adminToken = configuration.adminToken ?? IdentifierGenerator.live.token()
-        let hub = EventHub(limits: configuration.subscribers)
-        var serviceConfiguration = configuration.service
-        // Every server sharing the admin token accepts the stream tickets of the others.
-        serviceConfiguration.ticketSecret = serviceConfiguration.ticketSecret ?? adminToken
-        let service = SessionService(
-            store: store, configuration: serviceConfiguration, now: configuration.now,
-            eventCommitted: { hub.publish($0, $1) })
-        let metrics = Metrics(logger: configuration.logger)
-        let router = Router()
-        // CORS headers outermost, so that they mark every answer, errors included; preflights are
-        // answered inside the logging, so that they are logged and counted like any request.
-        router.add(middleware: configuration.crossOriginPolicy.responseHeaders)
-        // The client a trusted balancer names, before the log and the creation limit read it.
-        router.add(middleware: ForwardedClient(trusted: configuration.trustedProxies))
-        router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
-        router.add(middleware: configuration.crossOriginPolicy.preflight)
-        router.add(
-            middleware: CreationRateLimit(
-                adminToken: adminToken, rate: configuration.createRate, burst: configuration.createBurst))
-        SessionRoutes(
-            service: service, adminToken: adminToken, hub: hub, createToken: configuration.createToken,
-            maxPageBytes: configuration.maxPageBytes
-        ).register(on: router)
-        OperationalRoutes(metrics: metrics, service: service, store: store, hub: hub).register(on: router)
-        InspectorRoutes().register(on: router)
+        let api = SessionAPI(store: store, configuration: configuration.api)
         var httpConfiguration = HTTPServer.Configuration(host: configuration.host, port: configuration.port)
         if let loops = configuration.eventLoopCount { httpConfiguration.eventLoopCount = max(1, loops) }
         httpConfiguration.headerTimeout = configuration.headerTimeout
         httpConfiguration.idleTimeout = configuration.idleTimeout
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
-        httpConfiguration.limits.largeBodies = [
-            .init(method: .post, path: "/v1/sessions/import", maxBodyBytes: configuration.maxImportBytes)
-        ]
-        httpConfiguration.limits.maxLargeBodyBytesInFlight = configuration.maxLargeBodyBytesInFlight
+        httpConfiguration.limits = api.limits
         httpConfiguration.sendBufferSize = configuration.sendBufferSize
         let http = HTTPServer(
-            configuration: httpConfiguration,
-            responder: router.buildResponder(),
-            errorResponder: ProblemMapping.response)
-        let follower = CommitFollower(store: store, service: service, hub: hub)
+            configuration: httpConfiguration, responder: api.responder, errorResponder: api.errorResponder)
         do {
             try await http.start()
         } catch {
-            follower.stop()
+            await api.shutdown()
             await store.close()
             throw error
         }
-        return NavigationValuesServer(
-            adminToken: adminToken, generated: generated, store: store, service: service, hub: hub, metrics: metrics,
-            http: http, configuration: configuration, follower: follower)
+        return NavigationValuesServer(api: api, http: http)
     }
 
     /// The store `configuration.databasePath` names: PostgreSQL for a `postgres://` URL, else SQLite.
@@ -236,11 +130,7 @@ public final class NavigationValuesServer: Sendable {
 
     /// Stops accepting, finishes requests in flight, closes streams, then closes the database.
     public func shutdown() async {
-        ticker.cancel()
-        retention?.cancel()
-        await retention?.value  // a pass under way finishes before the store closes
-        follower.stop()
-        hub.finishAll()
+        await api.shutdown()  // streams end first, so that the HTTP server need not wait for them
         await http.shutdown()
         await store.close()
     }

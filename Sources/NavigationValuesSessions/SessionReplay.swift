@@ -1,7 +1,5 @@
 import Foundation
 import NavigationValues
-import NavigationValuesPostgres
-import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 
@@ -40,34 +38,6 @@ public enum SessionReplay {
         var session = try await rebuild(id, at: target, in: store).resource()
         session.origin = record.origin  // a fork's link, whether the replay started from a snapshot or not
         return session
-    }
-
-    /// The same, read straight from a database file (read-only, so it works while a server writes
-    /// to it) or a PostgreSQL URL (never migrated, never listened to): what
-    /// `navigation-values replay --db PATH|URL SESSION [--at N]` prints.
-    public static func session(_ id: SessionID, at: Int64? = nil, databasePath: String) async throws
-        -> SessionResource
-    {
-        let store: any SessionStore
-        if PostgresSessionStore.isDatabaseURL(databasePath) {
-            var configuration = PostgresSessionStore.Configuration()
-            configuration.readerCount = 1
-            configuration.listens = false
-            configuration.migrates = false
-            store = try await PostgresSessionStore.open(url: databasePath, configuration: configuration)
-        } else {
-            var configuration = SQLiteSessionStore.Configuration()
-            configuration.access = .readOnly
-            store = try await SQLiteSessionStore.open(path: databasePath, configuration: configuration)
-        }
-        do {
-            let result = try await session(id, at: at, in: store)
-            await store.close()
-            return result
-        } catch {
-            await store.close()
-            throw error
-        }
     }
 
     /// The session right after event `target`: the newest snapshot at or before it, then the

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import HTTPCore
 @testable import HTTPServer
 
 @Suite struct RequestParserTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import NavigationValuesAPI
+@testable import NavigationValuesRoutes
 
 /// The creation quota's buckets, by instants passed in: refill, the client key, a bounded table.
 @Suite struct TokenBucketTests {

@@ -1,4 +1,4 @@
-import NavigationValuesAPI
+import NavigationValuesRoutes
 import Testing
 
 /// The ranges of `--trusted-proxies` and how a client is read from `X-Forwarded-For`.

@@ -7,8 +7,10 @@ import Testing
 
 /// Every endpoint of API.md through the client, against a real server on a real SQLite file.
 @Suite struct EndpointTests {
-    @Test func createReturnsTheSessionAndItsTokenAndGetShowsIt() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func createReturnsTheSessionAndItsTokenAndGetShowsIt(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             var root = ScreenSeed("Home", values: ["text": "hello"])
             try root.set(Counter.self, 3)
             let (session, created) = try await client.createSessionReturningResource(root: root, schema: demoSchema)
@@ -25,8 +27,10 @@ import Testing
         }
     }
 
-    @Test func pushPopAndPathReplaceChangeTheStackAsAnswered() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func pushPopAndPathReplaceChangeTheStackAsAnswered(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let a = try await session.push("A", values: ["title": "a"])
             #expect(a.version == 2)
@@ -57,8 +61,10 @@ import Testing
         }
     }
 
-    @Test func typedAndNamedValuesAreWrittenAndReadWithWhatTheyAffected() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func typedAndNamedValuesAreWrittenAndReadWithWhatTheyAffected(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: demoSchema)
             let detail = try await session.push("Detail")
             let set = try await session.root.set(Title.self, "Inbox")
@@ -89,8 +95,10 @@ import Testing
         }
     }
 
-    @Test func handlersAndPublishWalkBackAsSemanticsSays() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func handlersAndPublishWalkBackAsSemanticsSays(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("A"), schema: demoSchema)
             let rootID = try await session.get().screens[0].id
             let b = try await session.push("B")
@@ -118,8 +126,8 @@ import Testing
         }
     }
 
-    @Test func historyReplayAndTheLongPollReadTheLog() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func historyReplayAndTheLongPollReadTheLog(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             for index in 0..<5 { try await session.push("S\(index)") }
             let first = try await session.history(after: 0, limit: 4)
@@ -155,8 +163,10 @@ import Testing
         }
     }
 
-    @Test func theEventStreamDeliversEveryEventAndEndsWithTheSession() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func theEventStreamDeliversEveryEventAndEndsWithTheSession(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             try await session.push("A")
             let fromStart = Task { try await collect(5, of: session.events(after: 0)) }
@@ -176,8 +186,10 @@ import Testing
         }
     }
 
-    @Test func aSnapshotStartsTheStreamAtTheCurrentVersion() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aSnapshotStartsTheStreamAtTheCurrentVersion(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             try await session.push("A")
             let stream = session.events(snapshot: true)
@@ -195,8 +207,8 @@ import Testing
         }
     }
 
-    @Test func aLiveStreamStartsWithWhatHappensNext() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aLiveStreamStartsWithWhatHappensNext(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             try await session.push("Before")
             let items = Task { try await collect(1, of: session.events()) }
@@ -209,8 +221,8 @@ import Testing
         }
     }
 
-    @Test func endAndPurgeAnswerAsAPIMarkdownSays() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func endAndPurgeAnswerAsAPIMarkdownSays(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let ended = try await session.end()
             #expect(ended == 2)
@@ -228,8 +240,10 @@ import Testing
         }
     }
 
-    @Test func adminRoutesListSessionsAndStreamEverySession() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func adminRoutesListSessionsAndStreamEverySession(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let all = Task {
                 try await withTimeout(.seconds(60), "two tagged events") {
                     var events: [TaggedEvent] = []
@@ -256,15 +270,15 @@ import Testing
             #expect(Set((page.sessions + rest.sessions).map(\.id)) == [first.id, second.id])
 
             // A session token on an admin route is 403; none at all is 401.
-            let withoutAdmin = makeClient(client.baseURL) { $0.adminToken = first.token }
+            let withoutAdmin = makeClient(sameServerAs: client) { $0.adminToken = first.token }
             await expectRemoteError(.forbidden, status: 403) { try await withoutAdmin.sessions() }
-            let anonymous = makeClient(client.baseURL) { $0.adminToken = nil }
+            let anonymous = makeClient(sameServerAs: client) { $0.adminToken = nil }
             await expectRemoteError(.unauthorized, status: 401) { try await anonymous.sessions() }
         }
     }
 
-    @Test func operationalEndpointsAnswer() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func operationalEndpointsAnswer(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             #expect(await client.isHealthy())
             #expect(await client.isReady())
             let metrics = try await client.metrics()

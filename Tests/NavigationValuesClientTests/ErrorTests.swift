@@ -10,8 +10,8 @@ import Testing
 /// (status, type, title, detail, pointers), a version mismatch with the server's version, or why no
 /// answer came.
 @Suite struct ErrorTests {
-    @Test func aVersionMismatchSaysTheServersVersion() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aVersionMismatchSaysTheServersVersion(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let pushed = try await session.push("A", ifMatch: 1)
             #expect(pushed.version == 2)
@@ -29,8 +29,8 @@ import Testing
         }
     }
 
-    @Test func invalidContentPointsAtEachField() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func invalidContentPointsAtEachField(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             var strict = demoSchema
             strict.isStrict = true
             strict.values["counter"] = .init(type: .integer, defaultValue: 0)
@@ -49,8 +49,8 @@ import Testing
         }
     }
 
-    @Test func statusesBecomeTheirCodes() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func statusesBecomeTheirCodes(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let other = try await client.createSession()
             await expectRemoteError(.conflict, status: 409) { try await session.pop() }
@@ -70,8 +70,10 @@ import Testing
         }
     }
 
-    @Test func aValueThatDoesNotDecodeAsTheKeysTypeSaysSo() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aValueThatDoesNotDecodeAsTheKeysTypeSaysSo(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             try await session.root.setValues(["counter": "seven"])
             let error = await expectRemoteError(.invalidValue) { try await session.root.resolved(Counter.self) }

@@ -5,8 +5,10 @@ import Testing
 /// A stream's iterator reads the same events through `next()` (on the global executor) and through
 /// `next(isolation:)` (on the caller's actor, what `for try await` calls).
 @Suite struct EventStreamIsolationTests {
-    @Test @MainActor func bothWaysOfAskingForTheNextEventDeliverEveryEventInOrder() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) @MainActor func bothWaysOfAskingForTheNextEventDeliverEveryEventInOrder(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             for index in 0..<5 { try await session.push("S\(index)") }
             try await session.pop(count: 2)

@@ -87,7 +87,9 @@ struct CountingMiddleware: ClientMiddleware {
 /// The client's hooks: a token provider asked per request and once more after a 401, middleware
 /// that sees every attempt, and a swift-log logger that never shows a token.
 @Suite struct HookTests {
-    @Test func theTokenProviderIsAskedPerRequestAndOnceMoreAfterA401() async throws {
+    @Test(arguments: ServerKind.allCases) func theTokenProviderIsAskedPerRequestAndOnceMoreAfterA401(
+        server: ServerKind
+    ) async throws {
         let log = TokenLog()
         let retries = RetryNoticeLog()
         let good = Mutex<String?>(nil)
@@ -100,7 +102,7 @@ struct CountingMiddleware: ClientMiddleware {
             $0.tokenProvider = provider
             $0.onRetry = { retries.record($0) }
         }
-        try await withServer(client: configure) { client, _ in
+        try await withServer(server, client: configure) { client, _ in
             let created = try await client.createSession(root: ScreenSeed("Home"))
             good.withLock { $0 = created.token }
             #expect(log.requests == [TokenProvider.Request(session: nil, token: nil)], "creation holds no token")
@@ -139,7 +141,7 @@ struct CountingMiddleware: ClientMiddleware {
         }
     }
 
-    @Test func anAdminTokenIsRefreshedTheSameWay() async throws {
+    @Test(arguments: ServerKind.allCases) func anAdminTokenIsRefreshedTheSameWay(server: ServerKind) async throws {
         let provider = TokenProvider { request in
             request.rejected != nil ? adminToken : request.token
         }
@@ -147,26 +149,28 @@ struct CountingMiddleware: ClientMiddleware {
             $0.adminToken = "wrong-admin-token"
             $0.tokenProvider = provider
         }
-        try await withServer(client: configure) { client, _ in
+        try await withServer(server, client: configure) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             #expect(try await client.sessions().sessions.map(\.id) == [session.id])
             #expect(try await client.observers().observers.isEmpty)
         }
     }
 
-    @Test func middlewareSeesEveryAttemptOutermostFirstAndAddsHeaders() async throws {
+    @Test(arguments: ServerKind.allCases) func middlewareSeesEveryAttemptOutermostFirstAndAddsHeaders(
+        server: ServerKind
+    ) async throws {
         let recording = RecordingTransport()
         let log = CountingMiddleware.Log()
         let retries = RetryNoticeLog()
         let configure: (inout NavigationValuesClient.Configuration) -> Void = {
-            $0.transport = recording
+            recording.record(&$0)
             $0.onRetry = { retries.record($0) }
             $0.middleware = [
                 CountingMiddleware(name: "outer", log: log, losing: "/push"),
                 CountingMiddleware(name: "inner", log: log),
             ]
         }
-        try await withServer(client: configure) { client, _ in
+        try await withServer(server, client: configure) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             // The outer middleware loses the push's first answer: the client retries above it.
             let pushed = try await session.push("A")
@@ -186,7 +190,9 @@ struct CountingMiddleware: ClientMiddleware {
         }
     }
 
-    @Test func theLoggerIsASwiftLogLoggerThatNeverShowsAToken() async throws {
+    @Test(arguments: ServerKind.allCases) func theLoggerIsASwiftLogLoggerThatNeverShowsAToken(
+        server: ServerKind
+    ) async throws {
         let store = CapturingLogHandler.Store()
         var logger = Logger(label: "app.navigation") { _ in CapturingLogHandler(store: store) }
         logger.logLevel = .trace
@@ -194,7 +200,7 @@ struct CountingMiddleware: ClientMiddleware {
             $0.logger = logger
             $0.middleware = [CountingMiddleware(name: "loser", log: CountingMiddleware.Log(), losing: "/push")]
         }
-        try await withServer(client: configure) { client, _ in
+        try await withServer(server, client: configure) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             try await session.push("A")
             let records = store.all

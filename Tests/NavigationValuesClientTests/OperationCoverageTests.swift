@@ -289,10 +289,10 @@ final class OperationFixture: @unchecked Sendable {
         ),
     ]
 
-    @Test func everyServedOperationHasATypedCallAndEveryCallAServedOperation() async throws {
+    @Test(arguments: ServerKind.allCases)
+    func everyServedOperationHasATypedCallAndEveryCallAServedOperation(server: ServerKind) async throws {
         let transport = RecordingTransport()
-        let configure: (inout NavigationValuesClient.Configuration) -> Void = { $0.transport = transport }
-        try await withServer(client: configure) { client, _ in
+        try await withServer(server, client: { transport.record(&$0) }) { client, _ in
             let document = try await client.openAPIDocument()
             let served = Self.operations(of: document)
             let tabled = Self.calls.map(\.operationId)

@@ -52,6 +52,7 @@ func readmeEventsExample(session: RemoteSession) async throws -> [Int64] {
 // README-CLIENT-EXAMPLE-END
 
 @Suite struct ReadmeClientExampleTests {
+    /// On the real server only: the README's example makes its own client of a URL.
     @Test @MainActor func theClientExampleRunsAsTheReadmeSays() async throws {
         try await withServer { client, _ in
             let (heading, choice, path) = try await readmeClientExample(server: client.baseURL)
@@ -66,8 +67,8 @@ func readmeEventsExample(session: RemoteSession) async throws -> [Int64] {
         }
     }
 
-    @Test func theEventsExampleReadsToTheEnd() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func theEventsExampleReadsToTheEnd(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession()
             try await session.push("A")
             try await session.end()

@@ -12,8 +12,10 @@ import Testing
 /// snapshot, and equals the server's main stack after the last one.
 @MainActor
 @Suite struct RemoteStackStacksTests {
-    @Test func theMirrorFollowsTheMainStackThroughTabsSheetsCompoundsAndBatches() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func theMirrorFollowsTheMainStackThroughTabsSheetsCompoundsAndBatches(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
             let detail = try await session.push("Detail").screen.id
             let mirror = try await RemoteStack.connect(to: session)
@@ -67,8 +69,10 @@ import Testing
         }
     }
 
-    @Test func theMirrorStartsFromASnapshotThatHasOtherStacks() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func theMirrorStartsFromASnapshotThatHasOtherStacks(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
             let sheet = try await session.present(ScreenSeed("Sheet")).stack.id
             let mirror = try await RemoteStack.connect(to: session)

@@ -23,16 +23,17 @@ import Testing
 
     /// Random operations from several clients at once; after the last event the mirror equals
     /// `GET /v1/sessions/{id}` exactly, without ever starting again from a snapshot.
-    @Test(arguments: [UInt64(1), 2, 3, 4])
-    func afterRandomOperationsFromSeveralClientsTheMirrorEqualsTheServer(seed: UInt64) async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases, [UInt64(1), 2, 3, 4])
+    func afterRandomOperationsFromSeveralClientsTheMirrorEqualsTheServer(server: ServerKind, seed: UInt64) async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: Self.schema)
             let mirror = try await RemoteStack.connect(to: session)
             let writers = 3
             let operations = 30
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<writers {
-                    let own = makeClient(client.baseURL).session(id: session.id, token: session.token)
+                    let own = makeClient(sameServerAs: client).session(id: session.id, token: session.token)
                     group.addTask {
                         var random = SplitMix64(state: seed &* 1_000 &+ UInt64(writer))
                         for step in 0..<operations { try await RandomOperation.apply(to: own, step: step, &random) }
@@ -54,8 +55,10 @@ import Testing
 
     // MARK: - Observation
 
-    @Test func readsAreObservedAndOnlyResolvedChangesNotify() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func readsAreObservedAndOnlyResolvedChangesNotify(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: Self.schema)
             try await session.push("Detail")
             let mirror = try await RemoteStack.connect(to: session)
@@ -109,8 +112,10 @@ import Testing
         }
     }
 
-    @Test func aMirrorThatDriftedStartsAgainFromASnapshot() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aMirrorThatDriftedStartsAgainFromASnapshot(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: Self.schema)
             let pushed = try await session.push("Detail")
             let mirror = try await RemoteStack.connect(to: session)
@@ -123,8 +128,10 @@ import Testing
         }
     }
 
-    @Test func anEndedSessionEndsTheMirrorAndAPurgedOneFailsIt() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func anEndedSessionEndsTheMirrorAndAPurgedOneFailsIt(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let mirror = try await RemoteStack.connect(to: session)
             let ended = try await session.end()
@@ -144,8 +151,10 @@ import Testing
 
     // MARK: - The path
 
-    @Test func settingThePathSendsOneRequestAndKeepsMatchingScreens() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func settingThePathSendsOneRequestAndKeepsMatchingScreens(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let mirror = try await RemoteStack.connect(to: session)
             @MainActor func change(_ names: [String], sends kinds: [String]) async throws {
@@ -174,8 +183,10 @@ import Testing
         }
     }
 
-    @Test func assigningThePathReadsAsAssignedUntilTheServerMatches() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func assigningThePathReadsAsAssignedUntilTheServerMatches(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let mirror = try await RemoteStack.connect(to: session)
             mirror.path = ["Inbox", "Message"]

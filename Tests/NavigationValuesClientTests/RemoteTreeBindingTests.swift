@@ -53,9 +53,11 @@ struct Article: RemoteRoute {
         #expect(Tab(screenName: "inbox", values: [:]) == nil)
     }
 
-    @Test func aPathOfRoutesOnAnyStackIsOneRequestAndKeepsTheScreensThatStay() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+    @Test(arguments: ServerKind.allCases) func aPathOfRoutesOnAnyStackIsOneRequestAndKeepsTheScreensThatStay(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, server in
+            let http = server.rawHTTP()
             let (session, tree, search) = try await treeWithATab(client, root: "inbox")
             @MainActor func change(_ routes: [AppRoute], sends kinds: [String]) async throws {
                 let before = tree.version
@@ -83,9 +85,11 @@ struct Article: RemoteRoute {
         }
     }
 
-    @Test func anAssignedPathReadsAsSetThenRollsBackWhenRefused() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+    @Test(arguments: ServerKind.allCases) func anAssignedPathReadsAsSetThenRollsBackWhenRefused(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, server in
+            let http = server.rawHTTP()
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
             let tree = try await RemoteTree.connect(to: session)
             tree.main.requestRoutes([AppRoute.inbox, .message(id: 9)])
@@ -109,9 +113,11 @@ struct Article: RemoteRoute {
         }
     }
 
-    @Test func theSelectionIsOneRequestAndRollsBackWhenRefused() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+    @Test(arguments: ServerKind.allCases) func theSelectionIsOneRequestAndRollsBackWhenRefused(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, server in
+            let http = server.rawHTTP()
             let session = try await client.createSession(root: ScreenSeed("Home"))
             try await sendRaw(http, session, "POST", "/stacks", ["id": "search"])
             let tree = try await RemoteTree.connect(to: session)
@@ -137,8 +143,10 @@ struct Article: RemoteRoute {
         }
     }
 
-    @Test func presentingAndDismissingThroughTheBindingAreOneRequestEach() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func presentingAndDismissingThroughTheBindingAreOneRequestEach(
+        server: ServerKind
+    ) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let tree = try await RemoteTree.connect(to: session)
             let home = try #require(tree.main.top?.id)
@@ -190,8 +198,8 @@ struct Article: RemoteRoute {
 
     /// What the SwiftUI layer binds, as properties: a stack's path of routes with each element's
     /// place, the screen each destination reads, and the sheet and cover over the stack.
-    @Test func aRoutedStackIsWhatTheSwiftUILayerBinds() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aRoutedStackIsWhatTheSwiftUILayerBinds(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let tree = try await RemoteTree.connect(to: session)
             let routes = RoutedStack(tree.main, as: AppRoute.self)

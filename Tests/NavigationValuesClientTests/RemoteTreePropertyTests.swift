@@ -7,7 +7,7 @@ import Testing
 
 @testable import NavigationValuesClient
 
-/// The whole-tree mirror against the real server: rounds of random changes of every kind (tabs,
+/// The whole-tree mirror against the real server and the in-memory one: rounds of random changes of every kind (tabs,
 /// sheets and covers nested, batches, returns, replace-above, moves, values, handlers, publishes)
 /// from several writing clients at once, the mirror itself changing a path, the selection or a
 /// presentation through its bindings in half the rounds; after each round, once the mirror has caught up to the
@@ -26,12 +26,12 @@ import Testing
         return [11, 12, 13, 14, 15, 16]
     }()
 
-    @Test(arguments: seeds)
-    func afterEachRoundOfRandomChangesTheTreeEqualsTheServer(seed: UInt64) async throws {
-        try await withServer { client, server in
+    @Test(arguments: ServerKind.allCases, seeds)
+    func afterEachRoundOfRandomChangesTheTreeEqualsTheServer(server: ServerKind, seed: UInt64) async throws {
+        try await withServer(server) { client, server in
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
             let tree = try await RemoteTree.connect(to: session)
-            let writers = (0..<3).map { _ in HTTPClient(port: server.port) }
+            let writers = (0..<3).map { _ in server.rawHTTP() }
             var random = SplitMix64(state: seed)
             var view = try await session.get()
             var counts: [String: Int] = [:]
@@ -73,7 +73,7 @@ import Testing
 
     /// Sends one request per writer, all at once or one after another; their statuses.
     func send(
-        _ requests: [RandomTreeRequest], by writers: [HTTPClient], session: RemoteSession, atOnce: Bool
+        _ requests: [RandomTreeRequest], by writers: [RawHTTP], session: RemoteSession, atOnce: Bool
     ) async throws -> [Int] {
         let headers = ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"]
         let prefix = "/v1/sessions/\(session.id.rawValue)"
@@ -201,7 +201,7 @@ struct RandomTreeRequest: CustomStringConvertible, Sendable {
 
     var description: String { "\(method) \(path) \(body?.serialized() ?? "")" }
 
-    func send(by client: HTTPClient, prefix: String, headers: [String: String]) async throws -> Int {
+    func send(by client: RawHTTP, prefix: String, headers: [String: String]) async throws -> Int {
         let answer = try await client.send(
             method, prefix + path, headers: headers, body: body.map { Array($0.serialized().utf8) })
         return answer.status

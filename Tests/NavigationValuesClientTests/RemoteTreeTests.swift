@@ -14,9 +14,11 @@ import Testing
 @Suite struct RemoteTreeTests {
     /// Every event type of API.md and docs/Stacks.md, each applied by the mirror as the server
     /// applied it (compared with `GET /v1/sessions/{id}` after each step), without a snapshot.
-    @Test func everyEventTypeIsAppliedAsTheServerAppliedIt() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+    @Test(arguments: ServerKind.allCases) func everyEventTypeIsAppliedAsTheServerAppliedIt(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, server in
+            let http = server.rawHTTP()
             let session = try await client.createSession(root: ScreenSeed("Home"), schema: RemoteStackTests.schema)
             let tree = try await RemoteTree.connect(to: session)
             let start = tree.version
@@ -114,9 +116,9 @@ import Testing
 
     /// A view of one stack is told when that stack changes, not when another one does; a stack
     /// object stays the same while the session has it.
-    @Test func eachStackIsObservedOnItsOwn() async throws {
-        try await withServer { client, server in
-            let http = HTTPClient(port: server.port)
+    @Test(arguments: ServerKind.allCases) func eachStackIsObservedOnItsOwn(server: ServerKind) async throws {
+        try await withServer(server) { client, server in
+            let http = server.rawHTTP()
             let (session, tree, search) = try await treeWithATab(client, root: "Search")
 
             let searchChanged = Flag()

@@ -157,8 +157,10 @@ import Testing
         }
     }
 
-    @Test func aRepeatedKeyIsAppliedOnceOnEveryMutationMethod() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aRepeatedKeyIsAppliedOnceOnEveryMutationMethod(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let first = try await session.root.setValues(["title": "x"], idempotencyKey: "k-values")
             let again = try await session.root.setValues(["title": "x"], idempotencyKey: "k-values")

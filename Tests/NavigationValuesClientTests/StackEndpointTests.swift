@@ -67,9 +67,9 @@ import Testing
         return (session, top)
     }
 
-    @Test(arguments: Mutation.allCases)
-    func ifMatchAppliesOnlyAtTheNamedVersion(_ mutation: Mutation) async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases, Mutation.allCases)
+    func ifMatchAppliesOnlyAtTheNamedVersion(server: ServerKind, _ mutation: Mutation) async throws {
+        try await withServer(server) { client, _ in
             let (session, sheetTop) = try await makeSession(client)
             let version = try await session.get().version
             let stale = await expectRemoteError(.versionMismatch, status: 412) {
@@ -81,9 +81,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Mutation.allCases)
-    func aRepeatedKeyIsAnsweredAsTheFirstAndAppliedOnce(_ mutation: Mutation) async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases, Mutation.allCases)
+    func aRepeatedKeyIsAnsweredAsTheFirstAndAppliedOnce(server: ServerKind, _ mutation: Mutation) async throws {
+        try await withServer(server) { client, _ in
             let (session, sheetTop) = try await makeSession(client)
             let version = try await session.get().version
             let first = try await mutation.send(session, sheetTop: sheetTop, ifMatch: nil, key: "k-\(mutation)")
@@ -93,8 +93,10 @@ import Testing
         }
     }
 
-    @Test func aBatchRefusalPointsAtItsOperationAndAppliesNothing() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func aBatchRefusalPointsAtItsOperationAndAppliesNothing(server: ServerKind)
+        async throws
+    {
+        try await withServer(server) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let error = await expectRemoteError(.conflict, status: 409) {
                 try await session.batch([.push(ScreenSeed("A")), .pop(count: 5)])
@@ -108,8 +110,8 @@ import Testing
         }
     }
 
-    @Test func stacksAreReadAsTheServerHoldsThem() async throws {
-        try await withServer { client, _ in
+    @Test(arguments: ServerKind.allCases) func stacksAreReadAsTheServerHoldsThem(server: ServerKind) async throws {
+        try await withServer(server) { client, _ in
             let (session, sheetTop) = try await makeSession(client)
             let list = try await session.stacks()
             #expect(list.stacks.map(\.kind) == [.main, .tab, .tab, .sheet])

@@ -6,12 +6,17 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// A transport of the app's own, selected in the configuration, in front of URLSession: it sees
-/// every request and every stream the client makes, as another transport (one answering from
-/// memory) would.
+/// A transport of the app's own, selected in the configuration, in front of the one the client
+/// would use (URLSession's, or the in-memory server's): it sees every request and every stream the
+/// client makes.
 final class RecordingTransport: ClientTransport {
-    private let inner = URLSessionTransport()
-    private let state = Mutex<(sent: [(request: TransportRequest, isStream: Bool)], cancelled: Int)>(([], 0))
+    private struct State {
+        var inner: any ClientTransport = URLSessionTransport()
+        var sent: [(request: TransportRequest, isStream: Bool)] = []
+        var cancelled = 0
+    }
+
+    private let state = Mutex(State())
 
     /// Every request and stream opened, in order.
     var sent: [TransportRequest] { state.withLock { $0.sent.map(\.request) } }
@@ -19,13 +24,25 @@ final class RecordingTransport: ClientTransport {
     var streams: [TransportRequest] { state.withLock { $0.sent.filter(\.isStream).map(\.request) } }
     var cancelledStreams: Int { state.withLock { $0.cancelled } }
 
+    /// Becomes `configuration`'s transport, in front of the one it had (URLSession's when none).
+    func record(_ configuration: inout NavigationValuesClient.Configuration) {
+        if let inner = configuration.transport { state.withLock { $0.inner = inner } }
+        configuration.transport = self
+    }
+
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        state.withLock { $0.sent.append((request, false)) }
+        let inner = state.withLock { state in
+            state.sent.append((request, false))
+            return state.inner
+        }
         return try await inner.send(request)
     }
 
     func openStream(_ request: TransportRequest, into stream: TransportStream) {
-        state.withLock { $0.sent.append((request, true)) }
+        let inner = state.withLock { state in
+            state.sent.append((request, true))
+            return state.inner
+        }
         stream.onCancel { [self] in state.withLock { $0.cancelled += 1 } }
         inner.openStream(request, into: stream)
     }
@@ -34,10 +51,10 @@ final class RecordingTransport: ClientTransport {
 /// Every request and every event stream goes through the configuration's `ClientTransport`, which
 /// sees them as sent (headers and body set above it) and can stop a stream it serves.
 @Suite struct TransportSeamTests {
-    @Test func requestsAndStreamsGoThroughTheConfiguredTransport() async throws {
+    @Test(arguments: ServerKind.allCases)
+    func requestsAndStreamsGoThroughTheConfiguredTransport(server: ServerKind) async throws {
         let transport = RecordingTransport()
-        let configure: (inout NavigationValuesClient.Configuration) -> Void = { $0.transport = transport }
-        try await withServer(client: configure) { client, _ in
+        try await withServer(server, client: { transport.record(&$0) }) { client, _ in
             let session = try await client.createSession(root: ScreenSeed("Home"))
             let pushed = try await session.push("Detail", values: ["counter": 1], ifMatch: 1)
             #expect(pushed.version == 2)

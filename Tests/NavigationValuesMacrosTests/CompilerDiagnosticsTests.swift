@@ -54,10 +54,6 @@ import Testing
 
 /// Runs the toolchain's `swiftc` with the built `@ValueEntry` plugin.
 enum Compiler {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     /// Type-checks `source` with the macro declaration and returns the compiler's diagnostics.
     static func typecheck(_ source: String) async throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ValueEntry-\(UUID().uuidString)")
@@ -67,7 +63,7 @@ enum Compiler {
         try source.write(to: snippet, atomically: true, encoding: .utf8)
 
         let compiler = try ChildProcess(
-            swiftc(),
+            ChildProcess.toolchain("swiftc", overriddenBy: "SWIFTC"),
             arguments: [
                 "-typecheck", "-swift-version", "6", "-parse-as-library", "-module-name", "NavigationValues",
                 "-diagnostic-style", "llvm",
@@ -75,24 +71,6 @@ enum Compiler {
                 macroDeclaration().path, snippet.path,
             ])
         return try await compiler.outcome(timeout: .seconds(120)).stderr
-    }
-
-    /// `<toolchain>/usr/bin/swiftc`, found from the Swift runtime this test links
-    /// (`<toolchain>/usr/lib/swift/linux/libswiftCore.so`); `SWIFTC` overrides.
-    private static func swiftc() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["SWIFTC"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files.
-        let maps = String(
-            decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-        let suffix = "/lib/swift/linux/libswiftCore.so"
-        guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix(suffix) }),
-            let start = line.firstIndex(of: "/")
-        else {
-            throw Failure(description: "no libswiftCore.so in /proc/self/maps; set SWIFTC")
-        }
-        return URL(fileURLWithPath: String(line[start...].dropLast(suffix.count)) + "/bin/swiftc")
     }
 
     /// SwiftPM builds the plugin as `NavigationValuesMacros-tool` beside the test binary.

@@ -6,12 +6,14 @@ import TestSupport
 import Testing
 
 /// The stores the store contract runs on: SQLite (a new file, a file reopened by a second store
-/// before reading, as after a restart, and `:memory:`) and PostgreSQL (a new database, and one
-/// read back through a second store, as another instance would).
+/// before reading, as after a restart, and `:memory:`), the pure-Swift `InMemorySessionStore`
+/// (what the in-memory server for tests and previews keeps) and PostgreSQL (a new database, and
+/// one read back through a second store, as another instance would).
 enum StoreSetup: String, CaseIterable, Sendable {
     case file
     case reopenedFile
     case memory
+    case inMemory
     case postgres
     case reopenedPostgres
 
@@ -23,7 +25,7 @@ enum StoreSetup: String, CaseIterable, Sendable {
     /// Every setup the contract runs on here: SQLite always, PostgreSQL when a server can be had.
     /// When it cannot, `PostgresAvailabilityTests.aPostgreSQLServerIsAvailable` is skipped with
     /// the reason, so the run says that the PostgreSQL half of the contract did not run.
-    static let contract: [StoreSetup] = sqlite + (PostgresTestServer.isAvailable ? postgreSQL : [])
+    static let contract: [StoreSetup] = sqlite + [.inMemory] + (PostgresTestServer.isAvailable ? postgreSQL : [])
 
     var isPostgres: Bool { self == .postgres || self == .reopenedPostgres }
     /// A SQLite file the test may open with `Database` to look at its rows.
@@ -97,10 +99,8 @@ func withStore(
 ) async throws {
     var configuration = SQLiteSessionStore.Configuration()
     if let now { configuration.now = now }
-    switch setup {
-    case .memory:
-        let store = try SQLiteSessionStore(path: ":memory:", configuration: configuration)
-        let subject = StoreUnderTest(setup: setup, path: ":memory:", store: store, now: now)
+    /// `body` on `subject`, whose connections are closed afterwards, on success and on failure.
+    func run(_ subject: StoreUnderTest) async throws {
         do {
             try await body(subject)
         } catch {
@@ -108,29 +108,29 @@ func withStore(
             throw error
         }
         await subject.closeAll()
+    }
+    switch setup {
+    case .inMemory:
+        var configuration = InMemorySessionStore.Configuration()
+        if let now { configuration.now = now }
+        let subject = StoreUnderTest(
+            setup: setup, path: "", store: InMemorySessionStore(configuration: configuration), now: now)
+        try await run(subject)
+    case .memory:
+        let store = try SQLiteSessionStore(path: ":memory:", configuration: configuration)
+        let subject = StoreUnderTest(setup: setup, path: ":memory:", store: store, now: now)
+        try await run(subject)
     case .file, .reopenedFile:
         try await withTemporaryDatabase { path in
             let store = try SQLiteSessionStore(path: path, configuration: configuration)
             let subject = StoreUnderTest(setup: setup, path: path, store: store, now: now)
-            do {
-                try await body(subject)
-            } catch {
-                await subject.closeAll()
-                throw error
-            }
-            await subject.closeAll()
+            try await run(subject)
         }
     case .postgres, .reopenedPostgres:
         try await PostgresTestServer.withDatabase { url in
             let store = try await PostgresSessionStore.open(url: url, configuration: .testing(now: now))
             let subject = StoreUnderTest(setup: setup, path: url, store: store, now: now)
-            do {
-                try await body(subject)
-            } catch {
-                await subject.closeAll()
-                throw error
-            }
-            await subject.closeAll()
+            try await run(subject)
         }
     }
 }

@@ -169,6 +169,25 @@ public final class ChildProcess: Sendable {
         throw ChildProcessError("\(name) not found in \(folders.map(\.path)); build with --build-tests")
     }
 
+    /// The toolchain's `tool` (`swiftc`, `swift`): `<toolchain>/usr/bin/tool`, found from the Swift
+    /// runtime this process links (`<toolchain>/usr/lib/swift/linux/libswiftCore.so`); the
+    /// environment variable `variable`, when set, names another.
+    public static func toolchain(_ tool: String, overriddenBy variable: String) throws -> URL {
+        if let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        // FileHandle reads to the end; `String(contentsOfFile:)` stops at 4 KiB on /proc files.
+        let maps = String(
+            decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let suffix = "/lib/swift/linux/libswiftCore.so"
+        guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix(suffix) }),
+            let start = line.firstIndex(of: "/")
+        else {
+            throw ChildProcessError("no libswiftCore.so in /proc/self/maps; set \(variable)")
+        }
+        return URL(fileURLWithPath: String(line[start...].dropLast(suffix.count)) + "/bin/" + tool)
+    }
+
     // MARK: - Output
 
     /// The child's stdout lines as they come (one reader at a time).

@@ -1,0 +1,131 @@
+import Synchronization
+
+/// Writes the body of a streaming response, from any task.
+///
+/// Writes are bounded: once more than the high-water mark of bytes is waiting to reach the
+/// socket, `write` suspends until the client has read half of it. When the client goes away,
+/// or the server shuts down, pending and later writes throw `ResponseWriter.ClosedError`,
+/// `onClose` handlers run, `waitUntilClosed()` returns and the stream's task is cancelled.
+///
+/// ```swift
+/// Response(headers: ["Content-Type": "text/event-stream"]) { writer in
+///     try await writer.write(": keep-alive\n\n")
+///     await writer.waitUntilClosed()
+/// }
+/// ```
+public final class ResponseWriter: Sendable {
+    /// Thrown by `write` once the client is gone or the stream has ended.
+    public struct ClosedError: Error, Sendable, Equatable {}
+
+    private struct State {
+        var isClosed = false
+        var bufferedBytes = 0
+        var writeWaiters: [CheckedContinuation<Void, any Error>] = []
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+        var closeHandlers: [@Sendable () -> Void] = []
+    }
+
+    private let state = Mutex(State())
+    private let highWaterMark: Int
+    private let send: @Sendable ([UInt8]) -> Void
+
+    /// `send` hands bytes to the connection's event loop; it is called under the writer's lock so
+    /// that bytes keep the order of the writes.
+    package init(highWaterMark: Int, send: @escaping @Sendable ([UInt8]) -> Void) {
+        self.highWaterMark = highWaterMark
+        self.send = send
+    }
+
+    /// Whether the stream has ended or the client has gone away.
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// Sends bytes as one chunk; suspends while the client is too far behind.
+    /// - Throws: `ResponseWriter.ClosedError` once the client is gone or the stream has ended.
+    public func write(_ bytes: [UInt8]) async throws {
+        guard !bytes.isEmpty else { return }  // an empty chunk would end a chunked body
+        let mustWait = try state.withLock { state throws(ClosedError) -> Bool in
+            guard !state.isClosed else { throw ClosedError() }
+            state.bufferedBytes += bytes.count
+            send(bytes)
+            return state.bufferedBytes > highWaterMark
+        }
+        guard mustWait else { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome: Result<Void, ClosedError>? = state.withLock { state in
+                if state.isClosed { return .failure(ClosedError()) }
+                if state.bufferedBytes <= highWaterMark / 2 { return .success(()) }
+                state.writeWaiters.append(continuation)
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+
+    /// Sends a string's UTF-8 bytes as one chunk.
+    /// - Throws: `ResponseWriter.ClosedError` once the client is gone or the stream has ended.
+    public func write(_ string: String) async throws {
+        try await write(Array(string.utf8))
+    }
+
+    /// Runs `handler` once the stream is closed (at once if it already is). Handlers run on the
+    /// event loop's thread: keep them short.
+    public func onClose(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state in
+            if state.isClosed { return true }
+            state.closeHandlers.append(handler)
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    /// Returns once the stream is closed: the client went away, the server is shutting down,
+    /// or the stream ended.
+    public func waitUntilClosed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let runNow = state.withLock { state in
+                if state.isClosed { return true }
+                state.closeWaiters.append(continuation)
+                return false
+            }
+            if runNow { continuation.resume() }
+        }
+    }
+
+    // MARK: - Called by the connection
+
+    /// How many writes are suspended for back-pressure (for tests).
+    package var suspendedWriteCount: Int { state.withLock { $0.writeWaiters.count } }
+
+    /// The loop wrote `count` payload bytes to the socket.
+    package func didFlush(_ count: Int) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.bufferedBytes -= count
+            guard state.bufferedBytes <= highWaterMark / 2 else { return [] }
+            defer { state.writeWaiters = [] }
+            return state.writeWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Marks the stream closed and wakes everyone waiting on it.
+    package func close() {
+        let (writeWaiters, closeWaiters, handlers) = state.withLock { state in
+            guard !state.isClosed else {
+                return (
+                    [CheckedContinuation<Void, any Error>](), [CheckedContinuation<Void, Never>](),
+                    [@Sendable () -> Void]()
+                )
+            }
+            state.isClosed = true
+            defer {
+                state.writeWaiters = []
+                state.closeWaiters = []
+                state.closeHandlers = []
+            }
+            return (state.writeWaiters, state.closeWaiters, state.closeHandlers)
+        }
+        for waiter in writeWaiters { waiter.resume(throwing: ClosedError()) }
+        for waiter in closeWaiters { waiter.resume() }
+        for handler in handlers { handler() }
+    }
+}
