@@ -14,6 +14,8 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 # ---- build ----
 FROM ${SWIFT_IMAGE} AS build
+# Marks the build stage's image, which the classic builder keeps untagged, so it can be pruned.
+LABEL org.navigation-values.stage=build
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev pkg-config \

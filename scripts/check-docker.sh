@@ -146,10 +146,18 @@ step "stand-ins postgres and nginx"
 
 # ---- 3. The image ----
 image=navigation-values:check
+previous=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
 scripts/swiftpm-mirrors.sh --export deploy/swiftpm-mirrors
 docker build --build-arg SWIFT_IMAGE="$swift_image" --build-arg RUNTIME_IMAGE="$debian_image" -t "$image" . \
     >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; fail "docker build failed"; }
 scripts/swiftpm-mirrors.sh --export deploy/swiftpm-mirrors >/dev/null  # empty again but for its README
+# What earlier runs left: the image this one replaced, and their build stages (untagged, 3 GB
+# each); the newest build stage stays, the cache of the next build.
+if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect -f '{{.Id}}' "$image")" ]; then
+    docker rmi "$previous" >/dev/null 2>&1 || true
+fi
+docker images -q --filter dangling=true --filter label=org.navigation-values.stage=build | tail -n +2 \
+    | xargs -r docker rmi >/dev/null 2>&1 || true
 grep -E '^(Step|Successfully)' "$work/build.log" | tail -3
 docker image inspect -f 'image: {{.Size}} bytes' "$image"
 step "docker build"
