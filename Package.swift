@@ -7,7 +7,7 @@ import PackageDescription
 #if os(Linux)
     import Foundation
 
-    /// The toolchain's own swift-syntax host libraries and module interfaces (issue 8): on Linux the
+    /// The toolchain's own swift-syntax host libraries and module interfaces: on Linux the
     /// `@ValueEntry` macro builds against them, since the swift-syntax package cannot be fetched here.
     /// They sit beside the manifest API this manifest was loaded from (`<toolchain>/usr/lib/swift/pm/ManifestAPI/`
     /// → `<toolchain>/usr/lib/swift/host`: `/opt/swift/usr/...` here, `/usr/...` in the `swift:6.x` images).
@@ -40,7 +40,7 @@ import PackageDescription
 #else
     // Hosts whose toolchain ships no swift-syntax host libraries for packages (macOS, Xcode): the macro
     // builds against the swift-syntax package, the usual way. NOT BUILT HERE (no macOS host and no
-    // network in this project's CI); see README, "Using the package".
+    // network in this project's CI); see docs/Client.md, "Using the package in an app".
     let macroDependencies: [Target.Dependency] = [
         .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
@@ -136,8 +136,9 @@ let package = Package(
             name: "NavigationValuesClientTests",
             dependencies: [
                 "NavigationValuesClient", "NavigationValues", "NavigationValuesWire", "NavigationValuesAPI",
-                "NavigationValuesTesting", "NavigationValuesStore", "NavigationValuesSQLite", "api-crash-server",
-                "navigation-values-demo", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "NavigationValuesTesting", "NavigationValuesStore", "NavigationValuesSQLite", "HTTPServer",
+                "api-crash-server", "navigation-values-demo", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // MARK: - The server in memory, for an app's tests and previews: the API's own routes on an
         // in-memory store, through the client's transport seam (no socket, no database library, any
@@ -154,7 +155,7 @@ let package = Package(
                 "NavigationValuesTesting", "NavigationValuesClient", "NavigationValuesAPI", "NavigationValuesRoutes",
                 "NavigationValuesSessions", "NavigationValuesWire", "NavigationValues", "TestSupport",
             ]),
-        // The seed's Demo (SEMANTICS.md §4) as a command-line program on the client (an example, not a
+        // The seed's Demo (docs/SEMANTICS.md §4) as a command-line program on the client (an example, not a
         // product; its test runs it against a real server).
         .executableTarget(
             name: "navigation-values-demo", dependencies: ["NavigationValuesClient", "NavigationValues"],
@@ -238,7 +239,8 @@ let package = Package(
                 "NavigationValuesSQLite", "NavigationValuesPostgres", "HTTPServer", "CHTTPSystem",
             ],
             path: "Sources/NavigationValuesCLI"),
-        .testTarget(name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "TestSupport"]),
+        .testTarget(
+            name: "NavigationValuesCLITests", dependencies: ["NavigationValuesCLI", "NavigationValuesWire", "TestSupport"]),
     ]
 )
 

@@ -65,7 +65,7 @@ let package = Package(
                 "BenchmarkSupport", "MallocCounter", root("NavigationValues"), root("NavigationValuesWire"),
                 root("NavigationValuesClient"), root("NavigationValuesAPI"),
             ]),
-        // Issue 12's floor: push and pop on the repository's HTTP stack, applied in memory and
+        // The floor under the durable write path: push and pop on the repository's HTTP stack, applied in memory and
         // appended to one log with group fdatasync; `scripts/bench-table.sh --floor` runs it beside Redis.
         .executableTarget(
             name: "FloorServer",

@@ -1043,7 +1043,7 @@
   }
 
   /** For a shown preference.published event: each screen the walk visited, from the publisher
-   * back to the root, and what happened there (SEMANTICS.md §3). */
+   * back to the root, and what happened there (docs/SEMANTICS.md §3). */
   let walkCache = { key: null, map: new Map(), steps: [] };
   function walkSteps() {
     const event = view.event;

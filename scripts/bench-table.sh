@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12's whole table in one run, every figure beside its anchor's from the same run, as ratios:
+# The table of Benchmarks/README.md in one run, every figure beside its anchor's from the same run, as ratios:
 #
 #   push/pop alternating over 1,000 sessions, `--sync full` and `--sync normal`, mutations/s
 #     vs redis-server (appendonly yes, appendfsync always) LPUSH and RPOP on 1,000 lists, 64 clients

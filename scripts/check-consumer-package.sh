@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # check-consumer-package.sh [SERVER_BINARY]
 #
-# Checks that an app can depend on this package by version (issue 14), as a new user would: the
+# Checks that an app can depend on this package by version, as a new user would: the
 # working tree (tracked and new files, not ignored ones) becomes a throwaway git repository tagged
-# 0.1.0; a throwaway app package depends on it with `.package(url: "file://…", from: "0.1.0")` and
-# the products NavigationValues, NavigationValuesClient and NavigationValuesTesting, builds, and runs
-# against the server (default: .build/release/navigation-values): a typed value through the client,
-# read back through a live mirror, the same client code on the in-memory server, and a @ValueEntry
-# on a local stack. The resolved graph must hold this package and swift-log alone (the client's one
-# dependency; resolved from local mirrors where there are some, as scripts/swiftpm-mirrors.sh sets
-# them). Everything is removed on exit.
+# with the package's version (NavigationValuesVersion.current, 0.1.0 today); a throwaway app package
+# depends on it with `.package(url: "file://…", from: VERSION)` and the products NavigationValues,
+# NavigationValuesClient and NavigationValuesTesting, builds, and runs against the server (default:
+# .build/release/navigation-values): a typed value through the client, read back through a live
+# mirror, the same client code on the in-memory server, and a @ValueEntry on a local stack. The
+# resolved graph must hold this package and swift-log alone (the client's one dependency; resolved
+# from local mirrors where there are some, as scripts/swiftpm-mirrors.sh sets them). Everything is
+# removed on exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-$root/.build/release/navigation-values}
@@ -23,6 +24,9 @@ cleanup() {
 }
 trap cleanup EXIT
 started=$(date +%s)
+version=$(sed -n 's/^ *public static let current = "\([0-9][0-9.]*\)"$/\1/p' \
+    "$root/Sources/NavigationValuesWire/NavigationValuesVersion.swift")
+[ -n "$version" ] || { echo "check-consumer-package: no version in NavigationValuesVersion.swift" >&2; exit 2; }
 
 # The package, as a release of the working tree.
 mkdir -p "$work/navigation-values" "$work/app/Sources/app"
@@ -32,8 +36,8 @@ mkdir -p "$work/navigation-values" "$work/app/Sources/app"
     cd "$work/navigation-values"
     git init -q
     git add -A
-    git -c user.name=consumer-check -c user.email=consumer-check@localhost commit -qm "release 0.1.0"
-    git tag 0.1.0
+    git -c user.name=consumer-check -c user.email=consumer-check@localhost commit -qm "release $version"
+    git tag "$version"
 )
 
 # The app.
@@ -44,7 +48,7 @@ import PackageDescription
 let package = Package(
     name: "app",
     platforms: [.iOS(.v18), .macOS(.v15)],
-    dependencies: [.package(url: "file://$work/navigation-values", from: "0.1.0")],
+    dependencies: [.package(url: "file://$work/navigation-values", from: "$version")],
     targets: [
         .executableTarget(
             name: "app",
@@ -114,4 +118,4 @@ output=$("$work/app/.build/debug/app" "$address")
 echo "$output"
 expected="consumer ok: local from the root, remote Inbox at version 3, in memory Outbox"
 [ "$output" = "$expected" ] || { echo "check-consumer-package: expected '$expected'" >&2; exit 1; }
-echo "check-consumer-package: an app depending on 0.1.0 builds and runs ($(( $(date +%s) - started )) s)"
+echo "check-consumer-package: an app depending on $version builds and runs ($(( $(date +%s) - started )) s)"

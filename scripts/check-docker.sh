@@ -55,6 +55,8 @@ fi
 export DOCKER_BUILDKIT=0 COMPOSE_DOCKER_CLI_BUILD=0
 
 work=$(mktemp -d /tmp/nv-check-docker.XXXXXX)
+# deploy/swiftpm-mirrors holds the mirrors only while the image builds (scripts/swiftpm-mirrors.sh).
+empty_mirrors() { find deploy/swiftpm-mirrors -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; }
 dockerd_pid=""
 container=""
 compose_project=""
@@ -65,6 +67,7 @@ cleanup() {
         (cd "$root" && docker-compose -p "$compose_project" down -v --remove-orphans >/dev/null 2>&1)
     fi
     docker volume rm -f "nv-check-data-$$" >/dev/null 2>&1
+    (cd "$root" && empty_mirrors)
     if [ -n "$dockerd_pid" ]; then
         kill -TERM "$dockerd_pid" 2>/dev/null
         for _ in $(seq 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.2; done
@@ -150,7 +153,7 @@ previous=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
 scripts/swiftpm-mirrors.sh --export deploy/swiftpm-mirrors
 docker build --build-arg SWIFT_IMAGE="$swift_image" --build-arg RUNTIME_IMAGE="$debian_image" -t "$image" . \
     >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; fail "docker build failed"; }
-scripts/swiftpm-mirrors.sh --export deploy/swiftpm-mirrors >/dev/null  # empty again but for its README
+empty_mirrors  # the build has them; the folder holds its README alone again
 # What earlier runs left: the image this one replaced, and their build stages (untagged, 3 GB
 # each); the newest build stage stays, the cache of the next build.
 if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect -f '{{.Id}}' "$image")" ]; then

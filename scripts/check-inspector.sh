@@ -16,25 +16,10 @@ python=${PYTHON:-python3}
 "$python" -c 'import selenium' 2>/dev/null || { echo "check-inspector: selenium is not installed (pip install selenium)" >&2; exit 1; }
 command -v chromedriver >/dev/null 2>&1 || { echo "check-inspector: chromedriver is not installed (apt-get install chromium-driver)" >&2; exit 1; }
 
-work=$(mktemp -d)
+. scripts/server-for-checks.sh check-inspector
 token="inspector-check-$(date +%s)-$$"
-server=""
-cleanup() {
-    if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then kill -TERM "$server"; wait "$server" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$binary" serve --port 0 --db "$work/inspector.sqlite" --admin-token "$token" --log-level warning --history-keep-events 0 \
-    >"$work/stdout" 2>"$work/stderr" &
-server=$!
-for _ in $(seq 300); do
-    grep -q '^listening on ' "$work/stdout" 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { cat "$work/stderr" >&2; echo "check-inspector: the server exited" >&2; exit 1; }
-    sleep 0.1
-done
-url=$(sed -n 's/^listening on //p' "$work/stdout")
-[ -n "$url" ] || { echo "check-inspector: no 'listening on' line within 30 s" >&2; exit 1; }
+start_server "$binary" serve --port 0 --db "$work/inspector.sqlite" --admin-token "$token" --log-level warning \
+    --history-keep-events 0
 rm -rf "$shots"
 status=0
 timeout 300 "$python" scripts/check-inspector.py "$url" "$token" "$shots" || status=$?

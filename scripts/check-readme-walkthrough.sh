@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the README's curl walk-through, as written, against the release binary, so that the README
-# stays true: the block after "and in another:" in "Walk-through with curl".
+# stays true: the block after "and in another:" in "A taste of the API: curl", then, in the same
+# shell (its variables set), the support tools' block of docs/Inspector.md (tickets, observer
+# tokens, diff, export, import and fork).
 #
 #   scripts/check-readme-walkthrough.sh [path/to/navigation-values]   (default: .build/release/navigation-values)
 set -euo pipefail
@@ -11,21 +13,17 @@ binary=${1:-.build/release/navigation-values}
 binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
 readme=$PWD/README.md
 
-work=$(mktemp -d)
-server=""
-cleanup() {
-    if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then kill -TERM "$server"; wait "$server" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/server-for-checks.sh check-readme-walkthrough
 
 # The block, with the server's real address, and the endless stream cut after 2 s (curl: 28).
-python3 - "$readme" >"$work/walkthrough.sh" <<'PY'
+python3 - "$readme" "$PWD/docs/Inspector.md" >"$work/walkthrough.sh" <<'PY'
 import sys
-text = open(sys.argv[1]).read()
-start = text.index("and in another:")
-block = text[text.index("```sh\n", start) + 6:]
-print(block[:block.index("```")])
+def block_after(path, marker):
+    text = open(path).read()
+    block = text[text.index("```sh\n", text.index(marker)) + 6:]
+    return block[:block.index("```")]
+print(block_after(sys.argv[1], "and in another:"))
+print(block_after(sys.argv[2], "## Support tools without the inspector"))
 PY
 grep -q '^BASE=http://127.0.0.1:8080$' "$work/walkthrough.sh"
 grep -q '^curl -N ' "$work/walkthrough.sh"
@@ -34,15 +32,7 @@ grep -q '^curl -N ' "$work/walkthrough.sh"
 cd "$work"
 mkdir -p .build/release
 ln -s "$binary" .build/release/navigation-values
-.build/release/navigation-values serve --port 0 --admin-token secret >stdout 2>stderr &
-server=$!
-for _ in $(seq 300); do
-    grep -q '^listening on ' stdout 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { cat stderr >&2; exit 1; }
-    sleep 0.1
-done
-url=$(sed -n 's/^listening on //p' stdout)
-[ -n "$url" ] || { echo "check-readme-walkthrough: no 'listening on' line" >&2; exit 1; }
+start_server .build/release/navigation-values serve --port 0 --admin-token secret
 sed -e "s|^BASE=http://127.0.0.1:8080\$|BASE=$url|" \
     -e 's|^curl -N \(.*\)$|curl -sS -N --max-time 2 \1 \|\| test $? -eq 28|' walkthrough.sh >run.sh
 
@@ -50,5 +40,10 @@ bash -e -o pipefail run.sh >output || { cat output stderr >&2; echo "check-readm
 cat output
 for expected in '{"text": "initial value"}' '{"text": "hello"}' '{"preference": "chosen"}' 'id: 1' 'event: session.created'; do
     grep -qxF "$expected" output || { echo "check-readme-walkthrough: no line '$expected'" >&2; exit 1; }
+done
+# The support block's answers end without a newline: the diff's first operation, the import's new
+# session and the fork's origin, found anywhere in the output.
+for expected in '[{"op":"test","path":"/version","value":1},' '"origin":{"session":"' '"token":"t_'; do
+    grep -qF "$expected" output || { echo "check-readme-walkthrough: no '$expected' in the output" >&2; exit 1; }
 done
 echo "check-readme-walkthrough: ok"

@@ -1,13 +1,25 @@
 #!/bin/sh
 # Embeds openapi/openapi.json into Sources/NavigationValuesRoutes/OpenAPIDocument+Embedded.swift, so
-# the built binary serves /openapi.json without reading the working directory. Run it after
-# editing the document; OpenAPIDocumentTests fails until you do.
+# the built binary serves /openapi.json without reading the working directory. First it writes the
+# package's version (NavigationValuesVersion.current) into the document's info.version, so the
+# document, the CLI and the client report one version. Run it after editing the document or the
+# version; OpenAPIDocumentTests fails until you do.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 source="$root/openapi/openapi.json"
 out="$root/Sources/NavigationValuesRoutes/OpenAPIDocument+Embedded.swift"
 tmp="$out.tmp"
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$source.tmp"' EXIT
+
+version=$(sed -n 's/^ *public static let current = "\([0-9][0-9.]*\)"$/\1/p' \
+    "$root/Sources/NavigationValuesWire/NavigationValuesVersion.swift")
+[ -n "$version" ] || { echo "embed-openapi: no version in NavigationValuesVersion.swift" >&2; exit 1; }
+# info.version is the only member at this depth named "version" (the document is indented by two).
+[ "$(grep -c '^    "version": "[^"]*",$' "$source")" -eq 1 ] || {
+    echo "embed-openapi: openapi.json must have one info.version line" >&2; exit 1; }
+sed "s/^    \"version\": \"[^\"]*\",\$/    \"version\": \"$version\",/" "$source" >"$source.tmp"
+cat "$source.tmp" >"$source"
+rm -f "$source.tmp"
 
 if grep -q '"""##' "$source" || grep -q '\\##' "$source" || grep -q "$(printf '\r')" "$source"; then
     echo "embed-openapi: openapi.json contains '\"\"\"##', '\\##' or a carriage return" >&2; exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Re-takes the measurements of issue 13's table against a built server, as a hostile client would.
+"""Measures what a hostile client can make a built server spend, row by row, beside each limit.
 
     python3 scripts/measure-limits.py [path/to/navigation-values]   (default: .build/release/navigation-values)
 

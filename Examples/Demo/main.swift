@@ -1,6 +1,6 @@
 // navigation-values-demo [--url URL]
 //
-// The seed's Demo (SEMANTICS.md §4, ten scenarios) on the client library, against a running
+// The seed's Demo (docs/SEMANTICS.md §4, ten scenarios) on the client library, against a running
 // server: each scenario creates a session with the Demo's schema, changes it through the client
 // and reads what every screen shows from a live mirror (`RemoteStack`), as the Demo's views would.
 // Prints one line per scenario and exits 0 when all ten hold, 1 when one does not, 2 on bad usage.

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Limits on what a client may send, enforced while parsing (API.md "Limits").
+/// Limits on what a client may send, enforced while parsing (docs/API.md "Limits").
 public struct HTTPLimits: Sendable, Equatable {
     /// A route allowed a larger body than `maxBodyBytes`, such as an upload. Such a body must say its
     /// length (`Content-Length`; a chunked one keeps `maxBodyBytes`), and is received only while
@@ -34,7 +34,7 @@ public struct HTTPLimits: Sendable, Equatable {
     /// until the request is answered; a large body that does not fit is 503 with `Retry-After`.
     public var maxLargeBodyBytesInFlight: Int
 
-    /// The defaults of API.md: 16 KiB head, 8 KiB request line, 1 MiB body, 100 fields; no route
+    /// The defaults of docs/API.md: 16 KiB head, 8 KiB request line, 1 MiB body, 100 fields; no route
     /// allowed more, 256 MiB for those that are.
     public init(
         maxHeadBytes: Int = 16 * 1024,

@@ -3,7 +3,7 @@
 /// No clock and no I/O, so every timeout is tested by passing instants.
 ///
 /// - A new connection must send a complete head within `headerTimeout` of connecting; later
-///   requests within `headerTimeout` of their first byte (API.md "Limits": 10 s).
+///   requests within `headerTimeout` of their first byte (docs/API.md "Limits": 10 s).
 /// - Between requests, and between reads of a body, a connection may stay quiet for
 ///   `idleTimeout` (60 s).
 /// - While a handler runs or a response is written, no timeout applies.

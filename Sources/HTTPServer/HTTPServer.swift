@@ -28,7 +28,7 @@ public final class HTTPServer: Sendable {
     /// framing (the server could not parse one).
     public typealias ErrorResponder = HTTPErrorResponder
 
-    /// Where to listen, how many threads, and the limits and timeouts of API.md.
+    /// Where to listen, how many threads, and the limits and timeouts of docs/API.md.
     public struct Configuration: Sendable {
         /// An IPv4 or IPv6 literal, or `localhost`.
         public var host: String
@@ -56,7 +56,7 @@ public final class HTTPServer: Sendable {
         /// The listen backlog.
         public var backlog: Int32
 
-        /// Creates a configuration; the defaults are those of API.md.
+        /// Creates a configuration; the defaults are those of docs/API.md.
         public init(
             host: String = "127.0.0.1",
             port: Int = 8080,

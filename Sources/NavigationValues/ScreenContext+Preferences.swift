@@ -1,6 +1,6 @@
 import Observation
 
-// Backward preferences (SEMANTICS.md §3): a publish walks from the publishing screen itself along
+// Backward preferences (docs/SEMANTICS.md §3): a publish walks from the publishing screen itself along
 // `previous`; screens without a handler are transparent, a handler receives the value and passes it
 // on (possibly changed) or stops it. Each handler remembers the last value it received and its
 // decision, so the same value arriving again is not delivered twice.

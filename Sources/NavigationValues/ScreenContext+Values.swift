@@ -1,6 +1,6 @@
 import Observation
 
-// Forward values (SEMANTICS.md §2): each context stores only its own overrides; a read falls back
+// Forward values (docs/SEMANTICS.md §2): each context stores only its own overrides; a read falls back
 // along `previous` to the key's default; a write notifies the screen and every screen inheriting
 // the key from it, and only when the resolved value changed.
 
@@ -157,7 +157,7 @@ extension ScreenContext {
     }
 
     /// This screen and every screen whose `previous` chain reaches it without passing a screen with
-    /// its own override of `id` (SEMANTICS.md §2: follow `previous` links, not `next`).
+    /// its own override of `id` (docs/SEMANTICS.md §2: follow `previous` links, not `next`).
     func inheritors(of id: EntryID) -> [ScreenContext] {
         var result: [ScreenContext] = [self]
         // A chain has no cycles through `previous` unless a custom behaviour made one; the set

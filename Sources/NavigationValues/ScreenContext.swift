@@ -2,7 +2,7 @@ import Observation
 
 /// The context of one screen: a node of the view-hierarchy tree (`parent`, `children`) and of the
 /// screen chain (`previous`, `next`), holding the screen's forward values, preference handlers and
-/// received preferences (SEMANTICS.md §1).
+/// received preferences (docs/SEMANTICS.md §1).
 ///
 /// ```swift
 /// let stack = ScreenStack()
@@ -253,7 +253,7 @@ public final class ScreenContext: Observable, Identifiable {
 
     // MARK: - Cleanup
 
-    /// Clears this context's stored values, received preferences and handlers (SEMANTICS.md §1).
+    /// Clears this context's stored values, received preferences and handlers (docs/SEMANTICS.md §1).
     /// Runs when a screen is popped. Observers of cleared values are notified as for a removal.
     public func cleanup() {
         // Most popped screens hold no values and received nothing: skip building the key lists.

@@ -39,7 +39,7 @@ public struct PresentationBehavior: ScreenContextBehavior {
 }
 
 /// The behaviour of a tree's own context, a tab view: its children are the tree's main stack and
-/// tabs, which it does not link (separate stacks share nothing, SEMANTICS.md §1). The tree keeps
+/// tabs, which it does not link (separate stacks share nothing, docs/SEMANTICS.md §1). The tree keeps
 /// the selected stack last among them, so that `top()` follows what a user sees.
 public struct TabViewBehavior: ScreenContextBehavior {
     /// The behaviour of a tab view.

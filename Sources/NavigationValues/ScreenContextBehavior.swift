@@ -6,7 +6,7 @@ public enum ScreenContextRole: String, Sendable, Hashable, Codable {
     case navigationStack
 }
 
-/// Decides how a context links itself into the tree and the screen chain (SEMANTICS.md §1).
+/// Decides how a context links itself into the tree and the screen chain (docs/SEMANTICS.md §1).
 ///
 /// Hooks must be idempotent: they may run again for the same state and must then change nothing.
 /// A custom container (a pager, say) implements this protocol:

@@ -64,7 +64,7 @@ public final class ScreenStack<Element> {
 
     /// The screens' ids, root first.
     // Closures, not key paths, here and below: a key path into a generic type is instantiated at
-    // run time on every evaluation (issue 12 measured 6% of a mutation's CPU in that).
+    // run time on every evaluation, which measured 6% of a mutation's CPU through the server.
     public var ids: [ScreenID] { screenIDs }
 
     /// The stack as a value: each screen's id and element, root first. `Sendable`, `Equatable` and

@@ -12,7 +12,7 @@
 /// try tree.dismiss(StackID("compose"))                // pops and cleans up everything in it
 /// ```
 ///
-/// As contexts (SEMANTICS.md §1): the tree's own `context` (`.tabView`) has the main stack and the
+/// As contexts (docs/SEMANTICS.md §1): the tree's own `context` (`.tabView`) has the main stack and the
 /// tabs as children, the selected one last; a presented stack (`.sheet`, `.fullScreenCover`) is a
 /// child of the screen presenting it, its root's `previous` that screen and that screen's `next`
 /// its root. So `top()` of the tree's context is the screen a user sees (`visibleScreen`), forward
@@ -147,7 +147,7 @@ public final class ScreenTree<Element> {
     // MARK: - Tabs
 
     /// Adds a named stack (a tab) after the others, with its root, and leaves the selection as it
-    /// is. Its root reads nothing from other stacks (SEMANTICS.md §1: separate stacks share nothing).
+    /// is. Its root reads nothing from other stacks (docs/SEMANTICS.md §1: separate stacks share nothing).
     ///
     /// - Throws: `NavigationError` `.conflict` when a stack has this id or a screen `rootID`.
     @discardableResult

@@ -1,7 +1,7 @@
 /// Options for ``ValueEntry(_:)``.
 public enum ValueEntryOption: Sendable, Hashable {
     /// The value is stored, readable and writable as usual, but its changes notify no observer
-    /// (SEMANTICS.md §2): the generated key's `isObservationIgnored` is `true`.
+    /// (docs/SEMANTICS.md §2): the generated key's `isObservationIgnored` is `true`.
     case observationIgnored
 }
 

@@ -1,5 +1,5 @@
 /// A forward value: written on a screen, read there and on every screen pushed after it
-/// (SEMANTICS.md §2), like a SwiftUI environment value.
+/// (docs/SEMANTICS.md §2), like a SwiftUI environment value.
 ///
 /// ```swift
 /// struct TitleKey: ValueKey { static let defaultValue = "" }
@@ -23,7 +23,7 @@ extension ValueKey {
 }
 
 /// A backward value: published by a later screen and delivered to earlier screens' handlers,
-/// each of which may pass it on or stop it (SEMANTICS.md §3), like a SwiftUI preference.
+/// each of which may pass it on or stop it (docs/SEMANTICS.md §3), like a SwiftUI preference.
 ///
 /// ```swift
 /// struct Selection: PreferenceKey { static let defaultValue = "" }

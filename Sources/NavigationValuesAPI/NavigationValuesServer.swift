@@ -22,7 +22,7 @@ import NavigationValuesWire
 /// try await server.runUntilSignal(signals)
 /// ```
 public final class NavigationValuesServer: Sendable {
-    /// Everything `serve` can be told (API.md, The executable): where it listens and where it
+    /// Everything `serve` can be told (docs/API.md, The executable): where it listens and where it
     /// keeps its data here, and the API's own settings in `api`, which read and write as
     /// properties of this configuration too (`configuration.createRate = 5`).
     @dynamicMemberLookup

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One `--flag` of a subcommand: its name, the value it takes, and its help line. Its environment
-/// variable is `NAVIGATION_VALUES_` + the name in capitals with `_` for `-` (API.md, The executable).
+/// variable is `NAVIGATION_VALUES_` + the name in capitals with `_` for `-` (docs/API.md, The executable).
 struct Flag: Sendable {
     var name: String
     /// The placeholder shown in help, such as `PATH`.

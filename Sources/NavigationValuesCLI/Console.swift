@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where the CLI writes: the only code of the project that prints (STYLE.md).
+/// Where the CLI writes: the only code of the project that prints (the rest logs or returns).
 enum Console {
     /// Writes `text` and a newline to stdout at once (FileHandle is unbuffered).
     static func out(_ text: String) {

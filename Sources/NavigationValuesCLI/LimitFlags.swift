@@ -1,7 +1,7 @@
 import NavigationValuesAPI
 import NavigationValuesSessions
 
-/// `serve`'s flags for the limits on what clients can make the server spend (issue 13): memory,
+/// `serve`'s flags for the limits on what clients can make the server spend: memory,
 /// subscribers, creations, and the size of what sessions render and answer.
 enum LimitFlags {
     static let flags = [

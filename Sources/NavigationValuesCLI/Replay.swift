@@ -7,7 +7,7 @@ import NavigationValuesStore
 import NavigationValuesWire
 
 /// `navigation-values replay --db PATH SESSION [--at N]`: prints a session as it was after event N,
-/// read straight from the database (API.md, The executable).
+/// read straight from the database (docs/API.md, The executable).
 struct Replay: Command {
     static let name = "replay"
     static let abstract = "Print a session as it was after an event, from the database."

@@ -189,7 +189,7 @@ struct Serve: Command {
         }
     }
 
-    /// Tunes glibc's allocator for a long-running server (issue 12): by default `free` hands the
+    /// Tunes glibc's allocator for a long-running server: by default `free` hands the
     /// top of a thread's heap back to the kernel (`madvise`) as soon as 256 KiB or so lie unused
     /// there, and a thread that allocates and frees a batch's worth at a time (the SQLite writer,
     /// the request workers) then pays a system call and a TLB shootdown on every other core per

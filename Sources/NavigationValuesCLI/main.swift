@@ -1,9 +1,10 @@
 import Foundation
+import NavigationValuesWire
 
-/// The `navigation-values` executable (API.md, The executable). Exit status: 0 success, 1 failure,
+/// The `navigation-values` executable (docs/API.md, The executable). Exit status: 0 success, 1 failure,
 /// 2 bad usage.
 enum NavigationValuesCLI {
-    static let version = "0.1.0"
+    static let version = NavigationValuesVersion.current
     static let commands: [any Command.Type] = [Serve.self, Migrate.self, Replay.self, Prune.self, HealthCheck.self]
 
     static var help: String {

@@ -1,7 +1,7 @@
 import NavigationValues
 import NavigationValuesWire
 
-// What each mutation answers, typed per call (API.md, Endpoints). Each carries the session's new
+// What each mutation answers, typed per call (docs/API.md, Endpoints). Each carries the session's new
 // `version`, which a mirror can wait for (`RemoteStack.sync(to:)`) and a later call can send as
 // `ifMatch`.
 

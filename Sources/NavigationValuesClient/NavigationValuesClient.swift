@@ -7,7 +7,7 @@ import NavigationValuesWire
     import FoundationNetworking
 #endif
 
-/// A client of a NavigationValues server (API.md): creates sessions and opens handles on them.
+/// A client of a NavigationValues server (docs/API.md): creates sessions and opens handles on them.
 ///
 /// ```swift
 /// let client = NavigationValuesClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
@@ -37,8 +37,8 @@ public final class NavigationValuesClient: Sendable {
         public var streams = StreamOptions()
         /// Connections kept open to the server at most.
         public var maxConnectionsPerHost = 8
-        /// Sent as `User-Agent`.
-        public var userAgent = "NavigationValuesClient/0.1"
+        /// Sent as `User-Agent`: `NavigationValuesClient/` and the package's version.
+        public var userAgent = "NavigationValuesClient/\(NavigationValuesVersion.current)"
         /// What carries requests and event streams (see `ClientTransport`); nil: a
         /// ``URLSessionTransport`` made from this configuration (`maxConnectionsPerHost`,
         /// `requestTimeout`, `streams.idleTimeout`).

@@ -16,7 +16,7 @@ import Synchronization
 /// }
 /// ```
 public protocol RemotelyNamedKey {
-    /// The key's name on the server: 1-128 characters of `[A-Za-z0-9_.-]` (API.md, Limits).
+    /// The key's name on the server: 1-128 characters of `[A-Za-z0-9_.-]` (docs/API.md, Limits).
     static var remoteName: String { get }
 }
 

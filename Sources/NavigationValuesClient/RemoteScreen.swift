@@ -2,7 +2,7 @@ import NavigationValues
 import NavigationValuesWire
 
 /// A handle on one screen of a remote session: its forward values and its preferences
-/// (SEMANTICS.md §2 and §3), by typed key or by name.
+/// (docs/SEMANTICS.md §2 and §3), by typed key or by name.
 ///
 /// ```swift
 /// let inbox = session.screen(.top)
@@ -78,7 +78,7 @@ public struct RemoteScreen: Sendable {
         try await removePreferenceHandler(named: K.remoteName, ifMatch: ifMatch, idempotencyKey: idempotencyKey)
     }
 
-    /// Publishes `value` for `key`, starting the walk at this screen itself (SEMANTICS.md §3).
+    /// Publishes `value` for `key`, starting the walk at this screen itself (docs/SEMANTICS.md §3).
     @discardableResult
     public func updatePreference<K: PreferenceKey>(
         _ key: K.Type, value: K.Value, ifMatch: Int64? = nil, idempotencyKey: String? = nil

@@ -311,7 +311,7 @@ public struct BatchOperation: Sendable, Equatable {
 }
 
 /// How a mutation's answer is decoded: as one kind, or by its members where one endpoint answers
-/// in two shapes (a pop or a path of the main stack answers as API.md's endpoints do; removing a
+/// in two shapes (a pop or a path of the main stack answers as docs/API.md's endpoints do; removing a
 /// tab names the stack selected after, dismissing a presentation does not).
 indirect enum AnswerShape: Sendable, Equatable {
     case fixed(MutationResult.Kind)

@@ -3,7 +3,7 @@ import NavigationValues
 import NavigationValuesWire
 
 /// A handle on one session of the server, with its token: reads, stack changes, history, replay and
-/// event streams (API.md, Endpoints). A value: copy it freely, share it across tasks.
+/// event streams (docs/API.md, Endpoints). A value: copy it freely, share it across tasks.
 ///
 /// ```swift
 /// let pushed = try await session.push("Detail", values: ["counter": 1])

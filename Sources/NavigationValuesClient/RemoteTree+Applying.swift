@@ -7,9 +7,9 @@ import NavigationValuesWire
 // dismisses what it presents, a removed tab that was selected selects the main stack…) are the
 // core's; what the core did is then checked against what the event says the server did, built with
 // the same Wire constructors the server builds its events with. Values go through `setValue` and
-// `removeValue` (so exactly the screens whose resolved value changed are told, SEMANTICS.md §2, and
+// `removeValue` (so exactly the screens whose resolved value changed are told, docs/SEMANTICS.md §2, and
 // the server's `affected` list checks it), handlers with their decision, and each delivery of a
-// publish is recorded as the server made it (SEMANTICS.md §3: the walk happened on the server; it
+// publish is recorded as the server made it (docs/SEMANTICS.md §3: the walk happened on the server; it
 // is not walked again).
 
 extension RemoteTree {

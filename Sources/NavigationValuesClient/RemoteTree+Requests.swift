@@ -5,8 +5,8 @@ import NavigationValuesWire
 // idempotency keys), each answering the session's version after it.
 
 extension RemoteTree {
-    /// Sends one path change of a stack: on the main stack through API.md's endpoints, so its
-    /// events keep API.md's types; on another through that stack's.
+    /// Sends one path change of a stack: on the main stack through docs/API.md's endpoints, so its
+    /// events keep docs/API.md's types; on another through that stack's.
     func sendPath(_ operation: PathOperation, on stack: StackID) async throws -> Int64 {
         switch (operation, stack == .main) {
         case (.push(let seed), true): try await session.push(seed).version

@@ -12,7 +12,7 @@ import SwiftSyntaxMacros
     }
 #else
     // `SwiftCompilerPlugin` is not shipped with the toolchain's host libraries, so this plugin serves the
-    // compiler itself, through the same message handling that `SwiftCompilerPlugin` wraps (issue 8).
+    // compiler itself, through the same message handling that `SwiftCompilerPlugin` wraps.
     @_spi(PluginMessage) import SwiftCompilerPluginMessageHandling
 
     /// The compiler plugin executable: answers the compiler's requests over standard input and output.

@@ -41,7 +41,7 @@ public final class PostgresDriver: SQLDriver {
         public var readerCount = 4
         /// The most mutations one group-commit transaction takes.
         public var maximumBatchSize = 500
-        /// How long an idempotency record is kept (API.md: 24 h).
+        /// How long an idempotency record is kept (docs/API.md: 24 h).
         public var idempotencyLifetime: Duration = .seconds(24 * 60 * 60)
         /// The clock for idempotency expiry and purge tombstones.
         public var now: @Sendable () -> Date = { Date() }

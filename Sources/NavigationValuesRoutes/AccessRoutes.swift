@@ -6,7 +6,7 @@ import NavigationValuesWire
 
 /// Read-only credentials over HTTP: stream tickets for `EventSource` URLs (`POST /v1/tickets`)
 /// and observer tokens for tools that watch but never write (`/v1/observers`). They live outside
-/// `/v1/sessions/{id}/…`, where every POST is a mutation that appends an event (API.md, Details).
+/// `/v1/sessions/{id}/…`, where every POST is a mutation that appends an event (docs/API.md, Details).
 struct AccessRoutes: Sendable {
     let routes: SessionRoutes
 

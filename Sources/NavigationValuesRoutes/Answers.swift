@@ -3,7 +3,7 @@ import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesWire
 
-// What each endpoint answers over HTTP (API.md, Endpoints and Details): statuses, `ETag`,
+// What each endpoint answers over HTTP (docs/API.md, Endpoints and Details): statuses, `ETag`,
 // `Location`, and JSON bodies from the shared wire shapes. The same answers are kept for
 // idempotent retries, so a retry gets exactly the first answer.
 

@@ -9,7 +9,7 @@ import Synchronization
 
 /// Rate limits what makes a session (`POST /v1/sessions`, `…/import`, `…/fork`) per client
 /// address, so that an anonymous client cannot fill
-/// the server's memory and disk with sessions (issue 13). A token bucket per address: `burst`
+/// the server's memory and disk with sessions. A token bucket per address: `burst`
 /// creations at once, refilled at `rate` per second; past it, 429 with `Retry-After`. Requests
 /// with the admin token are exempt (bulk tools and benchmarks create with it).
 ///

@@ -5,7 +5,7 @@ import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// The reading side of a session's history (API.md, Events): the SSE stream, the JSON long poll,
+/// The reading side of a session's history (docs/API.md, Events): the SSE stream, the JSON long poll,
 /// paged history, replay, and the admin stream of every session.
 struct EventRoutes: Sendable {
     let routes: SessionRoutes
@@ -227,7 +227,7 @@ struct EventRoutes: Sendable {
     // MARK: - Pieces
 
     /// The session's reader head; 410 instead of 404 when the session's history was purged
-    /// (API.md, Events: "If the events it asks for were purged, the answer is 410").
+    /// (docs/API.md, Events: "If the events it asks for were purged, the answer is 410").
     func readerHead(of id: SessionID, credential: Credential, snapshot: Bool) async throws -> ReaderHead {
         do {
             return try await service.sessions.readerHead(of: id, credential: credential, snapshot: snapshot)

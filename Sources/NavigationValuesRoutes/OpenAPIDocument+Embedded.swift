@@ -7,8 +7,8 @@ let embeddedJSON = ##"""
   "openapi": "3.1.0",
   "info": {
     "title": "NavigationValues Server",
-    "version": "1.0.0",
-    "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed. A session may also hold tabs (named stacks, one selected) and presentations (sheets and full-screen covers presented by a screen); API.md's endpoints keep addressing the main stack (docs/Stacks.md)."
+    "version": "0.1.0",
+    "description": "One navigation stack per session: values flow forward to later screens, preferences flow back to earlier ones. Every error is RFC 9457 problem details (`application/problem+json`). Every mutation answers the session's new `version` and sets `ETag: \"<version>\"`; a 2xx answer to a mutation means it is committed. A session may also hold tabs (named stacks, one selected) and presentations (sheets and full-screen covers presented by a screen); docs/API.md's endpoints keep addressing the main stack (docs/Stacks.md)."
   },
   "servers": [
     {
@@ -150,6 +150,26 @@ let embeddedJSON = ##"""
                   "id": "$response.body#/id",
                   "screen": "$response.body#/screens/0/id"
                 }
+              },
+              "forkSession": {
+                "operationId": "forkSession",
+                "requestBody": {
+                  "session": "$response.body#/id",
+                  "at": 1
+                }
+              },
+              "createStreamTicket": {
+                "operationId": "createStreamTicket",
+                "requestBody": {
+                  "session": "$response.body#/id"
+                }
+              },
+              "createObserver": {
+                "operationId": "createObserver",
+                "requestBody": {
+                  "session": "$response.body#/id",
+                  "label": "support"
+                }
               }
             }
           },
@@ -190,6 +210,25 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/CreateSession"
+              },
+              "example": {
+                "root": {
+                  "name": "Root"
+                },
+                "schema": {
+                  "values": {
+                    "text": {
+                      "type": "string",
+                      "default": "initial value"
+                    }
+                  },
+                  "preferences": {
+                    "preference": {
+                      "type": "string",
+                      "default": ""
+                    }
+                  }
+                }
               }
             }
           }
@@ -362,10 +401,10 @@ let embeddedJSON = ##"""
           {
             "name": "purge",
             "in": "query",
-            "description": "Also delete its history (later reads: 404).",
+            "description": "Also delete its history (later reads: 404). `true` or `1`, in any case (an empty value, `?purge`, too); `false` or `0` (the default).",
             "schema": {
-              "type": "boolean",
-              "default": false
+              "type": "string",
+              "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)?$"
             }
           },
           {
@@ -504,6 +543,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/NewScreen"
+              },
+              "example": {
+                "name": "Detail"
               }
             }
           }
@@ -815,6 +857,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/ValuesPatch"
+              },
+              "example": {
+                "text": "hello"
               }
             }
           }
@@ -906,6 +951,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Handler"
+              },
+              "example": {
+                "passBack": true
               }
             }
           }
@@ -1065,6 +1113,9 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Publish"
+              },
+              "example": {
+                "value": "chosen"
               }
             }
           }
@@ -1965,6 +2016,13 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Present"
+              },
+              "example": {
+                "from": "top",
+                "style": "sheet",
+                "root": {
+                  "name": "Picker"
+                }
               }
             }
           }
@@ -2315,6 +2373,25 @@ let embeddedJSON = ##"""
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/Batch"
+              },
+              "example": {
+                "operations": [
+                  {
+                    "op": "push",
+                    "name": "List"
+                  },
+                  {
+                    "op": "push",
+                    "name": "Item"
+                  },
+                  {
+                    "op": "setValues",
+                    "screen": "top",
+                    "values": {
+                      "text": "item"
+                    }
+                  }
+                ]
               }
             }
           }
@@ -2388,15 +2465,10 @@ let embeddedJSON = ##"""
           {
             "name": "snapshot",
             "in": "query",
-            "description": "Start the stream with one `session.snapshot` event.",
+            "description": "Start the stream with one `session.snapshot` event: `true` or `1`, in any case (an empty value, `?snapshot`, too); `false` or `0` (the default).",
             "schema": {
               "type": "string",
-              "enum": [
-                "0",
-                "1",
-                "true",
-                "false"
-              ]
+              "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)?$"
             }
           },
           {
@@ -2406,9 +2478,6 @@ let embeddedJSON = ##"""
             "schema": {
               "type": "string"
             }
-          },
-          {
-            "$ref": "#/components/parameters/Ticket"
           }
         ],
         "tags": [
@@ -2588,21 +2657,6 @@ let embeddedJSON = ##"""
             "$ref": "#/components/responses/Problem503"
           }
         },
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/After"
-          },
-          {
-            "name": "Last-Event-ID",
-            "in": "header",
-            "schema": {
-              "type": "string"
-            }
-          },
-          {
-            "$ref": "#/components/parameters/Ticket"
-          }
-        ],
         "tags": [
           "events"
         ],
@@ -2613,7 +2667,8 @@ let embeddedJSON = ##"""
           {
             "ticket": []
           }
-        ]
+        ],
+        "description": "Live only: every event committed after the stream opens, each with `session`. It has no cursor: a client that must not miss an event follows each session's own stream (`GET /v1/sessions/{id}/events`, which resumes by id)."
       }
     },
     "/healthz": {
@@ -2869,7 +2924,8 @@ let embeddedJSON = ##"""
             "application/x-ndjson": {
               "schema": {
                 "type": "string"
-              }
+              },
+              "example": "{\"at\":\"2026-12-03T07:30:42.754Z\",\"root\":{\"handlers\":{},\"id\":\"c_jKT3p5S9MRf-\",\"index\":0,\"name\":\"Root\",\"next\":null,\"preferences\":{},\"previous\":null,\"resolved\":{\"text\":\"initial value\"},\"role\":\"screen\",\"values\":{}},\"schema\":{\"preferences\":{\"preference\":{\"default\":\"\",\"type\":\"string\"}},\"strict\":false,\"values\":{\"text\":{\"default\":\"initial value\",\"type\":\"string\"}}},\"seq\":1,\"type\":\"session.created\"}\n"
             }
           }
         },
@@ -3373,167 +3429,217 @@ let embeddedJSON = ##"""
         "description": "One declared entry: its type, and a default of that type. The defaults of a schema together are at most `max-default-bytes` of JSON (and as deep as a value may be); a schema declares at most `max-schema-entries` entries.",
         "oneOf": [
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "string"
-              },
-              "default": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a string, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/StringEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "integer"
-              },
-              "default": {
-                "type": [
-                  "integer",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a integer, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/IntegerEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "number"
-              },
-              "default": {
-                "type": [
-                  "number",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a number, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/NumberEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "boolean"
-              },
-              "default": {
-                "type": [
-                  "boolean",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a boolean, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/BooleanEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "object"
-              },
-              "default": {
-                "type": [
-                  "object",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a object, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/ObjectEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "array"
-              },
-              "default": {
-                "type": [
-                  "array",
-                  "null"
-                ],
-                "description": "The value read when nothing is set: a array, or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/ArrayEntry"
           },
           {
-            "type": "object",
-            "required": [
-              "type"
-            ],
-            "properties": {
-              "type": {
-                "const": "any"
-              },
-              "default": {
-                "description": "The value read when nothing is set: a any (any JSON), or null."
-              },
-              "observationIgnored": {
-                "type": "boolean",
-                "description": "Stored without notifying (values only)."
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/components/schemas/AnyEntry"
           }
-        ]
+        ],
+        "discriminator": {
+          "propertyName": "type",
+          "mapping": {
+            "string": "#/components/schemas/StringEntry",
+            "integer": "#/components/schemas/IntegerEntry",
+            "number": "#/components/schemas/NumberEntry",
+            "boolean": "#/components/schemas/BooleanEntry",
+            "object": "#/components/schemas/ObjectEntry",
+            "array": "#/components/schemas/ArrayEntry",
+            "any": "#/components/schemas/AnyEntry"
+          }
+        }
+      },
+      "StringEntry": {
+        "description": "An entry of type `string`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "string"
+          },
+          "default": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a string, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "IntegerEntry": {
+        "description": "An entry of type `integer`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "integer"
+          },
+          "default": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a integer, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "NumberEntry": {
+        "description": "An entry of type `number`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "number"
+          },
+          "default": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a number, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "BooleanEntry": {
+        "description": "An entry of type `boolean`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "boolean"
+          },
+          "default": {
+            "type": [
+              "boolean",
+              "null"
+            ],
+            "description": "The value read when nothing is set: a boolean, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "ObjectEntry": {
+        "description": "An entry of type `object`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "object"
+          },
+          "default": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/JSONObject"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "The value read when nothing is set: a object, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "ArrayEntry": {
+        "description": "An entry of type `array`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "array"
+          },
+          "default": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {},
+            "description": "The value read when nothing is set: a array, or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "AnyEntry": {
+        "description": "An entry of type `any`.",
+        "type": "object",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "const": "any"
+          },
+          "default": {
+            "description": "The value read when nothing is set: a any (any JSON), or null."
+          },
+          "observationIgnored": {
+            "type": "boolean",
+            "description": "Stored without notifying (values only)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "JSONObject": {
+        "type": "object",
+        "additionalProperties": true,
+        "description": "Any JSON object."
       },
       "Schema": {
         "type": "object",
-        "description": "A session's typed entries (API.md, Schema).",
+        "description": "A session's typed entries (docs/API.md, Schema).",
         "properties": {
           "values": {
             "type": "object",
@@ -4210,353 +4316,418 @@ let embeddedJSON = ##"""
         "description": "`op` and the members of that operation's own endpoint body, plus what its path names (`stack`, `screen`, `key`): docs/Stacks.md, Batches.",
         "oneOf": [
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "push"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "name": {
-                "type": "string"
-              },
-              "values": {
-                "type": "object",
-                "additionalProperties": true,
-                "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
-                "propertyNames": {
-                  "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-                }
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op"
-            ],
-            "title": "push"
+            "$ref": "#/components/schemas/PushOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "pop"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "count": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 9223372036854775807
-              },
-              "to": {
-                "type": "string",
-                "description": "A screen id, `root` or `top`: pop everything above it."
-              }
-            },
-            "additionalProperties": false,
-            "not": {
-              "required": [
-                "count",
-                "to"
-              ]
-            },
-            "required": [
-              "op"
-            ],
-            "title": "pop"
+            "$ref": "#/components/schemas/PopOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "replacePath"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "screens": {
-                "type": "array",
-                "items": {
-                  "$ref": "#/components/schemas/NewScreen"
-                }
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screens"
-            ],
-            "title": "replacePath"
+            "$ref": "#/components/schemas/ReplacePathOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "replaceAbove"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "screens": {
-                "type": "array",
-                "items": {
-                  "$ref": "#/components/schemas/NewScreen"
-                }
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "screens"
-            ],
-            "title": "replaceAbove"
+            "$ref": "#/components/schemas/ReplaceAboveOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "setValues"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "values": {
-                "$ref": "#/components/schemas/ValuesPatch"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "values"
-            ],
-            "title": "setValues"
+            "$ref": "#/components/schemas/SetValuesOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "setHandler"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              },
-              "passBack": {
-                "type": "boolean"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key",
-              "passBack"
-            ],
-            "title": "setHandler"
+            "$ref": "#/components/schemas/SetHandlerOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "removeHandler"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key"
-            ],
-            "title": "removeHandler"
+            "$ref": "#/components/schemas/RemoveHandlerOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "publish"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              },
-              "value": {}
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key",
-              "value"
-            ],
-            "title": "publish"
+            "$ref": "#/components/schemas/PublishOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "return"
-              },
-              "screen": {
-                "type": "string"
-              },
-              "key": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,128}$"
-              },
-              "value": {}
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "screen",
-              "key",
-              "value"
-            ],
-            "title": "return"
+            "$ref": "#/components/schemas/ReturnOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "createStack"
-              },
-              "id": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-                "description": "The tab's name: not main, selected or top, not starting with p_."
-              },
-              "root": {
-                "$ref": "#/components/schemas/NewScreen"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "id"
-            ],
-            "title": "createStack"
+            "$ref": "#/components/schemas/CreateStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "selectStack"
-              },
-              "stack": {
-                "type": "string",
-                "description": "`main`, a tab's name, `selected` or `top`."
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "stack"
-            ],
-            "title": "selectStack"
+            "$ref": "#/components/schemas/SelectStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "removeStack"
-              },
-              "stack": {
-                "type": "string"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "stack"
-            ],
-            "title": "removeStack"
+            "$ref": "#/components/schemas/RemoveStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "moveStack"
-              },
-              "stack": {
-                "type": "string"
-              },
-              "position": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 9223372036854775807,
-                "description": "The place among the tabs: 0 is the first tab after the main stack."
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op",
-              "stack",
-              "position"
-            ],
-            "title": "moveStack"
+            "$ref": "#/components/schemas/MoveStackOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "present"
-              },
-              "from": {
-                "type": "string",
-                "description": "The presenting screen (default `top`): the topmost screen of its stack."
-              },
-              "style": {
-                "type": "string",
-                "enum": [
-                  "sheet",
-                  "fullScreenCover"
-                ],
-                "description": "Default `sheet`."
-              },
-              "root": {
-                "$ref": "#/components/schemas/NewScreen"
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op"
-            ],
-            "title": "present"
+            "$ref": "#/components/schemas/PresentOperation"
           },
           {
-            "type": "object",
-            "properties": {
-              "op": {
-                "const": "dismiss"
-              },
-              "stack": {
-                "type": "string",
-                "description": "A presentation (default: the one a user sees)."
-              }
-            },
-            "additionalProperties": false,
-            "required": [
-              "op"
-            ],
-            "title": "dismiss"
+            "$ref": "#/components/schemas/DismissOperation"
           }
+        ],
+        "discriminator": {
+          "propertyName": "op",
+          "mapping": {
+            "push": "#/components/schemas/PushOperation",
+            "pop": "#/components/schemas/PopOperation",
+            "replacePath": "#/components/schemas/ReplacePathOperation",
+            "replaceAbove": "#/components/schemas/ReplaceAboveOperation",
+            "setValues": "#/components/schemas/SetValuesOperation",
+            "setHandler": "#/components/schemas/SetHandlerOperation",
+            "removeHandler": "#/components/schemas/RemoveHandlerOperation",
+            "publish": "#/components/schemas/PublishOperation",
+            "return": "#/components/schemas/ReturnOperation",
+            "createStack": "#/components/schemas/CreateStackOperation",
+            "selectStack": "#/components/schemas/SelectStackOperation",
+            "removeStack": "#/components/schemas/RemoveStackOperation",
+            "moveStack": "#/components/schemas/MoveStackOperation",
+            "present": "#/components/schemas/PresentOperation",
+            "dismiss": "#/components/schemas/DismissOperation"
+          }
+        }
+      },
+      "PushOperation": {
+        "description": "The batch operation `push`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "push"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "values": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Values by key name (1-128 characters of [A-Za-z0-9_.-]).",
+            "propertyNames": {
+              "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+            }
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op"
+        ]
+      },
+      "PopOperation": {
+        "description": "The batch operation `pop`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "pop"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "count": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 9223372036854775807
+          },
+          "to": {
+            "type": "string",
+            "description": "A screen id, `root` or `top`: pop everything above it."
+          }
+        },
+        "additionalProperties": false,
+        "not": {
+          "required": [
+            "count",
+            "to"
+          ]
+        },
+        "required": [
+          "op"
+        ]
+      },
+      "ReplacePathOperation": {
+        "description": "The batch operation `replacePath`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "replacePath"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "screens": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewScreen"
+            }
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screens"
+        ]
+      },
+      "ReplaceAboveOperation": {
+        "description": "The batch operation `replaceAbove`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "replaceAbove"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "screens": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewScreen"
+            }
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "screens"
+        ]
+      },
+      "SetValuesOperation": {
+        "description": "The batch operation `setValues`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "setValues"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "values": {
+            "$ref": "#/components/schemas/ValuesPatch"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "values"
+        ]
+      },
+      "SetHandlerOperation": {
+        "description": "The batch operation `setHandler`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "setHandler"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "passBack": {
+            "type": "boolean"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key",
+          "passBack"
+        ]
+      },
+      "RemoveHandlerOperation": {
+        "description": "The batch operation `removeHandler`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "removeHandler"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key"
+        ]
+      },
+      "PublishOperation": {
+        "description": "The batch operation `publish`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "publish"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "value": {}
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key",
+          "value"
+        ]
+      },
+      "ReturnOperation": {
+        "description": "The batch operation `return`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "return"
+          },
+          "screen": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,128}$"
+          },
+          "value": {}
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "screen",
+          "key",
+          "value"
+        ]
+      },
+      "CreateStackOperation": {
+        "description": "The batch operation `createStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "createStack"
+          },
+          "id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+            "description": "The tab's name: not main, selected or top, not starting with p_."
+          },
+          "root": {
+            "$ref": "#/components/schemas/NewScreen"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "id"
+        ]
+      },
+      "SelectStackOperation": {
+        "description": "The batch operation `selectStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "selectStack"
+          },
+          "stack": {
+            "type": "string",
+            "description": "`main`, a tab's name, `selected` or `top`."
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "stack"
+        ]
+      },
+      "RemoveStackOperation": {
+        "description": "The batch operation `removeStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "removeStack"
+          },
+          "stack": {
+            "type": "string"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "stack"
+        ]
+      },
+      "MoveStackOperation": {
+        "description": "The batch operation `moveStack`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "moveStack"
+          },
+          "stack": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9223372036854775807,
+            "description": "The place among the tabs: 0 is the first tab after the main stack."
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op",
+          "stack",
+          "position"
+        ]
+      },
+      "PresentOperation": {
+        "description": "The batch operation `present`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "present"
+          },
+          "from": {
+            "type": "string",
+            "description": "The presenting screen (default `top`): the topmost screen of its stack."
+          },
+          "style": {
+            "type": "string",
+            "enum": [
+              "sheet",
+              "fullScreenCover"
+            ],
+            "description": "Default `sheet`."
+          },
+          "root": {
+            "$ref": "#/components/schemas/NewScreen"
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op"
+        ]
+      },
+      "DismissOperation": {
+        "description": "The batch operation `dismiss`.",
+        "type": "object",
+        "properties": {
+          "op": {
+            "const": "dismiss"
+          },
+          "stack": {
+            "type": "string",
+            "description": "A presentation (default: the one a user sees)."
+          }
+        },
+        "additionalProperties": false,
+        "required": [
+          "op"
         ]
       },
       "StackAnswer": {
@@ -4817,7 +4988,7 @@ let embeddedJSON = ##"""
           "type",
           "at"
         ],
-        "description": "One event (API.md, Events); the fields beyond seq, type and at depend on the type. Events of `GET /v1/events` also carry `session`. The events of several stacks are described in docs/Stacks.md (Events); `batch.applied` holds each step's event in `events`.",
+        "description": "One event (docs/API.md, Events); the fields beyond seq, type and at depend on the type. Events of `GET /v1/events` also carry `session`. The events of several stacks are described in docs/Stacks.md (Events); `batch.applied` holds each step's event in `events`.",
         "properties": {
           "seq": {
             "type": "integer",
@@ -5302,10 +5473,10 @@ let embeddedJSON = ##"""
         "name": "If-Match",
         "in": "header",
         "required": false,
-        "description": "Apply only if the session is still at this version (`\"7\"`, as `ETag` gives it; `*`: any), else 412. A value that names no version never matches (412).",
+        "description": "Apply only if the session is still at this version, else 412: `*` (any version), or a version as `ETag` gives it (`\"7\"`), also weak (`W/\"7\"`) or unquoted (`7`), at most 18 digits. Anything else is a malformed request (400).",
         "schema": {
           "type": "string",
-          "pattern": "^[ \\t]*(\\*|\"[0-9]{1,18}\")?[ \\t]*$"
+          "pattern": "^[ \\t]*(\\*|(W/)?(\"[0-9]{1,18}\"|[0-9]{1,18}))[ \\t]*$"
         }
       },
       "IdempotencyKey": {
@@ -5328,16 +5499,6 @@ let embeddedJSON = ##"""
           "type": "integer",
           "minimum": 0,
           "maximum": 9223372036854775807
-        }
-      },
-      "Ticket": {
-        "name": "ticket",
-        "in": "query",
-        "required": false,
-        "description": "A stream ticket (`POST /v1/tickets`) instead of the `Authorization` header, for `EventSource`, which cannot send headers. Never logged. Not with an `Authorization` header (400).",
-        "schema": {
-          "type": "string",
-          "pattern": "^[^\\u0000]*$"
         }
       },
       "StackRef": {
@@ -5375,7 +5536,7 @@ let embeddedJSON = ##"""
         "type": "apiKey",
         "in": "query",
         "name": "ticket",
-        "description": "A stream ticket from `POST /v1/tickets`: short-lived, read-only, for the event streams only."
+        "description": "A stream ticket from `POST /v1/tickets` in `?ticket=`: short-lived, read-only, for the event streams only, in place of the `Authorization` header for `EventSource`, which cannot send headers; never logged. One or the other: a ticket with an `Authorization` header as well is 400."
       }
     }
   }

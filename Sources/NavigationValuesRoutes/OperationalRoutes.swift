@@ -3,7 +3,7 @@ import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// `GET /metrics` (Prometheus text format) and `GET /openapi.json` (API.md, Endpoints). Both
+/// `GET /metrics` (Prometheus text format) and `GET /openapi.json` (docs/API.md, Endpoints). Both
 /// are open: they carry no session data.
 struct OperationalRoutes: Sendable {
     let metrics: Metrics

@@ -4,7 +4,7 @@ import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesStore
 
-// The one place where errors become RFC 9457 problem+json (STYLE.md, Errors). Anything a client
+// The one place where errors become RFC 9457 problem+json (CONTRIBUTING.md, Conventions). Anything a client
 // can cause is a 4xx that says what was wrong; a 500 is our bug (or damaged data) and shows
 // nothing internal.
 

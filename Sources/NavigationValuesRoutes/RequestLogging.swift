@@ -13,7 +13,7 @@ import Synchronization
 /// (`request.route`), or `unmatched`.
 ///
 /// Probes (`/healthz`, `/readyz`, `/metrics`) log at `debug`, other requests at `info`, and a 500
-/// at `error` with what went wrong, which the client never sees (STYLE.md, Errors). All of it is
+/// at `error` with what went wrong, which the client never sees (CONTRIBUTING.md, Conventions). All of it is
 /// synchronous, so a synchronous handler such as `/healthz` is still answered without a task.
 ///
 /// ```swift

@@ -3,7 +3,7 @@ import NavigationValues
 import NavigationValuesSessions
 
 // The routes of several stacks per session (docs/Stacks.md, Over HTTP). Each is additive: the
-// routes of API.md keep addressing the main stack.
+// routes of docs/API.md keep addressing the main stack.
 
 extension SessionRoutes {
     func registerStacks(on router: Router) {

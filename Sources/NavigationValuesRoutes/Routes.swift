@@ -5,7 +5,7 @@ import NavigationValuesSessions
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// The HTTP face of the session API (API.md, Endpoints): parses requests into queries and
+/// The HTTP face of the session API (docs/API.md, Endpoints): parses requests into queries and
 /// commands for the `SessionService`, and its answers into responses.
 ///
 /// ```swift
@@ -237,13 +237,7 @@ public struct SessionRoutes: Sendable {
     }
 
     private func commandContext(_ request: Request) throws -> CommandContext {
-        var ifMatch: Int64?
-        if let header = request.headers["if-match"], HeaderValue.trimmed(header) != "*" {
-            var text = HeaderValue.trimmed(header)
-            if text.hasPrefix("W/") { text.removeFirst(2) }
-            // An If-Match that names no version we could be at never matches (RFC 9110 §13.1.1).
-            ifMatch = Int64(HeaderValue.trimmed(text, also: "\"")) ?? -1
-        }
+        let ifMatch = try request.headers["if-match"].flatMap(HeaderValue.version(ifMatch:))
         let idempotency = try idempotencyKey(request).map { key in
             Idempotency<MutationResult>(key: key, scope: idempotencyScope(request), record: StoredAnswer.init)
         }
@@ -251,7 +245,7 @@ public struct SessionRoutes: Sendable {
             credential: credential(request), ifMatch: ifMatch, idempotency: idempotency, answer: StoredAnswer.init)
     }
 
-    /// The `Idempotency-Key` of a mutation, checked on every method. API.md promises it on any POST;
+    /// The `Idempotency-Key` of a mutation, checked on every method. docs/API.md promises it on any POST;
     /// it is honoured on PUT, PATCH and DELETE too, so that a client can retry every mutation after a
     /// lost answer without applying it twice.
     func idempotencyKey(_ request: Request) throws -> String? {
@@ -334,6 +328,26 @@ public struct SessionRoutes: Sendable {
 /// Header values are ASCII: trimming them needs no Foundation (whose `trimmingCharacters` costs a
 /// bridged string on every request).
 enum HeaderValue {
+    /// The version an `If-Match` header names, or nil for `*` (any version). The header is `*` or
+    /// one version as `ETag` gives it (`"7"`), also weak (`W/"7"`) or unquoted (`7`), with at most 18
+    /// digits, between optional spaces and tabs (docs/API.md, "If-Match"). Anything else is 400: a
+    /// precondition the server cannot read is not one it can judge, so it is neither applied nor
+    /// refused as a version mismatch.
+    static func version(ifMatch header: String) throws -> Int64? {
+        let text = trimmed(header)
+        if text == "*" { return nil }
+        var digits = Substring(text)
+        if digits.hasPrefix("W/") { digits = digits.dropFirst(2) }
+        if digits.count >= 2, digits.first == "\"", digits.last == "\"" { digits = digits.dropFirst().dropLast() }
+        guard (1...18).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let version = Int64(digits)
+        else {
+            throw APIError(.badRequest, "If-Match must be * or a version as ETag gives it (\"7\")")
+        }
+        return version
+    }
+
+
     /// `text` without leading and trailing spaces and tabs (and `extra`).
     static func trimmed(_ text: some StringProtocol, also extra: Character? = nil) -> String {
         func isTrimmed(_ character: Character) -> Bool { character == " " || character == "\t" || character == extra }

@@ -18,12 +18,12 @@ import NavigationValuesWire
 /// ```
 public final class SessionAPI: Sendable {
     /// Everything about the API that does not depend on how requests arrive or where the store
-    /// keeps its data (API.md, The executable).
+    /// keeps its data (docs/API.md, The executable).
     public struct Configuration: Sendable {
         /// The admin token; when nil one is generated (read it back from `adminToken`).
         public var adminToken: String?
         public var service = ServiceConfiguration()
-        /// How event streams get a keep-alive comment (API.md: at least every 15 s).
+        /// How event streams get a keep-alive comment (docs/API.md: at least every 15 s).
         public var keepAliveInterval: Duration = .seconds(15)
         /// Events a stream subscriber may have waiting before it is dropped (it resumes by id).
         public var subscriberBufferLimit: Int {
@@ -54,7 +54,7 @@ public final class SessionAPI: Sendable {
         /// The web origins browsers may call the API from (`--cors-origins`); none by default.
         public var crossOriginPolicy = CrossOriginPolicy()
         /// The body of `POST /v1/sessions/import` (an export), in bytes (`--max-import-bytes`);
-        /// every other request keeps API.md's 1 MiB.
+        /// every other request keeps docs/API.md's 1 MiB.
         public var maxImportBytes = 64 * 1024 * 1024
         /// Bytes of bodies over 1 MiB (imports) the server holds at once (`--max-large-body-memory`);
         /// an import that does not fit is 503 with `Retry-After`.
@@ -85,7 +85,7 @@ public final class SessionAPI: Sendable {
     public let responder: RouterResponder
     /// What an error becomes: a problem document (`ProblemMapping`).
     public let errorResponder: HTTPErrorResponder = ProblemMapping.response
-    /// The size limits a request is parsed with: API.md's, and `maxImportBytes` for an import.
+    /// The size limits a request is parsed with: docs/API.md's, and `maxImportBytes` for an import.
     public let limits: HTTPLimits
     private let ticker: Task<Void, Never>
     private let retention: Task<Void, Never>?

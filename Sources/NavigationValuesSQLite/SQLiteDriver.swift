@@ -44,7 +44,7 @@ public final class SQLiteDriver: SQLDriver {
         public var busyTimeout: Duration = .seconds(5)
         /// The most mutations one group-commit transaction takes.
         public var maximumBatchSize = 1_000
-        /// How long an idempotency record is kept (API.md: 24 h).
+        /// How long an idempotency record is kept (docs/API.md: 24 h).
         public var idempotencyLifetime: Duration = .seconds(24 * 60 * 60)
         /// The largest the database file may grow, in bytes (`PRAGMA max_page_count`); nil: no
         /// limit. Writes past it fail with `.unavailable`, as on a full disk.

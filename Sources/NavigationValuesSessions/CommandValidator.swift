@@ -2,7 +2,7 @@ import NavigationValues
 import NavigationValuesWire
 
 /// Turns commands into operations, checking them against the session as it is now: shapes, types,
-/// limits and references (API.md, Limits; SEMANTICS.md). An operation it returns always applies.
+/// limits and references (docs/API.md, Limits; docs/SEMANTICS.md). An operation it returns always applies.
 struct CommandValidator {
     let session: LiveSession
     let limits: SessionLimits
@@ -174,7 +174,7 @@ struct CommandValidator {
         }
     }
 
-    /// A value over the nesting or size limit (API.md, Limits).
+    /// A value over the nesting or size limit (docs/API.md, Limits).
     private func sizeProblem(_ value: JSONValue, pointer: String) -> SessionError.FieldError? {
         if value.depth > limits.maxNesting {
             return .init(pointer: pointer, detail: "nested deeper than \(limits.maxNesting)")

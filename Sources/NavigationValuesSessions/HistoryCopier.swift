@@ -109,7 +109,7 @@ struct HistoryCopier {
         let operation: SessionOperation
         do {
             operation = try validator.operation(for: command)
-            // A copy obeys the limits a live request does (issue 13).
+            // A copy obeys the limits a live request does.
             try OutputLimits(limits: environment.configuration.limits).preflight(operation, on: session)
         } catch {
             // The error's pointers are into the request made of the event, not into the event.
@@ -126,7 +126,7 @@ struct HistoryCopier {
         return applied
     }
 
-    /// Refuses a copy whose session renders past `maxSessionBytes` (issue 13), as a live change
+    /// Refuses a copy whose session renders past `maxSessionBytes`, as a live change
     /// that grew it so would be.
     func checkSession() throws(Failure) {
         guard let session = new?.session else { return }

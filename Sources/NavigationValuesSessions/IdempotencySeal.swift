@@ -5,7 +5,7 @@ import NavigationValuesWire
 /// Idempotency records as the store keeps them: the client's key only as a hash, and a create's
 /// answer (which carries the new session's token) sealed under a key derived from the client's
 /// own key. So the database never holds a usable token, nor anything that yields one without
-/// the client's idempotency key (README: tokens are kept only as hashes).
+/// the client's idempotency key (docs/Operations.md, Limits and retention: no usable token at rest).
 ///
 /// There is no crypto library to call, so the seal is built from the store's SHA-256: HMAC-SHA256
 /// (RFC 2104) derives an encryption key and a MAC key from the client's key and the scope, the

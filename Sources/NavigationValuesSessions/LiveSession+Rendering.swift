@@ -2,16 +2,16 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-// The session, its stacks and its screens as API.md's and docs/Stacks.md's resources: the tree
+// The session, its stacks and its screens as docs/API.md's and docs/Stacks.md's resources: the tree
 // renders itself as Wire writes it (`ScreenTree.resources(keys:)`), as a client's mirror does.
 
 extension LiveSession {
-    /// One screen, of any stack, as API.md's SCREEN.
+    /// One screen, of any stack, as docs/API.md's SCREEN.
     func resource(of entry: Screen, includeMemory: Bool = false) -> ScreenResource {
         tree.resource(of: entry, keys: keys, includeMemory: includeMemory)
     }
 
-    /// The whole session as API.md's session resource, with the stacks of docs/Stacks.md.
+    /// The whole session as docs/API.md's session resource, with the stacks of docs/Stacks.md.
     /// `includeMemory` adds each handler's memory, which snapshots need for exact replay.
     func resource(includeMemory: Bool = false) -> SessionResource {
         let (screens, stacks) = tree.resources(keys: keys, includeMemory: includeMemory)

@@ -5,7 +5,7 @@ import NavigationValuesWire
 
 // The changes of a session's stacks (docs/Stacks.md), the main one included, applied through the
 // core `ScreenTree`, each with its event and the rows it writes. Which type a push, pop or path
-// event has (API.md's on the main stack alone, a type naming the stack otherwise) is Wire's rule:
+// event has (docs/API.md's on the main stack alone, a type naming the stack otherwise) is Wire's rule:
 // `SessionEvent.pushed(_:onto:)`, `popped(_:from:dismissed:)`, `replacedPath(of:…)`.
 
 extension LiveSession {
@@ -63,7 +63,7 @@ extension LiveSession {
         return (removal, resources, changes)
     }
 
-    /// Publishes, then dismisses the publishing screen (SEMANTICS.md §3 for the walk; docs/Stacks.md §5).
+    /// Publishes, then dismisses the publishing screen (docs/SEMANTICS.md §3 for the walk; docs/Stacks.md §5).
     func applyReturn(_ screen: ScreenID, key: String, value: JSONValue) throws(CorruptSessionError) -> Applied {
         let published = try publish(screen, key: key, value: value)
         guard case .preferencePublished(_, _, _, let deliveries, let stoppedAt) = published.event else {

@@ -11,7 +11,7 @@ struct Applied {
 
 /// The in-memory state of one session: its record, its schema and a core `ScreenTree` whose
 /// stacks are keyed by the screens' ids, with the screens' names as elements (the main stack is
-/// the one stack of API.md; docs/Stacks.md has the others). Not Sendable: one `SessionActor` owns it.
+/// the one stack of docs/API.md; docs/Stacks.md has the others). Not Sendable: one `SessionActor` owns it.
 package final class LiveSession {
     typealias Screen = ScreenStack<String>.Screen
 

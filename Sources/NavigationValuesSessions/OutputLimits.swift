@@ -2,9 +2,9 @@ import NavigationValues
 import NavigationValuesWire
 
 /// The limits on what a session renders, records and answers, as opposed to what a request
-/// carries (issue 13, "outputs capped").
+/// carries: what a client can make the server write and send without sending as much itself.
 ///
-/// API.md's shapes multiply what is stored: every screen's `resolved` repeats the declared
+/// docs/API.md's shapes multiply what is stored: every screen's `resolved` repeats the declared
 /// defaults and every value set below it, `affected` repeats a value per inheriting screen,
 /// `deliveries` per receiving screen. The shapes stay as they are; the multiplication is bounded
 /// instead:
@@ -95,7 +95,7 @@ struct OutputLimits {
         }
     }
 
-    /// `affected` lists each screen that inherits a changed key (SEMANTICS.md §2); counted as
+    /// `affected` lists each screen that inherits a changed key (docs/SEMANTICS.md §2); counted as
     /// if every write changed what it resolves to.
     private func checkAffected(
         screen: ScreenID, set: [String: JSONValue], removed: [String], in session: LiveSession
@@ -123,7 +123,7 @@ struct OutputLimits {
     }
 
     /// `deliveries` lists each screen whose handler receives the value, from the publisher down
-    /// to the first handler that stops it (SEMANTICS.md §3); every server handler passes on the
+    /// to the first handler that stops it (docs/SEMANTICS.md §3); every server handler passes on the
     /// value it received.
     private func checkDeliveries(
         screen: ScreenID, key: String, value: JSONValue, in session: LiveSession

@@ -42,7 +42,7 @@ extension SessionActor {
         var applied = Applied(event: .batchApplied(events), changes: changes)
         session.finish(&applied, seq: seq, at: at, isPurge: false)
         let result = try session.answer(to: applied.event, version: seq, steps: results)
-        // The batch as a whole obeys the limits one change does (issue 13): the session it leaves,
+        // The batch as a whole obeys the limits one change does: the session it leaves,
         // its one event and its answer, checked before anything is committed.
         let event = RecordedEvent(seq: seq, at: at, event: applied.event)
         let stored: StoredEvent

@@ -341,7 +341,7 @@ actor SessionActor {
             }
         case .token(let token):
             // A token that could not have been issued is invalid (401); a well-formed token that
-            // is not this session's belongs to another session, or to none (403, API.md Auth).
+            // is not this session's belongs to another session, or to none (403, docs/API.md Auth).
             guard IdentifierGenerator.isWellFormedToken(token) else {
                 throw SessionError(.unauthorized, "invalid token")
             }

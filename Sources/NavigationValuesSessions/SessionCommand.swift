@@ -3,7 +3,7 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// Configurable limits (API.md, Limits).
+/// Configurable limits (docs/API.md, Limits).
 public struct SessionLimits: Sendable, Equatable {
     public var maxScreens = 1_000
     public var maxValuesPerScreen = 1_000
@@ -55,7 +55,7 @@ package enum SessionQuery: Sendable {
 
 /// A change asked of one session, parsed from the request but not yet checked against the
 /// session: `CommandValidator` turns it into a `SessionOperation`. A `stack` or `screen` is the
-/// reference the request gave (docs/Stacks.md, Screen and stack references); API.md's endpoints
+/// reference the request gave (docs/Stacks.md, Screen and stack references); docs/API.md's endpoints
 /// address the main stack, `main`, as docs/Stacks.md's address any stack.
 package enum SessionCommand: Sendable {
     case end(purge: Bool)
@@ -173,7 +173,7 @@ package struct ReadGrant: Sendable, Equatable {
 }
 
 /// An `Idempotency-Key` and what to keep under it: a retry with the same key in the same scope
-/// gets the first answer again and applies nothing twice (API.md, General).
+/// gets the first answer again and applies nothing twice (docs/API.md, General).
 ///
 /// The answer's stored form is the caller's to choose (the API keeps the HTTP answer), so the
 /// domain records it in the mutation's own transaction without knowing HTTP.

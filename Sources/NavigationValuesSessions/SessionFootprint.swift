@@ -2,7 +2,7 @@ import NavigationValues
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// The bytes of JSON a session renders as (`LiveSession.resource()`, API.md's session resource),
+/// The bytes of JSON a session renders as (`LiveSession.resource()`, docs/API.md's session resource),
 /// counted without rendering it.
 ///
 /// A screen's `resolved` lists every declared entry and every key set on it or below it, so a

@@ -2,7 +2,7 @@ import Foundation
 import NavigationValuesStore
 import NavigationValuesWire
 
-/// What retention removes, and when (issue 13: old data goes away). Every rule is off when nil.
+/// What retention removes, and when, so that old data goes away. Every rule is off when nil.
 public struct RetentionPolicy: Sendable, Equatable {
     /// An active session neither changed nor used for this long is ended (a `session.ended`
     /// event, as `DELETE` appends).

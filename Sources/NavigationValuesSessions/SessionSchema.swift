@@ -1,7 +1,7 @@
 import NavigationValues
 import NavigationValuesWire
 
-/// A session's typed entries (API.md, Schema).
+/// A session's typed entries (docs/API.md, Schema).
 ///
 /// ```json
 /// {"values": {"title": {"type": "string", "default": ""}}, "preferences": {}, "strict": true}
@@ -167,7 +167,7 @@ public struct SessionSchema: Sendable, Equatable {
     }
 }
 
-/// Key names: 1-128 characters of `[A-Za-z0-9_.-]` (API.md, Limits).
+/// Key names: 1-128 characters of `[A-Za-z0-9_.-]` (docs/API.md, Limits).
 enum KeyName {
     static func problem(with name: String) -> String? {
         guard !name.isEmpty, name.utf8.count <= 128 else { return "key names are 1-128 characters" }

@@ -25,7 +25,7 @@ import Synchronization
 public final class InMemorySessionStore: SessionStoreMaintenance {
     /// How the store keeps time.
     public struct Configuration: Sendable {
-        /// How long an idempotency record is kept (API.md: 24 h).
+        /// How long an idempotency record is kept (docs/API.md: 24 h).
         public var idempotencyLifetime: Duration = .seconds(24 * 60 * 60)
         /// The clock for idempotency expiry and purge tombstones.
         public var now: @Sendable () -> Date = { Date() }

@@ -61,7 +61,7 @@ public protocol SQLDriver: Sendable {
 public struct SQLStoreOptions: Sendable {
     /// The most mutations one group-commit transaction takes.
     public var maximumBatchSize: Int
-    /// How long an idempotency record is kept (API.md: 24 h).
+    /// How long an idempotency record is kept (docs/API.md: 24 h).
     public var idempotencyLifetime: Duration
     /// The clock for idempotency expiry and purge tombstones.
     public var now: @Sendable () -> Date

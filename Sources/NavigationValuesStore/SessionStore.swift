@@ -258,7 +258,7 @@ public struct StackRecord: Sendable, Equatable {
     }
 }
 
-/// One row of `preference_handlers`, with the handler's memory (SEMANTICS.md §3).
+/// One row of `preference_handlers`, with the handler's memory (docs/SEMANTICS.md §3).
 public struct HandlerRecord: Sendable, Equatable {
     public var passBack: Bool
     /// The last value this handler received since it was set, JSON text; nil when none yet.
@@ -318,7 +318,7 @@ public struct StoredEvent: Sendable, Equatable {
     public var session: SessionID
     /// Per-session sequence number; 1 is `session.created`; equals the version after it.
     public var seq: Int64
-    /// `screen.pushed`, `values.updated`, … (API.md, Events).
+    /// `screen.pushed`, `values.updated`, … (docs/API.md, Events).
     public var type: String
     /// The whole event as one line of JSON text.
     public var json: String

@@ -1,6 +1,6 @@
 import NavigationValues
 
-/// What a mutation of a session answers (API.md, Endpoints), one case per kind of mutation.
+/// What a mutation of a session answers (docs/API.md, Endpoints), one case per kind of mutation.
 /// Every case carries the session's new `version`.
 ///
 /// ```swift
@@ -329,7 +329,7 @@ package protocol ChangedSession {
 
 extension MutationResult {
     /// The answer to the mutation that appended `event`, leaving the session at `version`: the
-    /// event's fields in the shape API.md and docs/Stacks.md give the answer, with the screen a
+    /// event's fields in the shape docs/API.md and docs/Stacks.md give the answer, with the screen a
     /// change of values, handlers or `above` names as it is now, and the screen a user sees after a
     /// selection. A batch answers its steps' answers, `steps`, each made so when its step applied.
     ///

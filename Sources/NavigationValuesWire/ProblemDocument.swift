@@ -1,7 +1,7 @@
 import NavigationValues
 
 /// An RFC 9457 problem details document, as every error answer carries it
-/// (`application/problem+json`, API.md General):
+/// (`application/problem+json`, docs/API.md General):
 ///
 /// ```json
 /// {"type": "/problems/unprocessable-content", "title": "Invalid request content", "status": 422,

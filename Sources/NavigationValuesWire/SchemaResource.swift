@@ -1,6 +1,6 @@
 import NavigationValues
 
-/// A session's schema as API.md writes it (Schema): declared value and preference entries, each
+/// A session's schema as docs/API.md writes it (Schema): declared value and preference entries, each
 /// with a type and a default, and whether undeclared keys are refused.
 ///
 /// ```swift
@@ -43,7 +43,7 @@ public struct SchemaResource: Sendable, Equatable {
     }
 
     /// One declared entry: its type, what it reads before anything is written, and (for values)
-    /// whether its changes notify no one (SEMANTICS.md §2, observation-ignored).
+    /// whether its changes notify no one (docs/SEMANTICS.md §2, observation-ignored).
     public struct Entry: Sendable, Equatable {
         /// The JSON type its values must have.
         public var type: EntryType

@@ -1,6 +1,6 @@
 import NavigationValues
 
-/// A screen as the API shows it (API.md, Resources: SCREEN), root first by `index`.
+/// A screen as the API shows it (docs/API.md, Resources: SCREEN), root first by `index`.
 ///
 /// ```json
 /// {"id": "c_…", "index": 0, "name": "Home", "role": "screen", "previous": null, "next": "c_…",
@@ -83,7 +83,7 @@ public struct ScreenResource: Sendable, Equatable {
 }
 
 /// A screen's handler for one preference key: whether it passes values back, and (in snapshots
-/// only) its memory of the last delivery (SEMANTICS.md §3, change detection).
+/// only) its memory of the last delivery (docs/SEMANTICS.md §3, change detection).
 public struct HandlerResource: Sendable, Equatable {
     public var passBack: Bool
     /// What the handler last received and decided; nil when it has received nothing, and in

@@ -1,7 +1,7 @@
 import Foundation
 import NavigationValues
 
-/// What happened to a session: one case per event type of API.md (Events), named for what
+/// What happened to a session: one case per event type of docs/API.md (Events), named for what
 /// happened, each with its typed payload. Every mutation appends exactly one.
 ///
 /// Encoding and decoding sit side by side below, so the two cannot drift apart; a test
@@ -64,7 +64,7 @@ public enum SessionEvent: Sendable, Equatable {
     /// Several changes applied all-or-nothing as one event (one version step), in order.
     case batchApplied([SessionEvent])
 
-    /// The event types, as API.md names them.
+    /// The event types, as docs/API.md names them.
     public enum Kind: String, Sendable, CaseIterable {
         case sessionCreated = "session.created"
         case screenPushed = "screen.pushed"
@@ -124,7 +124,7 @@ public enum SessionEvent: Sendable, Equatable {
 // MARK: - Changes of a stack's screens
 
 extension SessionEvent {
-    /// Whether a change of `stack`'s screens keeps API.md's types (`screen.pushed`,
+    /// Whether a change of `stack`'s screens keeps docs/API.md's types (`screen.pushed`,
     /// `screens.popped`, `path.replaced`): only when it touches the main stack alone, dismissing no
     /// presentation, so that a client that knows only those types keeps an exact picture of the
     /// main stack (docs/Stacks.md, Events). Any other change of a stack's screens has the type that
@@ -171,7 +171,7 @@ extension SessionEvent {
     }
 }
 
-/// One resolved value that changed: on `screen`, `key` now reads `value` (API.md, `affected`).
+/// One resolved value that changed: on `screen`, `key` now reads `value` (docs/API.md, `affected`).
 public struct AffectedValue: Sendable, Equatable {
     public var screen: ScreenID
     public var key: String
@@ -223,7 +223,7 @@ public struct RecordedEvent: Sendable, Equatable {
         self.event = event
     }
 
-    /// `{"seq", "type", "at", …the event's fields}` (API.md, Events).
+    /// `{"seq", "type", "at", …the event's fields}` (docs/API.md, Events).
     public var json: JSONValue {
         var members = Self.fields(of: event)
         members["seq"] = .integer(seq)

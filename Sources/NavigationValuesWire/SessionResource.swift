@@ -1,7 +1,7 @@
 import Foundation
 import NavigationValues
 
-/// A session as the API shows it (API.md, Resources): its header and its main stack's screens,
+/// A session as the API shows it (docs/API.md, Resources): its header and its main stack's screens,
 /// root first; with several stacks (docs/Stacks.md), also the others, which one is selected and the
 /// screen a user sees.
 ///
@@ -16,7 +16,7 @@ public struct SessionResource: Sendable, Equatable {
     public var state: SessionState
     public var createdAt: Date
     public var updatedAt: Date
-    /// The session's schema as API.md writes it (`values`, `preferences`, `strict`).
+    /// The session's schema as docs/API.md writes it (`values`, `preferences`, `strict`).
     public var schema: JSONValue
     /// The main stack's screens, root first.
     public var screens: [ScreenResource]

@@ -1,6 +1,6 @@
 import Foundation
 
-/// RFC 3339 timestamps with milliseconds in UTC, as API.md shows them (`2026-11-30T10:00:00.000Z`).
+/// RFC 3339 timestamps with milliseconds in UTC, as docs/API.md shows them (`2026-11-30T10:00:00.000Z`).
 public enum Timestamp {
     public static func string(from date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))

@@ -77,7 +77,7 @@ extension ScreenTree where Element == String {
             screens: screenResources(of: id, from: start, includeMemory: false, &presenters))
     }
 
-    /// One screen, of any stack, as API.md's SCREEN.
+    /// One screen, of any stack, as docs/API.md's SCREEN.
     package func resource(
         of entry: ScreenStack<String>.Screen, keys: SchemaValueKeys, includeMemory: Bool = false
     ) -> ScreenResource {

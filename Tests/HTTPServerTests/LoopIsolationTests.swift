@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Event loops do I/O only (issue 13): a handler that keeps its thread busy delays no other
+/// Event loops do I/O only: a handler that keeps its thread busy delays no other
 /// connection, since handlers run on the server's worker threads; `/healthz` had waited
 /// 646-1,161 ms behind one heavy request on its loop.
 @Suite struct LoopIsolationTests {

@@ -2,7 +2,7 @@ import HTTPServer
 import TestSupport
 import Testing
 
-/// The README's `HTTPServer` example, as written there (without the signals, which would
+/// The `HTTPServer` example of docs/Internals.md, as written there (without the signals, which would
 /// change this test process's SIGTERM and SIGINT).
 private struct ServerHeader: Middleware {
     func respond(to request: Request, next: Next) -> ResponseFuture {

@@ -57,7 +57,7 @@ import Testing
         }
     }
 
-    /// A concrete path shadows a templated one in `Allow` (issue 13: as OpenAPI reads paths), while
+    /// A concrete path shadows a templated one in `Allow` (as OpenAPI reads paths), while
     /// a method only the templated route takes still reaches it.
     @Test func allowNamesTheMethodsOfTheMostSpecificRouteOnly() async throws {
         let router = Router()

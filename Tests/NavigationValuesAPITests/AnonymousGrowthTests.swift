@@ -5,7 +5,7 @@ import NavigationValuesSessions
 import TestSupport
 import Testing
 
-/// Anonymous growth bounded (issue 13, row "Anonymous growth"): creation without the admin token
+/// Anonymous growth bounded: creation without the admin token
 /// is rate limited per address, sessions in memory are capped (least recently used unload and
 /// reload as after a restart), and a token is checked before its session loads.
 @Suite struct AnonymousGrowthTests {

@@ -7,7 +7,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Every error status API.md names for the session endpoints, with its problem+json body.
+/// Every error status docs/API.md names for the session endpoints, with its problem+json body.
 @Suite struct ErrorStatusTests {
     @Test func malformedJSONIsABadRequest() async throws {
         try await withRunningServer { client, _ in
@@ -156,8 +156,6 @@ import Testing
             let patch = try await session.send(
                 "PATCH", "/screens/root/values", json: ["a": 1], headers: ["If-Match": "\"7\""])
             expectProblem(patch, 412, type: "precondition-failed")
-            let garbage = try await session.send("DELETE", "", headers: ["If-Match": "soon"])
-            expectProblem(garbage, 412, type: "precondition-failed")
             let read = try await session.get()
             #expect(read["version"] == 2)
             #expect(read.screenIDs.count == 2)
@@ -170,6 +168,41 @@ import Testing
             #expect(fresh.header("ETag") == "\"3\"")
             let star = try await session.send("POST", "/pop", headers: ["If-Match": "*"])
             #expect(star.status == 200)
+        }
+    }
+
+    /// An `If-Match` that is neither `*` nor a version is a malformed request, whatever the session's
+    /// version: 400, nothing applied, and no `ETag` that would read as an answer about the version.
+    @Test func aMalformedIfMatchIsABadRequest() async throws {
+        try await withRunningServer { client, server in
+            let session = try await TestSession.create(client)
+            for value in ["soon", "", "\u{84}", "\"1", "1\"", "\"\"", "W/", "\"-1\"", "\"1\", \"2\"", "\"1.0\"", "0x1",
+                "\"1234567890123456789\"", "* \"1\"", "\" 1\""]
+            {
+                let answer = try await session.send(
+                    "POST", "/push", json: ["name": "B"], headers: ["If-Match": value])
+                expectProblem(answer, 400, type: "malformed-request")
+                #expect(answer.header("ETag") == nil, "If-Match: \(value)")
+                #expect(answer.json?["detail"]?.stringValue?.contains("If-Match") == true)
+            }
+            let delete = try await session.send("DELETE", "", headers: ["If-Match": "soon"])
+            expectProblem(delete, 400, type: "malformed-request")
+            #expect(try await server.store.events(of: SessionID(session.id), after: 1, limit: 10).isEmpty)
+            #expect(try await session.get()["state"] == "active")
+
+            // Every well-formed spelling of version 1 applies; of another version, 412.
+            var version: Int64 = 1
+            for value in ["\"1\"", "W/\"2\"", "3", " \t\"4\"\t ", "\"000005\""] {
+                let answer = try await session.send("PATCH", "/screens/root/values", json: ["k": .integer(version)], headers: ["If-Match": value])
+                #expect(answer.status == 200, "If-Match: \(value)")
+                version += 1
+            }
+            expectProblem(
+                try await session.send("POST", "/push", json: ["name": "B"], headers: ["If-Match": "\"0\""]), 412,
+                type: "precondition-failed")
+            expectProblem(
+                try await session.send("POST", "/push", json: ["name": "B"], headers: ["If-Match": "999999999999999999"]), 412,
+                type: "precondition-failed")
         }
     }
 

@@ -3,7 +3,7 @@ import NavigationValues
 import TestSupport
 import Testing
 
-/// No token in clear (issue 13, row "A token in clear"): a create sent with `Idempotency-Key`
+/// No token in clear: a create sent with `Idempotency-Key`
 /// kept its answer, token included, in `idempotency_keys` for 24 h. Now the file holds neither the
 /// token nor the key, and a retry with the key still gets the first answer, token included.
 @Suite struct IdempotencySecretTests {

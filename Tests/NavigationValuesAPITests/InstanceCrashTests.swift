@@ -31,7 +31,7 @@ final class TwoInstanceLedger: Sendable {
     var countAfterKill: Int { afterKill.load(ordering: .relaxed) }
 }
 
-/// `kill -9` of one instance of two under load (issue 17, Faults): no acknowledged write is lost,
+/// `kill -9` of one instance of two under load (docs/Operations.md, Faults): no acknowledged write is lost,
 /// and the other instance keeps serving, its subscribers seeing every event in order.
 @Suite(.needsPostgres) struct InstanceCrashTests {
     @Test func killingOneInstanceLosesNoAcknowledgedWriteAndTheOtherKeepsServing() async throws {
@@ -124,7 +124,7 @@ final class TwoInstanceLedger: Sendable {
     }
 }
 
-/// A lost database connection (issue 17, Faults): 503 with `Retry-After` while it is down,
+/// A lost database connection (docs/Operations.md, Faults): 503 with `Retry-After` while it is down,
 /// `/readyz` says so, and the server reconnects by itself.
 @Suite(.needsPostgres) struct LostDatabaseConnectionTests {
     /// Ends every connection to the test's database, as a database restart or failover would.

@@ -4,7 +4,7 @@ import NavigationValuesAPI
 import TestSupport
 import Testing
 
-/// An import's body may be as large as `--max-import-bytes` (every other request keeps API.md's
+/// An import's body may be as large as `--max-import-bytes` (every other request keeps docs/API.md's
 /// 1 MiB), and the server holds at most `--max-large-body-memory` bytes of such bodies at once.
 @Suite struct LargeImportTests {
     /// A session whose export is over 1 MiB and under 1.5 MiB: 40 writes of a 15 KB string (each event carries it twice).

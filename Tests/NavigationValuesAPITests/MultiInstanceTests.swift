@@ -52,7 +52,7 @@ final class Versions: Sendable {
     var all: [String: [Int64]] { versions.withLock { $0 } }
 }
 
-/// Several instances, one truth (issue 17): writes through either instance are linearized by the
+/// Several instances, one truth: writes through either instance are linearized by the
 /// database, every subscriber sees every event once and in order whichever instance it is on,
 /// and If-Match and idempotency keys hold across instances.
 @Suite(.needsPostgres) struct MultiInstanceTests {

@@ -21,7 +21,7 @@ import Testing
         }
     }
 
-    /// Every row of API.md's endpoint table.
+    /// Every row of docs/API.md's endpoint table.
     static let endpoints: [(String, String)] = [
         ("post", "/v1/sessions"), ("get", "/v1/sessions"), ("get", "/v1/sessions/{id}"),
         ("delete", "/v1/sessions/{id}"), ("post", "/v1/sessions/{id}/push"), ("post", "/v1/sessions/{id}/pop"),
@@ -32,7 +32,7 @@ import Testing
         ("post", "/v1/sessions/{id}/screens/{screen}/preferences/{key}"), ("get", "/v1/sessions/{id}/events"),
         ("get", "/v1/sessions/{id}/history"), ("get", "/v1/sessions/{id}/replay"), ("get", "/v1/events"),
         ("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics"), ("get", "/openapi.json"),
-        // Additions (issue 15): tickets, observer tokens, diff, export, import, fork.
+        // Added since: tickets, observer tokens, diff, export, import, fork.
         ("post", "/v1/tickets"), ("post", "/v1/observers"), ("get", "/v1/observers"),
         ("get", "/v1/observers/{observer}"), ("delete", "/v1/observers/{observer}"),
         ("get", "/v1/sessions/{id}/diff"), ("get", "/v1/sessions/{id}/export"), ("post", "/v1/sessions/import"),

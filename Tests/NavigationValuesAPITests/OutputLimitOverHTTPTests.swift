@@ -5,9 +5,9 @@ import NavigationValuesSessions
 import TestSupport
 import Testing
 
-/// Outputs capped (issue 13, rows "Amplification" and "Big events answer 500"): what a session
+/// Outputs capped (amplification, and big events that used to answer 500): what a session
 /// renders and answers is bounded, each past-cap request is a 422 naming the limit, and nothing of
-/// it is committed. API.md's shapes stay: `resolved` still lists every declared entry.
+/// it is committed. docs/API.md's shapes stay: `resolved` still lists every declared entry.
 @Suite struct OutputLimitOverHTTPTests {
     /// 15 string entries of 4,000 characters: 60 KB of defaults, under the 64 KiB allowed.
     static let heavySchema: JSONValue = .object(

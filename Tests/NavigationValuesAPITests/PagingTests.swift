@@ -4,7 +4,7 @@ import NavigationValuesAPI
 import TestSupport
 import Testing
 
-/// Big reads bounded (issue 13, row "Big reads block others"): history, long poll and a stream's
+/// Big reads bounded, so that they block no others: history, long poll and a stream's
 /// catch-up page by bytes as well as by count, and still hand over every event, in order, once.
 @Suite struct PagingTests {
     /// A session with 12 events of about 30 KB after its creation.

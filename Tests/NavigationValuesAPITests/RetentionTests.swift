@@ -7,7 +7,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Old data goes away (issue 13, Retention): idle sessions end, ended ones are purged with their
+/// Old data goes away (retention): idle sessions end, ended ones are purged with their
 /// history, and history is compacted behind a snapshot; reads before the compacted point are 410
 /// naming the oldest seq still available, as etcd answers for a compacted revision. Over restarts.
 @Suite struct RetentionTests {

@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 
 /// Migrations 0007 (screen_contexts and the tables that reference it rebuilt WITHOUT ROWID) and
-/// 0008 (retention's index on updated_minute), both issue 12, upgrade a file made by the schema
+/// 0008 (retention's index on updated_minute), both to write fewer pages, upgrade a file made by the schema
 /// before them in place: a server started on it shows the same sessions, histories and replays,
 /// keeps every record, takes new mutations, and a purge still leaves nothing behind.
 ///

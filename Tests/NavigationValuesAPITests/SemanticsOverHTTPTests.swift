@@ -4,7 +4,7 @@ import NavigationValuesAPI
 import TestSupport
 import Testing
 
-/// SEMANTICS.md §2 and §3 worked examples and the §4 Demo scenarios, over HTTP.
+/// docs/SEMANTICS.md §2 and §3 worked examples and the §4 Demo scenarios, over HTTP.
 @Suite struct SemanticsOverHTTPTests {
     static let titleSchema: JSONValue = ["values": ["title": ["type": "string", "default": ""]]]
     static let demoSchema: JSONValue = [

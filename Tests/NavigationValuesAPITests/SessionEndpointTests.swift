@@ -6,7 +6,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Each endpoint of API.md's table (sessions, stack, screens, values, handlers, preferences), through
+/// Each endpoint of docs/API.md's table (sessions, stack, screens, values, handlers, preferences), through
 /// real HTTP against a server on a real SQLite file, checking whole answers.
 @Suite struct SessionEndpointTests {
     static let schema: JSONValue = [

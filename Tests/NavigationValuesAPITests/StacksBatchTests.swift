@@ -87,7 +87,7 @@ import Testing
         }
     }
 
-    /// Issue 16: a batch that fails half-way changes nothing, in memory, in the store, on the
+    /// A batch that fails half-way changes nothing, in memory, in the store, on the
     /// stream, and after a restart; the answer points at the failing operation.
     @Test func aBatchThatFailsHalfWayChangesNothing() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-batch-\(UUID().uuidString)")

@@ -6,7 +6,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Export, import, fork and diff of sessions with several stacks (issue 16's tabs, presentations,
+/// Export, import, fork and diff of sessions with several stacks (tabs, presentations,
 /// compound changes and batches): the copies replay like their originals at every revision.
 @Suite struct StacksCopyTests {
     /// A random multi-stack session: 90 changes through their own endpoints, one in four as a

@@ -145,7 +145,7 @@ import Testing
         }
     }
 
-    /// A client that knows only API.md's endpoints sees exactly today's answers and event types.
+    /// A client that knows only docs/API.md's endpoints sees exactly today's answers and event types.
     @Test func todaysEndpointsAnswerAsBeforeInASessionWithOneStack() async throws {
         try await withRunningServer { client, _ in
             let session = try await TestSession.create(client, ["root": ["name": "Home"]])

@@ -3,7 +3,7 @@ import NavigationValues
 import TestSupport
 import Testing
 
-/// Several stacks per session on PostgreSQL with two instances (issues 16 and 17): a random
+/// Several stacks per session on PostgreSQL with two instances: a random
 /// multi-stack session written alternately through either instance reads the same through both
 /// after every change, and replay through the other instance equals what was shown at every N.
 @Suite(.needsPostgres) struct StacksOnPostgresTests {

@@ -58,7 +58,7 @@ extension TestSession {
 }
 
 /// docs/Stacks.md's worked examples over HTTP, one test each (the same examples run in the core in
-/// Tests/NavigationValuesTests/StacksWorkedExampleTests.swift), and the tab app of issue 16.
+/// Tests/NavigationValuesTests/StacksWorkedExampleTests.swift), and a tab app.
 @Suite struct StacksOverHTTPTests {
     static let schema: JSONValue = [
         "values": ["title": ["type": "string", "default": ""]],
@@ -237,7 +237,7 @@ extension TestSession {
         }
     }
 
-    /// Issue 16: a sheet returns a result to the screen that presented it and is dismissed, in one
+    /// A sheet returns a result to the screen that presented it and is dismissed, in one
     /// step either way: the sheet's root returns it, or a screen pushed in the sheet publishes it
     /// in a batch that dismisses the sheet.
     @Test func aSheetReturnsAResultToItsPresenterAndIsDismissed() async throws {
@@ -286,7 +286,7 @@ extension TestSession {
 
     // MARK: - §4 Tabs
 
-    /// Issue 16's tab app: three tabs; switching keeps each stack and what it presents.
+    /// A tab app: three tabs; switching keeps each stack and what it presents.
     @Test func tabsWorkedExampleAThreeTabApp() async throws {
         try await withRunningServer { client, _ in
             let session = try await TestSession.create(client, ["root": ["name": "Home"], "schema": Self.schema])

@@ -6,7 +6,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Replay and restarts of sessions with several stacks (issue 16): replay at every N equals what the
+/// Replay and restarts of sessions with several stacks: replay at every N equals what the
 /// server showed at N; a restarted server shows and behaves exactly as before.
 @Suite struct StacksReplayAndRestartTests {
     static let schema: JSONValue = [
@@ -87,7 +87,7 @@ import Testing
         }
     }
 
-    /// Issue 16: replay at every N of a random multi-stack session equals what the server showed
+    /// Replay at every N of a random multi-stack session equals what the server showed
     /// right after event N; with snapshots every 3 events and with none.
     @Test(arguments: [0, 3])
     func replayAtEveryEventEqualsWhatTheServerShowedThen(snapshotInterval: Int) async throws {
@@ -161,7 +161,7 @@ import Testing
         return (sheetTop, cover)
     }
 
-    /// Issue 16: after a restart on the same file, every read is the same, and the session behaves
+    /// After a restart on the same file, every read is the same, and the session behaves
     /// the same (handler memory, the tree's rules, positions of new stacks).
     @Test func aRestartedServerShowsAndBehavesExactlyAsBefore() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-stacks-\(UUID().uuidString)")

@@ -5,7 +5,7 @@ import NavigationValuesSessions
 import TestSupport
 import Testing
 
-/// Memory bounded for readers (issue 13, row "Stuck SSE readers"): subscribers are capped per
+/// Memory bounded for readers that stop reading: subscribers are capped per
 /// session and in total (503 with `Retry-After` past a cap), and a reader that stops reading is
 /// dropped once its byte budget (the event being written included) is spent, then resumes by id.
 @Suite struct SubscriberLimitTests {

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesWire
 import TestSupport
 import Testing
 
@@ -41,7 +42,8 @@ import Testing
     }
 
     @Test func versionPrintsTheVersion() async throws {
-        #expect(try await run(["--version"]) == Outcome(status: 0, stdout: "navigation-values 0.1.0\n", stderr: ""))
+        let expected = "navigation-values \(NavigationValuesVersion.current)\n"
+        #expect(try await run(["--version"]) == Outcome(status: 0, stdout: expected, stderr: ""))
     }
 
     @Test func noCommandPrintsHelpOnStderrAndExitsTwo() async throws {

@@ -3,7 +3,7 @@ import NavigationValues
 import TestSupport
 import Testing
 
-/// The rows of issue 13 that are about the server process itself, against the built
+/// The limits that are about the server process itself, against the built
 /// `navigation-values serve`: resident memory as `/proc` reports it, a full disk as a file size
 /// limit makes one, and `prune` on the file.
 @Suite struct ResourceBoundTests {

@@ -191,7 +191,7 @@ func withTemporaryFolder<T>(
     return try await body(folder)
 }
 
-/// The Demo's schema (SEMANTICS.md §4): a forward text value and a backward preference.
+/// The Demo's schema (docs/SEMANTICS.md §4): a forward text value and a backward preference.
 let demoSchema = SchemaResource(
     values: ["text": .init(type: .string, defaultValue: "initial value")],
     preferences: ["preference": .init(type: .string, defaultValue: "")])

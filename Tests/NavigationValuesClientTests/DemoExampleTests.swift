@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The Demo example (`Examples/Demo`, the seed's ten scenarios on the client) runs against a real
-/// server and prints what the README shows.
+/// server and prints what docs/Client.md shows.
 @Suite struct DemoExampleTests {
     @Test func theDemoRunsItsTenScenariosAgainstARealServer() async throws {
         try await withServer { client, _ in
@@ -16,8 +16,8 @@ import Testing
             #expect(lines.count == 11)
             #expect(lines.prefix(10).allSatisfy { $0.hasPrefix("ok ") }, "\(outcome.stdout)")
             #expect(lines.last == "all 10 scenarios hold")
-            let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
-            #expect(readme.contains(outcome.stdout), "README.md shows the Demo's output verbatim")
+            let page = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/Client.md"), encoding: .utf8)
+            #expect(page.contains(outcome.stdout), "docs/Client.md shows the Demo's output verbatim")
         }
     }
 

@@ -5,7 +5,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// Every endpoint of API.md through the client, against a real server on a real SQLite file.
+/// Every endpoint of docs/API.md through the client, against a real server on a real SQLite file.
 @Suite struct EndpointTests {
     @Test(arguments: ServerKind.allCases) func createReturnsTheSessionAndItsTokenAndGetShowsIt(server: ServerKind)
         async throws

@@ -5,8 +5,9 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-// The README's client examples, verbatim between the markers; `readmeShowsThisExample` keeps the
-// two the same, and the tests below run them against a real server.
+// The client examples of docs/Client.md, verbatim between the markers; `readmeShowsThisExample` keeps the
+// two the same, and the tests below run them against a real server. The README's taste of the
+// client, further down, likewise (`theReadmeShowsTheTaste`).
 // README-CLIENT-EXAMPLE-BEGIN
 struct Heading: ValueKey { static let defaultValue = "" }  // "heading" on the server
 struct Choice: PreferenceKey { static let defaultValue = "" }  // "choice"
@@ -51,6 +52,26 @@ func readmeEventsExample(session: RemoteSession) async throws -> [Int64] {
 }
 // README-CLIENT-EXAMPLE-END
 
+// README-CLIENT-TASTE-BEGIN
+struct Note: ValueKey { static let defaultValue = "" }  // "note" on the server
+
+// On the phone: the user's navigation is kept on the server as it happens.
+func keepNavigation(server: URL) async throws -> (id: SessionID, token: String) {
+    let session = try await NavigationValuesClient(baseURL: server).createSession(root: ScreenSeed("Inbox"))
+    let message = try await session.push("Message")
+    try await session.screen(id: message.screen.id).set(Note.self, "Dear Ann,")
+    return (session.id, session.token)  // kept with the user's account
+}
+
+// On the tablet: the same navigation, as a live mirror to bind to NavigationStack(path:).
+@MainActor
+func restoreNavigation(server: URL, id: SessionID, token: String) async throws -> (path: [String], note: String) {
+    let session = NavigationValuesClient(baseURL: server).session(id: id, token: token)
+    let stack = try await RemoteStack.connect(to: session)
+    return (stack.path, stack.top?.resolved(Note.self) ?? "")  // (["Message"], "Dear Ann,")
+}
+// README-CLIENT-TASTE-END
+
 @Suite struct ReadmeClientExampleTests {
     /// On the real server only: the README's example makes its own client of a URL.
     @Test @MainActor func theClientExampleRunsAsTheReadmeSays() async throws {
@@ -76,13 +97,31 @@ func readmeEventsExample(session: RemoteSession) async throws -> [Int64] {
         }
     }
 
+    @Test @MainActor func theReadmeTasteRestoresWhatWasKept() async throws {
+        try await withServer { client, _ in
+            let (id, token) = try await keepNavigation(server: client.baseURL)
+            let (path, note) = try await restoreNavigation(server: client.baseURL, id: id, token: token)
+            #expect(path == ["Message"])
+            #expect(note == "Dear Ann,")
+        }
+    }
+
+    @Test func theReadmeShowsTheTaste() throws {
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let begin = try #require(source.range(of: "// README-CLIENT-TASTE-BEGIN\n"))
+        let end = try #require(source.range(of: "// README-CLIENT-TASTE-END"))
+        let taste = String(source[begin.upperBound..<end.lowerBound])
+        #expect(readme.contains(taste), "README.md must contain README-CLIENT-TASTE of this file verbatim")
+    }
+
     @Test func readmeShowsThisExample() throws {
         let testFile = URL(fileURLWithPath: #filePath)
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let page = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/Client.md"), encoding: .utf8)
         let source = try String(contentsOf: testFile, encoding: .utf8)
         let begin = try #require(source.range(of: "// README-CLIENT-EXAMPLE-BEGIN\n"))
         let end = try #require(source.range(of: "// README-CLIENT-EXAMPLE-END"))
         let example = String(source[begin.upperBound..<end.lowerBound])
-        #expect(readme.contains(example), "README.md must contain README-CLIENT-EXAMPLE of this file verbatim")
+        #expect(page.contains(example), "docs/Client.md must contain README-CLIENT-EXAMPLE of this file verbatim")
     }
 }

@@ -12,7 +12,7 @@ import Testing
 /// objects a view keeps.
 @MainActor
 @Suite struct RemoteTreeTests {
-    /// Every event type of API.md and docs/Stacks.md, each applied by the mirror as the server
+    /// Every event type of docs/API.md and docs/Stacks.md, each applied by the mirror as the server
     /// applied it (compared with `GET /v1/sessions/{id}` after each step), without a snapshot.
     @Test(arguments: ServerKind.allCases) func everyEventTypeIsAppliedAsTheServerAppliedIt(server: ServerKind)
         async throws
@@ -32,7 +32,7 @@ import Testing
                 #expect(tree.resource == server, "after \(method) \(suffix)", sourceLocation: sourceLocation)
                 return answer
             }
-            // The main stack: API.md's types.
+            // The main stack: docs/API.md's types.
             _ = try await step("POST", "/push", ["name": "Inbox", "values": ["title": "in"]])
             _ = try await step("PUT", "/screens/root/handlers/selection", ["passBack": true])
             _ = try await step("PUT", "/screens/top/handlers/selection", ["passBack": true])

@@ -5,7 +5,7 @@ import NavigationValuesWire
 import TestSupport
 import Testing
 
-/// The calls of docs/Stacks.md honour `If-Match` and `Idempotency-Key` as API.md's do, and a
+/// The calls of docs/Stacks.md honour `If-Match` and `Idempotency-Key` as docs/API.md's do, and a
 /// batch's refusal points at its operation.
 @Suite struct StackEndpointTests {
     /// Each mutation added with several stacks, on a session with a tab and a sheet.

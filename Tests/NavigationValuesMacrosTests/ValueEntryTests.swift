@@ -31,7 +31,7 @@ extension ScreenContext {
     @ValueEntry var selection: Int?
 }
 
-/// `@ValueEntry` properties behave exactly as the key-based API they expand to (SEMANTICS.md §2).
+/// `@ValueEntry` properties behave exactly as the key-based API they expand to (docs/SEMANTICS.md §2).
 @Suite struct ValueEntryTests {
     @Test func readmeEntriesReadTheirDefaultsOnARootScreen() {
         let stack = ScreenStack()
@@ -104,7 +104,7 @@ struct Step: Equatable {
     var notified: Set<String>
 }
 
-/// SEMANTICS.md §2's worked example on a fresh stack A → B → C, through `entry`:
+/// docs/SEMANTICS.md §2's worked example on a fresh stack A → B → C, through `entry`:
 /// A writes "x", B writes "y", A writes "z", B removes its override, A writes "z" again.
 func workedExample<K: ValueKey>(
     _ entry: ReferenceWritableKeyPath<ScreenContext, String>,

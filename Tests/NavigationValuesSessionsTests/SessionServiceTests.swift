@@ -82,7 +82,7 @@ import Testing
         await fixture.close()
     }
 
-    /// SEMANTICS.md §2's worked example, checked on the typed answers and the typed events.
+    /// docs/SEMANTICS.md §2's worked example, checked on the typed answers and the typed events.
     @Test func forwardValuesWorkedExampleAsTypedResults() async throws {
         try await withFixture { fixture in
             let session = try await fixture.create([

@@ -7,7 +7,7 @@ import Testing
 @testable import NavigationValuesSQLite
 @testable import NavigationValuesStore
 
-/// What the store adds for issue 13, on every backend: pages bounded by bytes, the token hash
+/// What the store adds for the server's limits, on every backend: pages bounded by bytes, the token hash
 /// read alone, retention's maintenance, idempotency records that go with their session, and
 /// honest readiness.
 @Suite struct StoreLimitsContractTests {

@@ -1,7 +1,7 @@
 import NavigationValues
 import Testing
 
-/// SEMANTICS.md §4: the seed's Demo UI tests, restated on the core library.
+/// docs/SEMANTICS.md §4: the seed's Demo UI tests, restated on the core library.
 @Suite struct DemoScenarioTests {
     /// The Demo's screens: a forward `title` (default "initial value") and a `selection` preference
     /// that each screen shows, with a switch to block it.

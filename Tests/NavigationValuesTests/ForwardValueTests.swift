@@ -10,7 +10,7 @@ import Testing
         #expect(!a.hasValue(TitleKey.self))
     }
 
-    /// SEMANTICS.md §2, the worked example, step by step with its notifications.
+    /// docs/SEMANTICS.md §2, the worked example, step by step with its notifications.
     @Test func workedExample() {
         let (stack, a, b, c) = makeStackABC()
         defer { withExtendedLifetime(stack) {} }

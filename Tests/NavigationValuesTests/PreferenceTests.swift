@@ -15,7 +15,7 @@ final class SwitchableHandler {
 }
 
 @Suite struct PreferenceTests {
-    /// SEMANTICS.md §3, the worked example.
+    /// docs/SEMANTICS.md §3, the worked example.
     @Test func workedExample() {
         let (stack, a, b, c) = makeStackABC()
         defer { withExtendedLifetime(stack) {} }

@@ -2,7 +2,7 @@ import Foundation
 import NavigationValues
 import Testing
 
-// The README's usage example, verbatim between the markers; `readmeShowsThisExample` keeps the two
+// The usage examples of docs/Core.md, verbatim between the markers; `readmeShowsThisExample` keeps the two
 // the same.
 // README-EXAMPLE-BEGIN
 struct Title: ValueKey { static let defaultValue = "" }
@@ -53,11 +53,11 @@ func readmeStackExample() -> [ScreenID] {
     func readmeShowsThisExample(marker: String) throws {
         let testFile = URL(fileURLWithPath: #filePath)
         let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let page = try String(contentsOf: root.appendingPathComponent("docs/Core.md"), encoding: .utf8)
         let source = try String(contentsOf: testFile, encoding: .utf8)
         let begin = try #require(source.range(of: "// \(marker)-BEGIN\n"))
         let end = try #require(source.range(of: "// \(marker)-END"))
         let example = String(source[begin.upperBound..<end.lowerBound])
-        #expect(readme.contains(example), "README.md must contain \(marker) of ReadmeExampleTests.swift verbatim")
+        #expect(page.contains(example), "docs/Core.md must contain \(marker) of ReadmeExampleTests.swift verbatim")
     }
 }

@@ -112,7 +112,7 @@ import Testing
         #expect(JSONValue.object(members) == recorded.json)
     }
 
-    /// The fields API.md lists for each type, exactly.
+    /// The fields docs/API.md lists for each type, exactly.
     @Test func eventsHaveTheFieldsAPIMarkdownNames() {
         let expected: [SessionEvent.Kind: Set<String>] = [
             .sessionCreated: ["root", "schema"], .screenPushed: ["screen"], .screensPopped: ["screens"],
@@ -134,7 +134,7 @@ import Testing
         }
     }
 
-    /// A change of a stack's screens keeps API.md's type only on the main stack, and only when it
+    /// A change of a stack's screens keeps docs/API.md's type only on the main stack, and only when it
     /// dismissed nothing (docs/Stacks.md, Events).
     @Test func theMainStackKeepsAPIMarkdownsTypesUnlessPresentationsWentWithTheChange() {
         let screen = Self.screen("c_1", index: 1)

@@ -3,7 +3,7 @@ import Foundation
 import NavigationValues
 import NavigationValuesAPI
 
-// Issue 16: K operations as one batch (one request, one event, one commit) against the same K
+// K operations as one batch (one request, one event, one commit) against the same K
 // operations as single requests, on a durable database.
 
 /// Operations per second on every connection until `seconds` have passed: each turn sends K

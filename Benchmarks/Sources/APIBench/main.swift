@@ -3,14 +3,14 @@
 //
 //     swift run --package-path Benchmarks -c release api-bench
 //
-// Issue 5, Performance:
+// What it measures:
 //   1. push-then-pop pairs per second over keep-alive HTTP, C connections across N sessions, for
 //      S seconds, against a server started in-process on a temp SQLite file (durable), then on
 //      `:memory:`; prints pairs/s, p50/p99 latencies and the durable/in-memory ratio;
 //   2. resident memory (VmRSS) after creating M sessions of 5 screens with 3 values on each
 //      screen, through HTTP (a create with the root's values, then one `PUT …/path` with four
 //      more screens), on a temp SQLite file;
-//   3. (issue 16) operations per second when K push/pop operations go as one `POST …/batch`
+//   3. operations per second when K push/pop operations go as one `POST …/batch`
 //      (one event, one commit) against the same K as single requests, durable, for S/2 s each,
 //      on one connection (the figure checked) and on C.
 // Each figure is compared with Benchmarks/Thresholds/api.json (exit 1 when one is not met).

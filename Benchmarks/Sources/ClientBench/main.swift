@@ -2,7 +2,7 @@
 //
 //     swift run --package-path Benchmarks -c release client-bench
 //
-// Issue 14, Performance: what the Swift client costs on the client's side, beside bare HTTP from the
+// What the Swift client costs on the client's side, beside bare HTTP from the
 // same run. The server runs in a child process (this executable, `client-bench serve`, on
 // `:memory:`), so every figure of this process is the client's own:
 //   1. per mutation (`PATCH …/screens/root/values` of a typed key, sequential on one connection):

@@ -1,4 +1,4 @@
-// floor-server: the floor under any redesign of the durable write path (issue 12), measured on
+// floor-server: the floor under any redesign of the durable write path, measured on
 // this repository's own HTTP stack. Not the product, and never shipped: a bench fixture that
 // `scripts/bench-table.sh --floor` runs beside redis-server (appendfsync always) and the real server.
 //

@@ -2,7 +2,7 @@
 //
 //     swift run --package-path Benchmarks -c release postgres-bench
 //
-// Issue 17, Performance, all in one run on one machine:
+// What it measures, all in one run on one machine:
 //   1. durable push/pop mutations/s over keep-alive HTTP, C connections across N sessions, for S
 //      seconds: SQLite (a temp file, sync normal: the anchor), PostgreSQL with one instance, and
 //      PostgreSQL with two instances (two servers in this process on one database): once with
