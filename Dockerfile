@@ -1,18 +1,36 @@
 # navigation-values: a static-stdlib release build on the official Swift image, run on a slim
-# Ubuntu with only SQLite, libpq (for --db postgres://…), libcrypto (OpenSSL) and CA certificates.
+# Debian with only SQLite, libpq (for --db postgres://…), libcrypto (OpenSSL) and CA certificates. Both stages are
+# Debian bookworm. The base images are build arguments, so a machine that cannot pull them can
+# build stand-ins (scripts/check-docker.sh does, for CI); by default they are the official ones.
 #
 #   docker build -t navigation-values .
-#   docker run -d -p 8080:8080 -v navigation-values-data:/data -e NAVIGATION_VALUES_ADMIN_TOKEN=secret navigation-values
+#   printf '%s\n' "$(openssl rand -hex 32)" >admin-token && chmod 0644 admin-token
+#   docker run -d -p 8080:8080 -v navigation-values-data:/data \
+#       -v "$PWD/admin-token:/run/secrets/admin-token:ro" \
+#       -e NAVIGATION_VALUES_ADMIN_TOKEN_FILE=/run/secrets/admin-token navigation-values
+
+ARG SWIFT_IMAGE=swift:6.3-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 # ---- build ----
-FROM swift:6.3-noble AS build
+FROM ${SWIFT_IMAGE} AS build
+# Marks the build stage's image, which the classic builder keeps untagged, so it can be pruned.
+LABEL org.navigation-values.stage=build
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev libssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
-# The manifest first, so that editing sources does not invalidate this layer's cache.
+# The manifest and the dependencies first, so that editing sources does not invalidate these layers.
+# deploy/swiftpm-mirrors holds SwiftPM mirrors only where the build machine cannot reach GitHub
+# (its README); otherwise the dependencies resolve from their URLs.
 COPY Package.swift ./
+COPY scripts/swiftpm-mirrors.sh ./scripts/
+COPY deploy/swiftpm-mirrors ./deploy/swiftpm-mirrors
+RUN if [ -x deploy/swiftpm-mirrors/swiftpm-mirrors ]; then \
+        NAVIGATION_VALUES_MIRRORS=/build/deploy/swiftpm-mirrors scripts/swiftpm-mirrors.sh; \
+    fi \
+    && swift package resolve
 COPY Migrations ./Migrations
 COPY Sources ./Sources
 COPY Tests ./Tests
@@ -23,10 +41,10 @@ RUN swift build -c release --static-swift-stdlib --product navigation-values \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/navigation-values" /out/navigation-values
 
 # ---- run ----
-FROM ubuntu:24.04
+FROM ${RUNTIME_IMAGE}
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-0 libpq5 libssl3t64 ca-certificates \
+    && apt-get install -y --no-install-recommends libsqlite3-0 libpq5 libssl3 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin navigation-values \
     && mkdir -p /data \

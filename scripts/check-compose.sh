@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What can be checked of docker-compose.yml without a Docker engine: the YAML parses and has the
-# services it promises, every instance reads its database from NAVIGATION_VALUES_DB as a
-# postgres:// URL, and deploy/nginx.conf passes `nginx -t` (its upstream names resolved to
+# What can be checked of docker-compose.yml without a Docker engine (scripts/check-docker.sh runs
+# it): the YAML parses and has the services it promises, every instance reads its database from
+# NAVIGATION_VALUES_DB as a postgres:// URL and its admin token from a secret's file, and
+# deploy/nginx.conf passes `nginx -t` (its upstream names resolved to
 # 127.0.0.1 for the check, as Docker's DNS would resolve them to the instances).
 #
 #   scripts/check-compose.sh [PYTHON]     (a Python with PyYAML; default python3)
@@ -19,7 +20,12 @@ for name in ("instance-a", "instance-b"):
     environment = services[name]["environment"]
     assert environment["NAVIGATION_VALUES_DB"].startswith("postgres://"), name
     assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy", name
-assert services["balancer"]["ports"] == ["8080:8080"]
+    # The admin token comes from a secret's file, never from a value in the file or the environment.
+    assert environment["NAVIGATION_VALUES_ADMIN_TOKEN_FILE"] == "/run/secrets/admin-token", name
+    assert "NAVIGATION_VALUES_ADMIN_TOKEN" not in environment, name
+    assert services[name]["secrets"] == ["admin-token"], name
+assert "file" in compose["secrets"]["admin-token"]
+assert services["balancer"]["ports"] == ["${BALANCER_PORT:-8080}:8080"]
 print("docker-compose.yml: services", ", ".join(sorted(services)))
 PY
 

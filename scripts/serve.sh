@@ -4,7 +4,7 @@
 # a source is newer (pointing SwiftPM at local mirrors first where there are some, as .ci/run does:
 # scripts/swiftpm-mirrors.sh), then execs `navigation-values serve` with the given flags.
 #
-#   scripts/serve.sh [serve flags…]      e.g. scripts/serve.sh --admin-token secret --port 9000
+#   scripts/serve.sh [serve flags…]      e.g. scripts/serve.sh --port 9000 --admin-token-file ~/.config/navigation-values/admin-token
 #
 # Everything but the server's own output goes to stderr, so `listening on …` stays the only line
 # on stdout.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # swiftpm-mirrors.sh [PACKAGE_DIR]
+# swiftpm-mirrors.sh --export DIR
 #
 # Points SwiftPM at local mirrors of the packages this project names by their GitHub URLs
 # (swift-log), for the package in PACKAGE_DIR (default: the project's root), on a machine that
@@ -12,9 +13,18 @@
 # `swiftpm-mirrors` sets them (in PACKAGE_DIR/.swiftpm, not committed). A mirror that git does not
 # take as a repository (a bare repository copied without its empty `refs/` folder) is copied once
 # to a cache, mended there, and used from there instead.
+#
+# `--export DIR` copies the mirrors, mended, with their `swiftpm-mirrors`, into DIR (emptied
+# first), a folder that works as $NAVIGATION_VALUES_MIRRORS anywhere: the Docker build's context
+# (scripts/check-docker.sh). With no mirrors here, DIR is left empty.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-package=$(cd "${1:-$root}" && pwd)
+export_dir=""
+if [ "${1:-}" = "--export" ]; then
+    export_dir=${2:?usage: swiftpm-mirrors.sh --export DIR}
+else
+    package=$(cd "${1:-$root}" && pwd)
+fi
 
 # Where to look, first found wins: the variable; `shared/` beside the checkout this one belongs to
 # (a worktree's main checkout); beside the repository it was cloned from (a fresh clone of it
@@ -30,6 +40,22 @@ shared=""
 for candidate in "${candidates[@]}"; do
     if [ -x "$candidate/swiftpm-mirrors" ]; then shared=$candidate; break; fi
 done
+if [ -n "$export_dir" ]; then
+    mkdir -p "$export_dir"
+    find "$export_dir" -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
+    if [ -z "$shared" ]; then
+        echo "swiftpm-mirrors.sh: no mirrors here to export; SwiftPM resolves from the packages' own URLs"
+        exit 0
+    fi
+    cp "$shared/swiftpm-mirrors" "$export_dir/"
+    cp -R "$shared/mirrors" "$export_dir/"
+    chmod -R u+w "$export_dir"
+    grep -v '^#' "$export_dir/mirrors/ORIGINS" | while read -r dir _; do
+        [ -n "$dir" ] && mkdir -p "$export_dir/mirrors/$dir/refs/heads" "$export_dir/mirrors/$dir/refs/tags"
+    done
+    echo "swiftpm-mirrors.sh: mirrors exported to $export_dir"
+    exit 0
+fi
 if [ -z "$shared" ]; then
     echo "swiftpm-mirrors.sh: no mirrors here; SwiftPM resolves from the packages' own URLs"
     exit 0

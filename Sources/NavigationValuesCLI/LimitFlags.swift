@@ -21,7 +21,7 @@ enum LimitFlags {
         Flag(
             name: "create-burst", valueName: "N",
             help: "Sessions a client address may create at once without the admin token (default 200)."),
-        Flag(name: "create-token", valueName: "T", help: "Creating a session needs this token (default: none)."),
+    ] + SecretFlags.flags("create-token", help: "Creating a session needs this token (default: none).") + [
         Flag(
             name: "max-session-bytes", valueName: "N",
             help: "Bytes of JSON a whole session may render as (default 4194304)."),
@@ -64,7 +64,7 @@ enum LimitFlags {
         }
         if let value = try arguments.number("create-rate", in: 0.001...1_000_000) { configuration.createRate = value }
         if let value = try arguments.integer("create-burst", in: 1...10_000_000) { configuration.createBurst = value }
-        if let token = arguments["create-token"] { configuration.createToken = token }
+        if let token = try SecretFlags.value("create-token", in: arguments) { configuration.createToken = token }
         if let value = try arguments.integer("max-session-bytes", in: bytes) {
             configuration.service.limits.maxSessionBytes = value
         }

@@ -17,8 +17,9 @@ struct Serve: Command {
     static let name = "serve"
     static let abstract = "Run the server."
     static let synopsis =
-        "serve [--host H] [--port P] [--metrics-host H] [--metrics-port P] [--db PATH|URL] [--admin-token T] [--schema FILE] [--sync normal|full] "
+        "serve [--host H] [--port P] [--metrics-host H] [--metrics-port P] [--db PATH|URL] [--admin-token-file FILE|--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
+        + "[--trusted-proxies CIDR,CIDR] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
@@ -43,9 +44,9 @@ struct Serve: Command {
                 help:
                     "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
             ),
-            Flag(
-                name: "admin-token", valueName: "T", help: "Admin token (default: generated at start and printed once)."
-            ),
+        ]
+        + SecretFlags.flags("admin-token", help: "Admin token (default: generated at start and printed once).")
+        + [
             Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
             Flag(
                 name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
@@ -65,6 +66,11 @@ struct Serve: Command {
                 name: "cors-origins", valueName: "O,O",
                 help:
                     "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."
+            ),
+            Flag(
+                name: "trusted-proxies", valueName: "CIDR,CIDR",
+                help:
+                    "Balancers whose X-Forwarded-For names the client, for the creation limit and logs (default none)."
             ),
             Flag(
                 name: "ticket-lifetime", valueName: "S",
@@ -112,7 +118,7 @@ struct Serve: Command {
             throw UsageError("\(arguments.sources["metrics-host"] ?? "--metrics-host") needs --metrics-port")
         }
         if let path = arguments["db"] { configuration.databasePath = path }
-        configuration.adminToken = arguments["admin-token"]
+        configuration.adminToken = try SecretFlags.value("admin-token", in: arguments)
         if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
             configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
         }
@@ -132,6 +138,13 @@ struct Serve: Command {
                     origins: origins.split(separator: ",").map(String.init))
             } catch {
                 throw UsageError("\(arguments.sources["cors-origins"] ?? "--cors-origins"): \(error)")
+            }
+        }
+        if let proxies = arguments["trusted-proxies"] {
+            do {
+                configuration.trustedProxies = try TrustedProxies(proxies.split(separator: ",").map(String.init))
+            } catch {
+                throw UsageError("\(arguments.sources["trusted-proxies"] ?? "--trusted-proxies"): \(error)")
             }
         }
         if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
@@ -238,7 +251,7 @@ struct Serve: Command {
         }
         if server.isAdminTokenGenerated {
             Console.error(
-                "admin token (generated; pass --admin-token or NAVIGATION_VALUES_ADMIN_TOKEN to choose one): \(server.adminToken)"
+                "admin token (generated; pass --admin-token-file or NAVIGATION_VALUES_ADMIN_TOKEN_FILE to choose one): \(server.adminToken)"
             )
         }
         let host = Self.urlHost(configuration.host)

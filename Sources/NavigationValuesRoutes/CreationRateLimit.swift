@@ -15,7 +15,9 @@ import Synchronization
 /// with the admin token are exempt (bulk tools and benchmarks create with it).
 ///
 /// The address is the socket's peer (`Request.remoteAddress`), never a header a client could
-/// forge: an IPv4 address, or the /64 prefix of an IPv6 one (a host usually holds a whole /64).
+/// forge, unless the peer is a trusted proxy (``TrustedProxies``, `--trusted-proxies`), whose
+/// `X-Forwarded-For` then names it: an IPv4 address, or the /64 prefix of an IPv6 one (a host
+/// usually holds a whole /64).
 /// The table of buckets is bounded (`maxClients`): full buckets, which say nothing, are dropped
 /// first; past that an arbitrary entry makes room.
 ///
@@ -64,10 +66,8 @@ public struct CreationRateLimit: Middleware {
     /// IPv6 address (an IPv4-mapped one counts as IPv4), `unknown` when there is none.
     static func clientKey(_ remoteAddress: String?) -> String {
         guard let address = remoteAddress, !address.isEmpty else { return "unknown" }
-        guard address.hasPrefix("["), let close = address.firstIndex(of: "]") else {
-            return String(address.prefix { $0 != ":" })
-        }
-        let host = String(address[address.index(after: address.startIndex)..<close])
+        let host = TrustedProxies.host(of: address)
+        guard address.hasPrefix("[") else { return host }
         var bytes = [UInt8](repeating: 0, count: 16)
         guard inet_pton(AF_INET6, host, &bytes) == 1 else { return host }
         if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {

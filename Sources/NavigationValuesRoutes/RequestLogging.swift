@@ -8,7 +8,8 @@ import Synchronization
 /// The product's middleware: gives each request an id (`X-Request-Id`, echoed when the client
 /// sent a usable one, else generated), answers errors as problem+json, counts the request in
 /// ``Metrics`` and writes one log line per request: method, route pattern, status, duration in
-/// milliseconds and request id. The route is the one the router's lookup found
+/// milliseconds, request id and the client's address (the one a trusted proxy names, see
+/// ``TrustedProxies``). The route is the one the router's lookup found
 /// (`request.route`), or `unmatched`.
 ///
 /// Probes (`/healthz`, `/readyz`, `/metrics`) log at `debug`, other requests at `info`, and a 500
@@ -69,6 +70,7 @@ public struct RequestLogging: Middleware {
                 ("method", .string(request.method.rawValue)), ("route", .string(route)),
                 ("status", .integer(Int64(status))), ("duration_ms", .number((duration * 1_000_000).rounded() / 1_000)),
                 ("request_id", .string(requestID)),
+                ("client", .string(request.remoteAddress.map(TrustedProxies.host(of:)) ?? "unknown")),
             ]
             if let failure { fields.append(("error", .string(String(describing: failure)))) }
             logger.log(level, "request", fields: fields)

@@ -38,6 +38,9 @@ public final class SessionAPI: Sendable {
         public var createBurst = 200
         /// When set, creating a session needs this token (or the admin token).
         public var createToken: String?
+        /// The balancers whose `X-Forwarded-For` names the client, for the creation limit and the
+        /// logs (`--trusted-proxies`); none by default.
+        public var trustedProxies = TrustedProxies()
         /// Bytes of events one page of history, a long poll or a stream's catch-up holds at most.
         public var maxPageBytes = 1024 * 1024
         /// What old data goes away, and when.
@@ -116,6 +119,8 @@ public final class SessionAPI: Sendable {
         // CORS headers outermost, so that they mark every answer, errors included; preflights are
         // answered inside the logging, so that they are logged and counted like any request.
         router.add(middleware: configuration.crossOriginPolicy.responseHeaders)
+        // The client a trusted balancer names, before the log and the creation limit read it.
+        router.add(middleware: ForwardedClient(trusted: configuration.trustedProxies))
         router.add(middleware: RequestLogging(logger: configuration.logger, metrics: metrics))
         router.add(middleware: configuration.crossOriginPolicy.preflight)
         router.add(

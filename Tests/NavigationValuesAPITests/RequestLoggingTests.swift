@@ -71,7 +71,7 @@ final class LogLines: Sendable {
             line.contains(
                 #""level":"info","message":"request","method":"DELETE","route":"/v1/sessions","status":405,"duration_ms":"#
             ))
-        #expect(line.hasSuffix(#","request_id":"abc"}"#))
+        #expect(line.hasSuffix(#","request_id":"abc","client":"127.0.0.1"}"#))
         let object = try JSONValue(parsing: Array(line.utf8))
         #expect(object["status"] == 405)
     }

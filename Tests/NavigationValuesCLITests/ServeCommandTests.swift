@@ -144,13 +144,13 @@ import Testing
         #expect(
             lines.contains {
                 $0.hasSuffix(
-                    " debug request method=GET route=/healthz status=200 duration_ms=\($0.durationText) request_id=req-42"
+                    " debug request method=GET route=/healthz status=200 duration_ms=\($0.durationText) request_id=req-42 client=127.0.0.1"
                 )
             })
         #expect(
             lines.contains {
                 $0.contains(" info request method=GET route=/v1/sessions/{id} status=404 ")
-                    && $0.hasSuffix("request_id=\(generated)")
+                    && $0.hasSuffix("request_id=\(generated) client=127.0.0.1")
             })
     }
 
@@ -169,6 +169,7 @@ import Testing
         #expect(line["status"] as? Int == 201)
         #expect(line["duration_ms"] is Double || line["duration_ms"] is Int)
         #expect((line["request_id"] as? String)?.hasPrefix("r_") == true)
+        #expect(line["client"] as? String == "127.0.0.1")
         #expect((line["at"] as? String)?.hasSuffix("Z") == true)
     }
 
