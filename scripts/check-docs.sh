@@ -35,12 +35,18 @@ triple=$(swift -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | h
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$output"
+# The system-library targets' module maps (CLibCrypto is in NavigationValuesTesting's closure on
+# Linux): swift build hands them to the compiler itself; the extractor is told where they are.
+module_maps=()
+for map in Sources/*/module.modulemap; do
+    module_maps+=(-Xcc "-fmodule-map-file=$PWD/$map")
+done
 failed=0
 for module in "${modules[@]}"; do
     graphs=$work/$module
     mkdir -p "$graphs"
     "$extract" -module-name "$module" -I "$search" -target "$triple" -output-dir "$graphs" \
-        -minimum-access-level public -emit-extension-block-symbols -skip-synthesized-members
+        "${module_maps[@]}" -minimum-access-level public -emit-extension-block-symbols -skip-synthesized-members
     archive=$output/$module.doccarchive
     rm -rf "$archive"
     log=$work/$module.log
