@@ -11,18 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=()
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
-[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
-[ -f /usr/include/postgresql/libpq-fe.h ] || need+=(libpq-dev)
-[ -f /usr/include/openssl/evp.h ] || need+=(libssl-dev)
-if [ ${#need[@]} -gt 0 ]; then
-    as_root=()
-    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${as_root[@]}" apt-get update -qq >&2
-    "${as_root[@]}" apt-get install -y -qq "${need[@]}" >&2
-fi
+scripts/build-deps.sh >&2
 
 binary=.build/release/navigation-values
 if ! [ -x "$binary" ] || [ -n "$(find Package.swift Sources Migrations -newer "$binary" -print -quit)" ]; then
