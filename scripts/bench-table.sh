@@ -29,7 +29,8 @@
 #
 # Usage: scripts/bench-table.sh [--binary PATH] [--duration 10s] [--rounds 3] [--only-table]
 #                               [--floor] [--profile] [--allocs]
-#   --binary PATH  a `navigation-values` executable (default: builds .build/release/navigation-values)
+#   --binary PATH  a `navigation-values` executable (default: builds it release through the
+#                  Benchmarks package, into Benchmarks/.build/release, beside the benchmarks)
 #   --duration D   wrk's -d for each table run (default 10s); the scaling runs take half
 #   --rounds N     rounds of the table (default 3)
 #   --only-table   the table alone: skip pages, CPU per mutation and scaling (the paced p99, the
@@ -87,9 +88,12 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+# The release server is built through the benchmarks package (which depends on this one by path), so
+# that it and the benchmarks below share one release build.
+scripts/swiftpm-mirrors.sh Benchmarks >/dev/null 2>&1
 if [ -z "$binary" ]; then
-    swift build -c release --product navigation-values >/dev/null
-    binary="$(swift build -c release --show-bin-path)/navigation-values"
+    swift build --package-path Benchmarks -c release --product navigation-values >/dev/null
+    binary="$(swift build --package-path Benchmarks -c release --show-bin-path)/navigation-values"
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/bench-table.XXXXXX")"
