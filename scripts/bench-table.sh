@@ -506,8 +506,8 @@ printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' 
 row() { # row WORKLOAD OURS_TEXT ANCHOR_TEXT OURS ANCHOR [GOAL]: a ratio that must reach GOAL (none: information)
     awk -v w="$1" -v o="$2" -v a="$3" -v x="$4" -v y="$5" -v g="${6:-}" 'BEGIN {
         r = (y > 0 ? x / y : 0)
-        if (g == "") printf "| %-40s | %-36s | %-40s | %7.2f | %-9s |\n", w, o, a, r, "(info)"
-        else printf "| %-40s | %-36s | %-40s | %7.2f | >= %-6s | %s\n", w, o, a, r, g, (r >= g ? "met" : "NOT MET") }'
+        if (g == "") printf "| %-40s | %-36s | %-40s | %7.3f | %-9s |\n", w, o, a, r, "(info)"
+        else printf "| %-40s | %-36s | %-40s | %7.3f | >= %-6s | %s\n", w, o, a, r, g, (r >= g ? "met" : "NOT MET") }'
 }
 ceiling() { # ceiling WORKLOAD OURS_TEXT ANCHOR_TEXT VALUE LIMIT: a figure that must stay at or under LIMIT
     awk -v w="$1" -v o="$2" -v a="$3" -v x="$4" -v g="$5" 'BEGIN {
