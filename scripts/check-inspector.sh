@@ -5,7 +5,9 @@
 #   scripts/check-inspector.sh [path/to/navigation-values] [screenshot folder]
 #
 # Defaults: .build/release/navigation-values and .build/inspector-screenshots. Needs chromium,
-# chromium-driver (apt) and selenium (pip); .ci/run installs them.
+# chromium-driver (apt) and selenium (pip); .ci/run installs them. With CHECK_INSPECTOR_TLS=1 the
+# server serves HTTPS with a certificate from an authority made here (the openssl command), and
+# the same check runs over it: curl and Python trust the authority, Chromium the server's key.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,8 +20,24 @@ command -v chromedriver >/dev/null 2>&1 || { echo "check-inspector: chromedriver
 
 . scripts/server-for-checks.sh check-inspector
 token="inspector-check-$(date +%s)-$$"
+tls=()
+if [ "${CHECK_INSPECTOR_TLS:-0}" = 1 ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca.key" -out "$work/ca.pem" \
+        -days 2 -subj "/CN=check-inspector CA" -addext basicConstraints=critical,CA:TRUE \
+        -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" -out "$work/server.csr" \
+        -subj "/CN=127.0.0.1" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$work/server.ext"
+    openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -set_serial 1 -days 2 \
+        -extfile "$work/server.ext" -out "$work/cert.pem" 2>/dev/null
+    export CHECK_INSPECTOR_CA="$work/ca.pem"
+    CHECK_INSPECTOR_SPKI=$(openssl x509 -pubkey -noout -in "$work/cert.pem" | openssl pkey -pubin -outform der \
+        | openssl dgst -sha256 -binary | base64)
+    export CHECK_INSPECTOR_SPKI
+    tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
+fi
 start_server "$binary" serve --port 0 --db "$work/inspector.sqlite" --admin-token "$token" --log-level warning \
-    --history-keep-events 0
+    --history-keep-events 0 "${tls[@]}"
 rm -rf "$shots"
 status=0
 timeout 300 "$python" scripts/check-inspector.py "$url" "$token" "$shots" || status=$?
