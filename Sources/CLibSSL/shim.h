@@ -6,6 +6,8 @@
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/x509.h>
+#include <pthread.h>
+#include <sys/socket.h>
 
 /// TLS 1.2 at least (SSL_CTX_set_min_proto_version is a macro).
 static inline int clibssl_set_minimum_tls12(SSL_CTX *context) {
@@ -56,6 +58,53 @@ static inline void clibssl_select_alpn_http11(SSL_CTX *context) {
 /// SNI: the name a client asks for (SSL_set_tlsext_host_name is a macro).
 static inline int clibssl_set_server_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+/// OpenSSL's socket BIO writes with write(2), which raises SIGPIPE (ending the process) when the
+/// peer has reset the connection. This BIO is the socket BIO with its write made by
+/// send(2) with MSG_NOSIGNAL, as the server's plain sockets write: the write fails with EPIPE.
+static BIO_METHOD *clibssl_nosignal_method = NULL;
+static pthread_once_t clibssl_nosignal_once = PTHREAD_ONCE_INIT;
+
+static int clibssl_nosignal_write(BIO *bio, const char *data, int length) {
+    int written = (int)send((int)BIO_get_fd(bio, NULL), data, (size_t)length, MSG_NOSIGNAL);
+    BIO_clear_retry_flags(bio);
+    if (written <= 0 && BIO_sock_should_retry(written)) {
+        BIO_set_retry_write(bio);
+    }
+    return written;
+}
+
+static void clibssl_make_nosignal_method(void) {
+    const BIO_METHOD *socket_method = BIO_s_socket();
+    BIO_METHOD *method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
+                                      "socket without SIGPIPE");
+    if (method == NULL) {
+        return;
+    }
+    BIO_meth_set_write(method, clibssl_nosignal_write);
+    BIO_meth_set_read(method, BIO_meth_get_read(socket_method));
+    BIO_meth_set_puts(method, BIO_meth_get_puts(socket_method));
+    BIO_meth_set_ctrl(method, BIO_meth_get_ctrl(socket_method));
+    BIO_meth_set_create(method, BIO_meth_get_create(socket_method));
+    BIO_meth_set_destroy(method, BIO_meth_get_destroy(socket_method));
+    clibssl_nosignal_method = method;
+}
+
+/// SSL_set_fd, through that BIO (the descriptor stays the caller's to close). Returns 1, or 0 when
+/// OpenSSL cannot allocate it.
+static inline int clibssl_set_fd_without_sigpipe(SSL *ssl, int fd) {
+    pthread_once(&clibssl_nosignal_once, clibssl_make_nosignal_method);
+    if (clibssl_nosignal_method == NULL) {
+        return 0;
+    }
+    BIO *bio = BIO_new(clibssl_nosignal_method);
+    if (bio == NULL) {
+        return 0;
+    }
+    BIO_set_fd(bio, fd, BIO_NOCLOSE);
+    SSL_set_bio(ssl, bio, bio);
+    return 1;
 }
 
 /// The reason of an OpenSSL error code ("no shared cipher", "http request", ...), or NULL.

@@ -30,7 +30,7 @@ final class TLSStream {
 
     init?(context: TLSContext, fd: Int32) {
         guard let ssl = SSL_new(context.context) else { return nil }
-        guard SSL_set_fd(ssl, fd) == 1 else {
+        guard clibssl_set_fd_without_sigpipe(ssl, fd) == 1 else {
             SSL_free(ssl)
             return nil
         }

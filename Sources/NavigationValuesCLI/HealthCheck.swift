@@ -94,7 +94,7 @@ struct HealthCheck: Command {
             defer { SSL_CTX_free(context) }
             guard let ssl = SSL_new(context) else { throw CommandFailure("cannot make a TLS connection") }
             defer { SSL_free(ssl) }
-            guard SSL_set_fd(ssl, descriptor) == 1, SSL_connect(ssl) == 1 else {
+            guard clibssl_set_fd_without_sigpipe(ssl, descriptor) == 1, SSL_connect(ssl) == 1 else {
                 throw CommandFailure("TLS handshake failed")
             }
             var written = 0

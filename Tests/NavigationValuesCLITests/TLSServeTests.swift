@@ -105,6 +105,33 @@ import Testing
         #expect(try await server.stop().status == 0)
     }
 
+    /// OpenSSL's own socket writes raise SIGPIPE when the client has reset the connection, which
+    /// ends a process that does not ignore it (as `serve` does not): every TLS write must fail with
+    /// EPIPE instead, as the plain sockets' do.
+    @Test func clientsResettingMidAnswerLeaveTheServerRunning() async throws {
+        let certificates = try await Certificates()
+        defer { certificates.remove() }
+        let options = TLSClientOptions(trusting: certificates.first.certificate)
+        let server = try await ServeProcess(
+            [
+                "--admin-token", "admin", "--tls-cert", certificates.served.certificate.path, "--tls-key",
+                certificates.served.key.path,
+            ],
+            tls: options)
+        let port = try #require(server.baseURL.port)
+        try await offload {
+            for _ in 0..<100 {
+                // The OpenAPI document is a large answer: the server is still writing it when the reset comes.
+                let client = try RawClient(port: port, tls: options)
+                try client.send("GET /openapi.json HTTP/1.1\r\nHost: t\r\n\r\n")
+                client.abort()
+            }
+        }
+        #expect(server.child.isRunning)
+        #expect(try await server.send("GET", "/healthz").status == 200)
+        #expect(try await server.stop().status == 0)
+    }
+
     @Test func aMissingHalfOrABadFileIsAUsageError() async throws {
         let certificates = try await Certificates()
         defer { certificates.remove() }

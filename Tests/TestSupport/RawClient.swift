@@ -128,7 +128,7 @@ public final class RawClient: @unchecked Sendable {
         guard let ssl = SSL_new(context) else { throw ClientError("SSL_new failed") }
         self.ssl = ssl
         let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
-        guard SSL_set_fd(ssl, fd) == 1, clibssl_set_server_name(ssl, options.serverName) == 1,
+        guard clibssl_set_fd_without_sigpipe(ssl, fd) == 1, clibssl_set_server_name(ssl, options.serverName) == 1,
             SSL_set1_host(ssl, options.serverName) == 1,
             SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count)) == 0
         else { throw ClientError("cannot set up the TLS connection") }
@@ -161,7 +161,6 @@ public final class RawClient: @unchecked Sendable {
         hasReadAnswerBytes = !buffer.isEmpty
         var sent = 0
         if let ssl {
-            // Over TLS: SIGPIPE is ignored by the test runner's process, as for plain sends.
             while sent < bytes.count {
                 var count = 0
                 guard bytes[sent...].withUnsafeBytes({ SSL_write_ex(ssl, $0.baseAddress, $0.count, &count) }) == 1 else {
