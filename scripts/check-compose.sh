@@ -34,8 +34,7 @@ command -v nginx >/dev/null 2>&1 || { echo "check-compose: nginx is not installe
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # A throwaway pair where the compose file mounts the real one (nginx -t loads it).
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
-    -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+scripts/make-test-ca.sh "$work"
 sed -e 's/server instance-[ab]:8080/server 127.0.0.1:8080/' -e "s|^worker_processes auto;|worker_processes auto;\npid $work/nginx.pid;|" \
     -e "s|/etc/nginx/tls/|$work/|" deploy/nginx.conf >"$work/nginx.conf"
 nginx -t -q -c "$work/nginx.conf" -e "$work/error.log" -g "error_log $work/error.log;"

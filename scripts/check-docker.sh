@@ -224,15 +224,9 @@ step "docker stop"
 
 # An authority made here, and a certificate it signs for localhost: for the image serving HTTPS
 # now, and for nginx in front of the compose file's instances below.
-mkdir -p "$work/secrets/tls"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca.key" -out "$work/ca.pem" \
-    -days 2 -subj "/CN=check-docker CA" -addext basicConstraints=critical,CA:TRUE \
-    -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/secrets/tls/key.pem" \
-    -out "$work/server.csr" -subj /CN=localhost 2>/dev/null
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$work/server.ext"
-openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -set_serial 1 -days 2 \
-    -extfile "$work/server.ext" -out "$work/secrets/tls/cert.pem" 2>/dev/null
+scripts/make-test-ca.sh "$work/secrets/tls"
+mv "$work/secrets/tls/ca.pem" "$work/ca.pem"  # what curl trusts; the authority's key goes
+rm "$work/secrets/tls/ca.key"
 chmod 0644 "$work/secrets/tls/key.pem"  # read by the image's user, 10001, through the mount
 
 # The image serving HTTPS: the pair mounted read-only, named by NAVIGATION_VALUES_TLS_CERT and

@@ -22,14 +22,7 @@ command -v chromedriver >/dev/null 2>&1 || { echo "check-inspector: chromedriver
 token="inspector-check-$(date +%s)-$$"
 tls=()
 if [ "${CHECK_INSPECTOR_TLS:-0}" = 1 ]; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca.key" -out "$work/ca.pem" \
-        -days 2 -subj "/CN=check-inspector CA" -addext basicConstraints=critical,CA:TRUE \
-        -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" -out "$work/server.csr" \
-        -subj "/CN=127.0.0.1" 2>/dev/null
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$work/server.ext"
-    openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -set_serial 1 -days 2 \
-        -extfile "$work/server.ext" -out "$work/cert.pem" 2>/dev/null
+    scripts/make-test-ca.sh "$work"
     export CHECK_INSPECTOR_CA="$work/ca.pem"
     CHECK_INSPECTOR_SPKI=$(openssl x509 -pubkey -noout -in "$work/cert.pem" | openssl pkey -pubin -outform der \
         | openssl dgst -sha256 -binary | base64)
