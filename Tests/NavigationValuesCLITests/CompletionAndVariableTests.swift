@@ -22,20 +22,21 @@ import Testing
     static let required: [String: [String]] = [
         "serve": ["--db", "/nonexistent-folder/never-created.sqlite"],
         "migrate": ["--db", "/nonexistent-folder/x.sqlite"], "prune": ["--db", "/nonexistent-folder/x.sqlite"],
-        "replay": ["--db", "/nonexistent-folder/x.sqlite", "s_1"], "healthcheck": ["--host", "127.0.0.1"],
+        "replay": ["--db", "/nonexistent-folder/x.sqlite", "s_1"], "backup": ["--db", "x", "--to", "y"],
+        "restore": ["--from", "x", "--db", "y"], "healthcheck": ["--host", "127.0.0.1"],
     ]
 
     /// Flags that take any text, so no value is wrong before the work starts; each is read from
     /// its variable in other tests (`NAVIGATION_VALUES_DB` in the migrate and PostgreSQL tests,
     /// the tokens in SecretFileTests).
-    static let freeText: Set<String> = ["host", "db", "admin-token", "create-token"]
+    static let freeText: Set<String> = ["host", "db", "admin-token", "create-token", "to", "from"]
 
     /// Every flag of every command is read from its variable: a wrong value there is a usage
     /// error naming the variable. A new flag that takes any text belongs in `freeText`, with a
     /// test of its own that reads it from its variable.
     @Test func everyFlagOfEveryCommandIsReadFromItsVariable() async throws {
         let commands = try await Self.commands()
-        #expect(commands == ["serve", "migrate", "replay", "prune", "healthcheck"])
+        #expect(commands == ["serve", "migrate", "replay", "prune", "backup", "restore", "healthcheck"])
         for command in commands {
             let flags = try await Self.flags(of: command)
             #expect(!flags.isEmpty, "\(command)")
@@ -55,7 +56,7 @@ import Testing
         let outcome = try await run(["--generate-completion-script", shell])
         #expect(outcome.status == 0)
         #expect(outcome.stderr == "")
-        for word in ["serve", "migrate", "replay", "prune", "healthcheck", "max-stacks", "admin-token-file"] {
+        for word in ["serve", "migrate", "replay", "prune", "backup", "healthcheck", "max-stacks", "admin-token-file"] {
             #expect(outcome.stdout.contains(word), "\(shell): \(word)")
         }
     }
