@@ -65,7 +65,7 @@ struct Restore: Command {
             Checks the copy --from (SQLite's integrity check, a schema this binary knows), then \
             writes it over the database --db in one transaction, under the file's exclusive lock. \
             Refused while another process has --db open: stop the server first, restore, then \
-            start it again. An existing, non-empty --db is replaced only with --replace (take a \
+            start it again. An existing, non-empty --db is replaced only with --replace yes (take a \
             backup of it first if you may want it back). For PostgreSQL, use pg_restore \
             (docs/Operations.md, "Backups").
             """)
