@@ -62,11 +62,15 @@ import PackageDescription
     ]
 #endif
 
-/// What every platform fetches: swift-log, the client's logging hook (`Configuration.logger`).
-/// Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at local mirrors
-/// (CONTRIBUTING.md, "Dependencies and mirrors").
+/// What every platform fetches: swift-log, the client's logging hook (`Configuration.logger`), and
+/// swift-argument-parser, the executable's command line (an app that depends on the libraries does
+/// not fetch it). Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at
+/// local mirrors (CONTRIBUTING.md, "Dependencies and mirrors").
 let packageDependencies: [Package.Dependency] =
-    [.package(url: "https://github.com/apple/swift-log.git", from: "1.6.0")] + platformDependencies
+    [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ] + platformDependencies
 
 let package = Package(
     name: "NavigationValues",
@@ -261,13 +265,14 @@ let package = Package(
             // A database written by an earlier release, which the tests open (found from #filePath).
             exclude: ["Fixtures"]),
 
-        // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
+        // MARK: - The executable `navigation-values` (serve, migrate, replay, prune, healthcheck), on swift-argument-parser
         .executableTarget(
             name: "NavigationValuesCLI",
             dependencies: [
                 "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
                 "NavigationValuesSQLite", "NavigationValuesPostgres", "HTTPServer", "CHTTPSystem",
                 .target(name: "CLibSSL", condition: .when(platforms: [.linux])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/NavigationValuesCLI"),
         .testTarget(

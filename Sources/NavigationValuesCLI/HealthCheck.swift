@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 #if canImport(Glibc)
@@ -9,40 +10,33 @@ import Foundation
 /// 200, else 1. For Docker's HEALTHCHECK, since slim images have no curl; it speaks HTTP over a
 /// plain socket so the static binary needs no libcurl.
 struct HealthCheck: Command {
-    static let name = "healthcheck"
-    static let abstract = "Exit 0 when the server at --host/--port answers GET /healthz with 200."
-    static let synopsis = "healthcheck [--host H] [--port P] [--tls-cert PEM]"
-    static let discussion = """
-        Connects to the server (default 127.0.0.1:8080, read from the same variables as 'serve'),
-        sends GET /healthz and exits 0 on a 200 answer within 5 seconds, 1 otherwise. With
-        --tls-cert (as 'serve' is given it, NAVIGATION_VALUES_TLS_CERT in a container) it speaks
-        HTTPS, without checking the certificate: it probes this machine's server, not its identity.
-        """
-    static let flags = [
-        Flag(name: "host", valueName: "H", help: "Server address (default 127.0.0.1; 0.0.0.0 means this machine)."),
-        Flag(name: "port", valueName: "P", help: "Server port (default 8080)."),
-        Flag(name: "tls-cert", valueName: "PEM", help: "When set (to serve's certificate), speak HTTPS."),
-    ]
+    static let configuration = CommandConfiguration(
+        commandName: "healthcheck",
+        abstract: "Exit 0 when the server at --host/--port answers GET /healthz with 200.",
+        discussion: """
+            Connects to the server (default 127.0.0.1:8080, read from the same variables as 'serve'), \
+            sends GET /healthz and exits 0 on a 200 answer within 5 seconds, 1 otherwise. With \
+            --tls-cert (as 'serve' is given it, NAVIGATION_VALUES_TLS_CERT in a container) it speaks \
+            HTTPS, without checking the certificate: it probes this machine's server, not its identity.
+            """)
 
-    var host = "127.0.0.1"
-    var port = 8080
-    var usesTLS = false
+    @Option(.flag("host", "H", "Server address (default 127.0.0.1; 0.0.0.0 means this machine)."))
+    var host: String?
+    @Option(.flag("port", "P", "Server port (default 8080)."))
+    var port: String?
+    @Option(.flag("tls-cert", "PEM", "When set (to serve's certificate), speak HTTPS."), completion: .file())
+    var tlsCert: String?
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        if let host = arguments["host"] { self.host = host }
-        if let port = try arguments.integer("port", in: 1...65_535) { self.port = port }
-        usesTLS = arguments["tls-cert"] != nil
-    }
-
-    func run() async throws -> Int32 {
+    func run(_ arguments: ParsedArguments) async throws {
+        let host = arguments["host"] ?? "127.0.0.1"
+        let port = try arguments.integer("port", in: 1...65_535) ?? 8080
+        let usesTLS = arguments["tls-cert"] != nil
         let target = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
         let statusLine = try Self.fetchStatusLine(host: target, port: port, usesTLS: usesTLS)
         guard statusLine.hasPrefix("HTTP/1.1 200") || statusLine.hasPrefix("HTTP/1.0 200") else {
             throw CommandFailure("GET /healthz answered '\(statusLine)'")
         }
         Console.out("ok")
-        return 0
     }
 
     /// Sends `GET /healthz` and returns the status line of the answer.
