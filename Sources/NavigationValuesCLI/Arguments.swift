@@ -7,6 +7,8 @@ struct Flag: Sendable {
     /// The placeholder shown in help, such as `PATH`.
     var valueName: String
     var help: String
+    /// A switch (`--as-test`): takes no value, and reads as `true` when given.
+    var isSwitch = false
 
     var environmentVariable: String {
         "NAVIGATION_VALUES_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
@@ -95,7 +97,8 @@ enum ArgumentParser {
     /// Parses `arguments` (after the subcommand's name) against `flags`; a flag not given on the
     /// command line is read from its environment variable, where an empty value counts as unset.
     ///
-    /// Accepts `--flag value` and `--flag=value`; `--` ends the flags; `-h`/`--help` asks for help.
+    /// Accepts `--flag value` and `--flag=value` (a switch: `--flag` alone); `--` ends the flags;
+    /// `-h`/`--help` asks for help.
     /// - Throws: `UsageError` for an unknown flag, a missing value or a repeated flag.
     static func parse(
         _ arguments: [String], flags: [Flag], environment: [String: String]
@@ -125,7 +128,10 @@ enum ArgumentParser {
             }
             guard parsed.values[name] == nil else { throw UsageError("--\(name) is given more than once") }
             let value: String
-            if let equals = body.firstIndex(of: "=") {
+            if flag.isSwitch {
+                guard !body.contains("=") else { throw UsageError("--\(name) takes no value") }
+                value = "true"
+            } else if let equals = body.firstIndex(of: "=") {
                 value = String(body[body.index(after: equals)...])
             } else {
                 guard index < arguments.count else { throw UsageError("--\(name) needs a value (\(flag.valueName))") }

@@ -25,7 +25,7 @@ extension Command {
     /// The text of `COMMAND --help`.
     static var help: String {
         var lines = ["USAGE: navigation-values \(synopsis)", "", discussion, "", "OPTIONS:"]
-        let labels = flags.map { "--\($0.name) \($0.valueName)" } + ["-h, --help"]
+        let labels = flags.map { $0.isSwitch ? "--\($0.name)" : "--\($0.name) \($0.valueName)" } + ["-h, --help"]
         let width = (labels.map(\.count).max() ?? 0) + 2
         for (flag, label) in zip(flags, labels) {
             lines.append("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + flag.help)

@@ -20,7 +20,7 @@ struct Serve: Command {
         "serve [--host H] [--port P] [--metrics-host H] [--metrics-port P] [--db PATH|URL] [--admin-token-file FILE|--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
         + "[--trusted-proxies CIDR,CIDR] "
-        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
+        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-test-export-bytes N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
     static let discussion = """
@@ -84,6 +84,9 @@ struct Serve: Command {
             Flag(
                 name: "max-copied-events", valueName: "N",
                 help: "Events an import or a fork may copy into its new session (default 100000)."),
+            Flag(
+                name: "max-test-export-bytes", valueName: "N",
+                help: "Bytes of Swift source an export as a test may write (default 2097152)."),
             Flag(
                 name: "max-import-bytes", valueName: "N",
                 help: "Bytes of an import's body, an export (default 67108864; other requests keep 1 MiB)."),
@@ -159,6 +162,9 @@ struct Serve: Command {
         }
         if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
             configuration.service.maxCopiedEvents = count
+        }
+        if let bytes = try arguments.integer("max-test-export-bytes", in: 65_536...Int(Int32.max)) {
+            configuration.service.maxTestExportBytes = bytes
         }
         if let bytes = try arguments.integer("max-import-bytes", in: 1_048_576...4_294_967_296) {
             configuration.maxImportBytes = bytes

@@ -5,7 +5,9 @@ import NavigationValuesWire
 /// 2 bad usage.
 enum NavigationValuesCLI {
     static let version = NavigationValuesVersion.current
-    static let commands: [any Command.Type] = [Serve.self, Migrate.self, Replay.self, Prune.self, HealthCheck.self]
+    static let commands: [any Command.Type] = [
+        Serve.self, Migrate.self, Replay.self, Export.self, Prune.self, HealthCheck.self,
+    ]
 
     static var help: String {
         let width = (commands.map { $0.name.count }.max() ?? 0) + 2

@@ -56,6 +56,11 @@ struct RevisionRoutes: Sendable {
         _ request: Request, _ name: String, default value: Int64, latest: Int64, of id: SessionID
     ) throws -> Int64 {
         guard let text = request.query[name] else { return value }
+        return try revision(text, name, latest: latest, of: id)
+    }
+
+    /// An event seq given as `text` in the query parameter `name`: 1 to `latest`.
+    private func revision(_ text: String, _ name: String, latest: Int64, of id: SessionID) throws -> Int64 {
         guard let number = Int64(text), number >= 1 else {
             throw APIError(.unprocessable, "\(name) must be an event seq of at least 1")
         }
@@ -72,9 +77,14 @@ struct RevisionRoutes: Sendable {
     /// never held in memory whole.
     private func export(_ request: Request) async throws -> Response {
         let id = routes.sessionID(request)
+        let format = request.query["format"]
+        guard format == nil || format == "ndjson" || format == "swift-testing" else {
+            throw APIError(.unprocessable, "format must be ndjson or swift-testing")
+        }
         let credential = try await routes.requireCredential(request)
         let head = try await events.readerHead(of: id, credential: credential, snapshot: false)
         try await events.checkAvailable(id, after: 1)
+        if format == "swift-testing" { return try await exportTest(request, id: id, version: head.version) }
         // Pages bounded by bytes as well as by count (--max-page-bytes), as history's are.
         let pages = service.copies.pages(of: id, through: head.version, maxBytes: events.pageBytes)
         return Response(
@@ -94,6 +104,31 @@ struct RevisionRoutes: Sendable {
                 try await writer.write(chunk)
             }
         }
+    }
+
+    /// The history as a Swift Testing test that replays it on the core library and checks the
+    /// state after each version (or those of `?versions=1,5,9`): `SessionReplay.swiftTest`.
+    private func exportTest(_ request: Request, id: SessionID, version: Int64) async throws -> Response {
+        var versions: Set<Int64>?
+        if let text = request.query["versions"] {
+            var chosen: Set<Int64> = []
+            for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+                chosen.insert(try revision(String(item), "versions", latest: version, of: id))
+            }
+            versions = chosen
+        }
+        let source = try await SessionReplay.swiftTest(
+            of: id, through: version, checking: versions, in: store,
+            maxBytes: service.configuration.maxTestExportBytes, pageBytes: events.pageBytes)
+        let suite = "RecordedSession_" + SwiftLiteral.identifier(id.rawValue)
+        return Response(
+            status: .ok,
+            headers: [
+                "Content-Type": "text/x-swift; charset=utf-8",
+                "Content-Disposition": "attachment; filename=\"\(suite).swift\"",
+                "ETag": "\"\(version)\"", "Cache-Control": "no-store",
+            ],
+            body: Array(source.utf8))
     }
 
     // MARK: - Import and fork
