@@ -70,6 +70,14 @@ struct ParsedArguments: Sendable {
         return .some(count == 0 ? nil : .seconds(count * unit))
     }
 
+    /// `--db PATH|URL` and the one positional SESSION id of a command that reads a session from a database.
+    func databaseAndSession(of command: String) throws(UsageError) -> (databasePath: String, session: String) {
+        guard let path = values["db"] else { throw UsageError("\(command) needs --db PATH") }
+        guard let session = positionals.first else { throw UsageError("\(command) needs a SESSION id") }
+        if positionals.count > 1 { throw UsageError("unexpected argument '\(positionals[1])'") }
+        return (path, session)
+    }
+
     /// The value of `--name`, which must be one of `choices`.
     func choice(_ name: String, _ choices: [String]) throws(UsageError) -> String? {
         guard let text = values[name] else { return nil }

@@ -1,6 +1,5 @@
 import Foundation
 import NavigationValuesAPI
-import NavigationValuesPostgres
 import NavigationValuesSessions
 import NavigationValuesWire
 
@@ -28,11 +27,7 @@ struct Export: Command {
     var versions: Set<Int64>?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        guard let path = arguments["db"] else { throw UsageError("export needs --db PATH") }
-        guard let session = arguments.positionals.first else { throw UsageError("export needs a SESSION id") }
-        if arguments.positionals.count > 1 { throw UsageError("unexpected argument '\(arguments.positionals[1])'") }
-        databasePath = path
-        self.session = session
+        (databasePath, session) = try arguments.databaseAndSession(of: Self.name)
         asTest = arguments["as-test"] != nil
         if let list = arguments["versions"] {
             guard asTest else { throw UsageError("--versions needs --as-test") }
@@ -48,15 +43,8 @@ struct Export: Command {
         do {
             try await SessionReplay.export(
                 SessionID(session), asTest: asTest, versions: versions, databasePath: databasePath, write: Console.out)
-        } catch let failure as SessionReplay.Failure {
-            throw CommandFailure(failure.description)
-        } catch let error as SessionError {
-            throw CommandFailure(error.detail)
         } catch {
-            let shown =
-                PostgresSessionStore.isDatabaseURL(databasePath)
-                ? PostgresSessionStore.redacted(databasePath) : databasePath
-            throw CommandFailure("\(shown): \(error)")
+            throw CommandFailure(reading: databasePath, error)
         }
         return 0
     }

@@ -27,11 +27,7 @@ struct Replay: Command {
     var event: Int64?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        guard let path = arguments["db"] else { throw UsageError("replay needs --db PATH") }
-        guard let session = arguments.positionals.first else { throw UsageError("replay needs a SESSION id") }
-        if arguments.positionals.count > 1 { throw UsageError("unexpected argument '\(arguments.positionals[1])'") }
-        databasePath = path
-        self.session = session
+        (databasePath, session) = try arguments.databaseAndSession(of: Self.name)
         event = try arguments.integer("at", in: 1...Int.max).map(Int64.init)
     }
 
@@ -39,15 +35,29 @@ struct Replay: Command {
         let replayed: SessionResource
         do {
             replayed = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
-        } catch let failure as SessionReplay.Failure {
-            throw CommandFailure(failure.description)
         } catch {
-            let shown =
-                PostgresSessionStore.isDatabaseURL(databasePath)
-                ? PostgresSessionStore.redacted(databasePath) : databasePath
-            throw CommandFailure("\(shown): \(error)")
+            throw CommandFailure(reading: databasePath, error)
         }
         Console.out(replayed.json.serialized())
         return 0
+    }
+}
+
+extension CommandFailure {
+    /// A failure to read a session from a database: what the replay says (an unknown session, an
+    /// event out of range), what the session refuses, or the database's error under its path (a
+    /// PostgreSQL URL without its password).
+    init(reading databasePath: String, _ error: any Error) {
+        switch error {
+        case let failure as SessionReplay.Failure:
+            self.init(failure.description)
+        case let refusal as SessionError:
+            self.init(refusal.detail)
+        default:
+            let shown =
+                PostgresSessionStore.isDatabaseURL(databasePath)
+                ? PostgresSessionStore.redacted(databasePath) : databasePath
+            self.init("\(shown): \(error)")
+        }
     }
 }

@@ -88,12 +88,7 @@ struct RevisionRoutes: Sendable {
         // Pages bounded by bytes as well as by count (--max-page-bytes), as history's are.
         let pages = service.copies.pages(of: id, through: head.version, maxBytes: events.pageBytes)
         return Response(
-            status: .ok,
-            headers: [
-                "Content-Type": "application/x-ndjson",
-                "Content-Disposition": "attachment; filename=\"\(id.rawValue).ndjson\"",
-                "ETag": "\"\(head.version)\"", "Cache-Control": "no-store",
-            ]
+            status: .ok, headers: Self.download("application/x-ndjson", "\(id.rawValue).ndjson", version: head.version)
         ) { writer in
             for try await page in pages {
                 var chunk: [UInt8] = []
@@ -122,13 +117,16 @@ struct RevisionRoutes: Sendable {
             maxBytes: service.configuration.maxTestExportBytes, pageBytes: events.pageBytes)
         let suite = "RecordedSession_" + SwiftLiteral.identifier(id.rawValue)
         return Response(
-            status: .ok,
-            headers: [
-                "Content-Type": "text/x-swift; charset=utf-8",
-                "Content-Disposition": "attachment; filename=\"\(suite).swift\"",
-                "ETag": "\"\(version)\"", "Cache-Control": "no-store",
-            ],
+            status: .ok, headers: Self.download("text/x-swift; charset=utf-8", "\(suite).swift", version: version),
             body: Array(source.utf8))
+    }
+
+    /// The headers of an export: a file to save under `filename`, of the session at `version`.
+    private static func download(_ type: String, _ filename: String, version: Int64) -> HTTPHeaders {
+        [
+            "Content-Type": type, "Content-Disposition": "attachment; filename=\"\(filename)\"",
+            "ETag": "\"\(version)\"", "Cache-Control": "no-store",
+        ]
     }
 
     // MARK: - Import and fork

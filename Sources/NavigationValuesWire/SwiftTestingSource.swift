@@ -53,7 +53,7 @@ package struct SwiftTestingSource {
             guard case .sessionCreated(let root, let schema) = recorded.event else {
                 throw Unreproducible(description: "the history does not start with session.created")
             }
-            body += "        let replay = Replay(values: \(Self.keys(of: schema)))\n"
+            body += "        let replay = Replay(values: \(try Self.keys(of: schema)))\n"
             body += "        // 1: session.created\n"
             body += "        try replay.push(\(Self.push(root, onto: .main)))\n"
         } else {
@@ -178,17 +178,21 @@ package struct SwiftTestingSource {
             + "stoppedAt: \(stoppedAt.map { SwiftLiteral.string($0.rawValue) } ?? "nil")"
     }
 
-    /// The schema's declared values as `NamedValueKey`s (sorted by name).
-    private static func keys(of schema: JSONValue) -> String {
-        guard case .object(let members) = schema, case .object(let values)? = members["values"], !values.isEmpty else {
-            return "[]"
+    /// The schema's declared values as `NamedValueKey`s (sorted by name), read as `SchemaResource` reads them.
+    private static func keys(of schema: JSONValue) throws -> String {
+        let values: [String: SchemaResource.Entry]
+        do {
+            values = try SchemaResource(json: schema).values
+        } catch {
+            throw Unreproducible(description: "the schema does not decode: \(error)")
         }
+        guard !values.isEmpty else { return "[]" }
         var keys: [String] = []
         for name in values.keys.sorted() {
-            guard case .object(let entry)? = values[name] else { continue }
+            guard let entry = values[name] else { continue }
             var key =
-                "NamedValueKey(\(SwiftLiteral.string(name)), defaultValue: \(SwiftLiteral.json(entry["default"] ?? .null))"
-            if entry["observationIgnored"] == .bool(true) { key += ", isObservationIgnored: true" }
+                "NamedValueKey(\(SwiftLiteral.string(name)), defaultValue: \(SwiftLiteral.json(entry.defaultValue))"
+            if entry.isObservationIgnored { key += ", isObservationIgnored: true" }
             keys.append("            " + key + ")")
         }
         return "[\n" + keys.joined(separator: ",\n") + ",\n        ]"
