@@ -68,20 +68,20 @@ swift test --package-path "$package" --skip-build 2>&1 | tee "$work/test.log" | 
 grep -q "Test run with $count tests .* passed" "$work/test.log" \
     || { echo "check-exported-tests: not every generated test passed" >&2; exit 1; }
 
-# One expected value edited: the test must fail now.
+# One expected value edited (the first screen's resolved `count`, which every screen resolves: the
+# schema declares it): the test must fail now, on that value.
 python3 - "$package/Tests/ReplayTests/$first.swift" <<'EOF'
 import re, sys
 path = sys.argv[1]
 text = open(path).read()
-edited, count = re.subn(r'(replay\.expect\(\n\s+version: \d+, selected: "main", visible: )("[^"]*"|nil)',
-                        r'\1"c_not_a_screen"', text, count=1)
-assert count == 1, 'no check to edit'
+edited, count = re.subn(r'resolved: \["count": \.integer\(-?\d+\)', 'resolved: ["count": .integer(424242)', text, count=1)
+assert count == 1 and edited != text, 'no check to edit'
 open(path, 'w').write(edited)
 EOF
 if swift test --package-path "$package" >"$work/edited.log" 2>&1; then
-    echo "check-exported-tests: a test expecting another visible screen passed" >&2
+    echo "check-exported-tests: a test expecting another value passed" >&2
     exit 1
 fi
-grep -q 'c_not_a_screen' "$work/edited.log" \
+grep -q '424242' "$work/edited.log" \
     || { echo "check-exported-tests: the edited test failed for another reason" >&2; tail -20 "$work/edited.log" >&2; exit 1; }
 echo "check-exported-tests: $count exported sessions pass on the core, an edited one fails ($(($(date +%s) - started)) s)"
