@@ -2894,10 +2894,10 @@ let embeddedJSON = ##"""
           {
             "name": "versions",
             "in": "query",
-            "description": "With `format=swift-testing`: the events after which the test checks the state, as event seqs separated by commas (`1,5,9`), each 1 to the version (422 below or not a number, 404 above); default every event. Ignored otherwise.",
+            "description": "With `format=swift-testing`: the events after which the test checks the state, as event seqs separated by commas (`1,5,9`), each 1 to the version (422 below or not a number, 404 above); default every event. Checked whatever the format; only a test uses it.",
             "schema": {
               "type": "string",
-              "pattern": "^[0-9]+(,[0-9]+)*$"
+              "pattern": "^[0-9]*[1-9][0-9]*(,[0-9]*[1-9][0-9]*)*$"
             }
           }
         ],

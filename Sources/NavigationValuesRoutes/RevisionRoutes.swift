@@ -84,7 +84,8 @@ struct RevisionRoutes: Sendable {
         let credential = try await routes.requireCredential(request)
         let head = try await events.readerHead(of: id, credential: credential, snapshot: false)
         try await events.checkAvailable(id, after: 1)
-        if format == "swift-testing" { return try await exportTest(request, id: id, version: head.version) }
+        let versions = try checkedVersions(request, latest: head.version, of: id)
+        if format == "swift-testing" { return try await exportTest(id: id, version: head.version, checking: versions) }
         // Pages bounded by bytes as well as by count (--max-page-bytes), as history's are.
         let pages = service.copies.pages(of: id, through: head.version, maxBytes: events.pageBytes)
         return Response(
@@ -101,17 +102,27 @@ struct RevisionRoutes: Sendable {
         }
     }
 
+    /// `?versions=1,5,9`: event seqs 1 to `latest` (422 for anything else, 404 past `latest`, however
+    /// many digits); nil when absent. Checked whatever the format, as the document states it; only
+    /// a test uses it.
+    private func checkedVersions(_ request: Request, latest: Int64, of id: SessionID) throws -> Set<Int64>? {
+        guard let text = request.query["versions"] else { return nil }
+        var chosen: Set<Int64> = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard !item.isEmpty, item.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw APIError(.unprocessable, "versions must be event seqs of at least 1, separated by commas")
+            }
+            if item.contains(where: { $0 != "0" }), Int64(item) == nil {
+                throw APIError(.notFound, "session \(id.rawValue) has events 1 to \(latest), not \(item)")
+            }
+            chosen.insert(try revision(String(item), "versions", latest: latest, of: id))
+        }
+        return chosen
+    }
+
     /// The history as a Swift Testing test that replays it on the core library and checks the
     /// state after each version (or those of `?versions=1,5,9`): `SessionReplay.swiftTest`.
-    private func exportTest(_ request: Request, id: SessionID, version: Int64) async throws -> Response {
-        var versions: Set<Int64>?
-        if let text = request.query["versions"] {
-            var chosen: Set<Int64> = []
-            for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-                chosen.insert(try revision(String(item), "versions", latest: version, of: id))
-            }
-            versions = chosen
-        }
+    private func exportTest(id: SessionID, version: Int64, checking versions: Set<Int64>?) async throws -> Response {
         let source = try await SessionReplay.swiftTest(
             of: id, through: version, checking: versions, in: store,
             maxBytes: service.configuration.maxTestExportBytes, pageBytes: events.pageBytes)

@@ -92,10 +92,16 @@ import Testing
             #expect(text.contains("            version: \(version), selected: "))
             for seq in 1...version { #expect(text.contains("        // \(seq): "), "every step is still there") }
 
-            expectProblem(
-                try await session.send("GET", "/export?format=swift-testing&versions=\(version + 1)"), 404,
-                type: "not-found")
-            for bad in ["0", "x", "1,,2", "", "-1"] {
+            for past in ["\(version + 1)", "2,99999999999999999999999"] {
+                expectProblem(
+                    try await session.send("GET", "/export?format=swift-testing&versions=\(past)"), 404,
+                    type: "not-found")
+            }
+            // Checked whatever the format, as the OpenAPI document states it.
+            expectProblem(try await session.send("GET", "/export?versions=0"), 422, type: "unprocessable-content")
+            #expect(
+                try await session.send("GET", "/export?versions=1").header("Content-Type") == "application/x-ndjson")
+            for bad in ["0", "00", "x", "1,,2", "", "-1", "+1"] {
                 expectProblem(
                     try await session.send("GET", "/export?format=swift-testing&versions=\(bad)"), 422,
                     type: "unprocessable-content")
