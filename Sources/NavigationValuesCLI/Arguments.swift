@@ -52,6 +52,9 @@ extension FlagValues {
             guard let label = child.label, label.hasPrefix("_") else { continue }
             if let option = child.value as? Option<String?> {
                 values[FlagName.flag(property: String(label.dropFirst()))] = option.wrappedValue
+            } else if let toggle = child.value as? Flag<Bool> {
+                // A switch (`--as-test`): "true" when given, else read from its variable.
+                values[FlagName.flag(property: String(label.dropFirst()))] = toggle.wrappedValue ? "true" : nil
             } else if let group = child.value as? any FlagValues {
                 group.collect(into: &values)
             } else {
@@ -93,6 +96,19 @@ struct ParsedArguments: Sendable {
     }
 
     subscript(name: String) -> String? { values[name] }
+
+    /// Whether the switch `--name` is on: given on the command line, or its variable set to 1,
+    /// true or yes (0, false or no: off).
+    /// - Throws: `UsageError` naming the variable for any other value.
+    func isOn(_ name: String) throws(UsageError) -> Bool {
+        guard let text = values[name] else { return false }
+        switch text.lowercased() {
+        case "1", "true", "yes": return true
+        case "0", "false", "no": return false
+        default:
+            throw UsageError("\(sources[name] ?? "--\(name)") must be 1, true or yes (0, false or no for off), not '\(text)'")
+        }
+    }
 
     /// The value of `--name` as an integer in `range`.
     /// - Throws: `UsageError` naming the flag (or variable) and the range.

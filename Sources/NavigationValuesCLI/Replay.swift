@@ -33,14 +33,28 @@ struct Replay: Command {
         let replayed: SessionResource
         do {
             replayed = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
-        } catch let failure as SessionReplay.Failure {
-            throw CommandFailure(failure.description)
         } catch {
+            throw CommandFailure(reading: databasePath, error)
+        }
+        Console.out(replayed.json.serialized())
+    }
+}
+
+extension CommandFailure {
+    /// A failure to read a session from a database: what the replay says (an unknown session, an
+    /// event out of range), what the session refuses, or the database's error under its path (a
+    /// PostgreSQL URL without its password).
+    init(reading databasePath: String, _ error: any Error) {
+        switch error {
+        case let failure as SessionReplay.Failure:
+            self.init(failure.description)
+        case let refusal as SessionError:
+            self.init(refusal.detail)
+        default:
             let shown =
                 PostgresSessionStore.isDatabaseURL(databasePath)
                 ? PostgresSessionStore.redacted(databasePath) : databasePath
-            throw CommandFailure("\(shown): \(error)")
+            self.init("\(shown): \(error)")
         }
-        Console.out(replayed.json.serialized())
     }
 }

@@ -112,6 +112,8 @@ struct Serve: Command {
         .flag(
             "max-copied-events", "N", "Events an import or a fork may copy into its new session (default 100000)."))
     var maxCopiedEvents: String?
+    @Option(.flag("max-test-export-bytes", "N", "Bytes of Swift source an export as a test may write (default 2097152)."))
+    var maxTestExportBytes: String?
     @Option(
         .flag(
             "max-import-bytes", "N",
@@ -196,6 +198,9 @@ struct Serve: Command {
             }
             if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
                 configuration.service.maxCopiedEvents = count
+            }
+            if let bytes = try arguments.integer("max-test-export-bytes", in: 65_536...Int(Int32.max)) {
+                configuration.service.maxTestExportBytes = bytes
             }
             if let bytes = try arguments.integer("max-import-bytes", in: 1_048_576...4_294_967_296) {
                 configuration.maxImportBytes = bytes

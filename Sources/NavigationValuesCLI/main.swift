@@ -14,7 +14,8 @@ struct NavigationValuesCommand: AsyncParsableCommand {
             Completion scripts: navigation-values --generate-completion-script bash|zsh|fish.
             """,
         subcommands: [
-            Serve.self, Migrate.self, Replay.self, Prune.self, Backup.self, Restore.self, HealthCheck.self,
+            Serve.self, Migrate.self, Replay.self, Export.self, Prune.self, Backup.self, Restore.self,
+            HealthCheck.self,
         ])
 
     // The root's own flag, not swift-argument-parser's `version:` (which every subcommand's help

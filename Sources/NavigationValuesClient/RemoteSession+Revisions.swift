@@ -43,6 +43,26 @@ public struct SessionExport: Sendable, Equatable {
     }
 }
 
+/// A session's history as a Swift Testing test (`GET …/export?format=swift-testing`): a test
+/// that rebuilds the history step by step on the core library alone and checks the state the
+/// server recorded after each event asked for. Save `source` into a test target that depends on
+/// the `NavigationValues` library, under `filename`.
+public struct SessionTestExport: Sendable, Equatable {
+    /// The test's Swift source, as the server wrote it.
+    public var source: String
+    /// The file name the server suggests (`RecordedSession_s_….swift`), from `Content-Disposition`.
+    public var filename: String?
+    /// The session's version when it was exported (the answer's `ETag`).
+    public var version: Int64?
+
+    /// An exported test with these members.
+    public init(source: String, filename: String?, version: Int64?) {
+        self.source = source
+        self.filename = filename
+        self.version = version
+    }
+}
+
 extension RemoteSession {
     /// The change from the session at revision `from` to the session at `to` (`GET …/diff`), an RFC
     /// 6902 patch that starts with a `test` of `/version`; either way round. Defaults: `to` the
@@ -69,6 +89,24 @@ extension RemoteSession {
                 .invalidResponse, request: request.label, detail: "unexpected export: \(error)", status: answer.status,
                 attempts: answer.attempts)
         }
+    }
+
+    /// The session's history as a Swift Testing test (`GET …/export?format=swift-testing`), checking
+    /// the state after each event, or after those `versions` lists (each 1 to the version). A test
+    /// past the server's `--max-test-export-bytes` is refused (422, `limit-exceeded`): ask for fewer
+    /// versions.
+    public func exportAsTest(checkingAfter versions: [Int64]? = nil) async throws -> SessionTestExport {
+        var query: [(name: String, value: String)] = [("format", "swift-testing")]
+        if let versions { query.append(("versions", versions.map(String.init).joined(separator: ","))) }
+        let request = APIRequest(
+            method: "GET", path: path("export"), query: query, credential: credential, accept: "text/x-swift")
+        let answer = try await transport.perform(request)
+        var filename: String?
+        if let disposition = answer.header("content-disposition"), let start = disposition.range(of: "filename=") {
+            filename = disposition[start.upperBound...].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        return SessionTestExport(
+            source: String(decoding: answer.body, as: UTF8.self), filename: filename, version: answer.etagVersion)
     }
 
     /// A new session that starts as this one was at revision `at` (nil: the latest), with its own

@@ -2876,17 +2876,40 @@ let embeddedJSON = ##"""
       ],
       "get": {
         "operationId": "exportSession",
-        "summary": "The session's history as a file (NDJSON)",
-        "description": "Every event up to the version when asked, one per line, as history shows them: what `POST /v1/sessions/import` takes.",
+        "summary": "The session's history as a file (NDJSON), or as a Swift Testing test",
+        "description": "Every event up to the version when asked, one per line, as history shows them: what `POST /v1/sessions/import` takes. With `format=swift-testing`, a Swift Testing test (`text/x-swift`) that rebuilds the history step by step on the core library alone and checks the state the server recorded after each event, or after those `versions` lists (docs/ExportAsTest.md). A test past `--max-test-export-bytes` (2 MiB by default) is refused with 422 `limit-exceeded`.",
+        "parameters": [
+          {
+            "name": "format",
+            "in": "query",
+            "description": "`ndjson` (the default): the events; `swift-testing`: a Swift Testing test. Anything else is 422.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "ndjson",
+                "swift-testing"
+              ]
+            }
+          },
+          {
+            "name": "versions",
+            "in": "query",
+            "description": "With `format=swift-testing`: the events after which the test checks the state, as event seqs separated by commas (`1,5,9`), each 1 to the version (422 below or not a number, 404 above); default every event. Checked whatever the format; only a test uses it.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]*[1-9][0-9]*(,[0-9]*[1-9][0-9]*)*$"
+            }
+          }
+        ],
         "responses": {
           "200": {
-            "description": "One event JSON per line.",
+            "description": "One event JSON per line; with `format=swift-testing`, the test's Swift source.",
             "headers": {
               "ETag": {
                 "$ref": "#/components/headers/ETag"
               },
               "Content-Disposition": {
-                "description": "`attachment; filename=\"s_….ndjson\"`",
+                "description": "`attachment; filename=\"s_….ndjson\"`; for a test, `attachment; filename=\"RecordedSession_s_….swift\"` (the session id with `_` for anything but letters and digits)",
                 "schema": {
                   "type": "string"
                 }
@@ -2894,6 +2917,11 @@ let embeddedJSON = ##"""
             },
             "content": {
               "application/x-ndjson": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "text/x-swift": {
                 "schema": {
                   "type": "string"
                 }

@@ -56,6 +56,11 @@ struct RevisionRoutes: Sendable {
         _ request: Request, _ name: String, default value: Int64, latest: Int64, of id: SessionID
     ) throws -> Int64 {
         guard let text = request.query[name] else { return value }
+        return try revision(text, name, latest: latest, of: id)
+    }
+
+    /// An event seq given as `text` in the query parameter `name`: 1 to `latest`.
+    private func revision(_ text: String, _ name: String, latest: Int64, of id: SessionID) throws -> Int64 {
         guard let number = Int64(text), number >= 1 else {
             throw APIError(.unprocessable, "\(name) must be an event seq of at least 1")
         }
@@ -72,18 +77,19 @@ struct RevisionRoutes: Sendable {
     /// never held in memory whole.
     private func export(_ request: Request) async throws -> Response {
         let id = routes.sessionID(request)
+        let format = request.query["format"]
+        guard format == nil || format == "ndjson" || format == "swift-testing" else {
+            throw APIError(.unprocessable, "format must be ndjson or swift-testing")
+        }
         let credential = try await routes.requireCredential(request)
         let head = try await events.readerHead(of: id, credential: credential, snapshot: false)
         try await events.checkAvailable(id, after: 1)
+        let versions = try checkedVersions(request, latest: head.version, of: id)
+        if format == "swift-testing" { return try await exportTest(id: id, version: head.version, checking: versions) }
         // Pages bounded by bytes as well as by count (--max-page-bytes), as history's are.
         let pages = service.copies.pages(of: id, through: head.version, maxBytes: events.pageBytes)
         return Response(
-            status: .ok,
-            headers: [
-                "Content-Type": "application/x-ndjson",
-                "Content-Disposition": "attachment; filename=\"\(id.rawValue).ndjson\"",
-                "ETag": "\"\(head.version)\"", "Cache-Control": "no-store",
-            ]
+            status: .ok, headers: Self.download("application/x-ndjson", "\(id.rawValue).ndjson", version: head.version)
         ) { writer in
             for try await page in pages {
                 var chunk: [UInt8] = []
@@ -94,6 +100,44 @@ struct RevisionRoutes: Sendable {
                 try await writer.write(chunk)
             }
         }
+    }
+
+    /// `?versions=1,5,9`: event seqs 1 to `latest` (422 for anything else, 404 past `latest`, however
+    /// many digits); nil when absent. Checked whatever the format, as the document states it; only
+    /// a test uses it.
+    private func checkedVersions(_ request: Request, latest: Int64, of id: SessionID) throws -> Set<Int64>? {
+        guard let text = request.query["versions"] else { return nil }
+        var chosen: Set<Int64> = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard !item.isEmpty, item.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw APIError(.unprocessable, "versions must be event seqs of at least 1, separated by commas")
+            }
+            if item.contains(where: { $0 != "0" }), Int64(item) == nil {
+                throw APIError(.notFound, "session \(id.rawValue) has events 1 to \(latest), not \(item)")
+            }
+            chosen.insert(try revision(String(item), "versions", latest: latest, of: id))
+        }
+        return chosen
+    }
+
+    /// The history as a Swift Testing test that replays it on the core library and checks the
+    /// state after each version (or those of `?versions=1,5,9`): `SessionReplay.swiftTest`.
+    private func exportTest(id: SessionID, version: Int64, checking versions: Set<Int64>?) async throws -> Response {
+        let source = try await SessionReplay.swiftTest(
+            of: id, through: version, checking: versions, in: store,
+            maxBytes: service.configuration.maxTestExportBytes, pageBytes: events.pageBytes)
+        let suite = "RecordedSession_" + SwiftLiteral.identifier(id.rawValue)
+        return Response(
+            status: .ok, headers: Self.download("text/x-swift; charset=utf-8", "\(suite).swift", version: version),
+            body: Array(source.utf8))
+    }
+
+    /// The headers of an export: a file to save under `filename`, of the session at `version`.
+    private static func download(_ type: String, _ filename: String, version: Int64) -> HTTPHeaders {
+        [
+            "Content-Type": type, "Content-Disposition": "attachment; filename=\"\(filename)\"",
+            "ETag": "\"\(version)\"", "Cache-Control": "no-store",
+        ]
     }
 
     // MARK: - Import and fork

@@ -16,6 +16,11 @@ public enum SessionReplay {
         public enum Reason: Sendable { case unknownSession, eventOutOfRange }
         public var reason: Reason
         public var description: String
+
+        package init(reason: Reason, description: String) {
+            self.reason = reason
+            self.description = description
+        }
     }
 
     /// The session right after event `at` (default: the latest), as `GET /v1/sessions/{id}` shows it.
@@ -94,7 +99,7 @@ public enum SessionReplay {
         return session
     }
 
-    private static func decode(_ stored: StoredEvent, session id: SessionID) throws(CorruptSessionError)
+    static func decode(_ stored: StoredEvent, session id: SessionID) throws(CorruptSessionError)
         -> RecordedEvent
     {
         do {

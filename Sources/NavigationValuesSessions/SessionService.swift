@@ -24,6 +24,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxObserversPerScope = 100
     /// The most events an import or a fork copies into its new session.
     public var maxCopiedEvents = 100_000
+    /// The most bytes of Swift source an export as a test (`?format=swift-testing`) may write.
+    public var maxTestExportBytes = 2 * 1024 * 1024
     /// How long a command whose commit met a conflict (other instances writing the same session)
     /// waits for its turn in the database before it is refused (503). PostgreSQL's statement
     /// timeout (`PostgresDriver.Configuration.statementTimeout`, 10 s) ends a longer wait.

@@ -7,7 +7,7 @@ import Testing
 /// Help is swift-argument-parser's; its messages for what it finds wrong (an unknown option, a
 /// missing value, an extra argument) are its own, in this CLI's form.
 @Suite struct CLIUsageTests {
-    static let commands = ["serve", "migrate", "replay", "prune", "healthcheck"]
+    static let commands = ["serve", "migrate", "replay", "export", "prune", "healthcheck"]
 
     @Test func helpListsEveryCommandOnStdoutAndExitsZero() async throws {
         let outcome = try await run(["--help"])
@@ -107,6 +107,13 @@ import Testing
         ),
         (["migrate"], "migrate needs --db PATH"),
         (["replay", "s_1"], "replay needs --db PATH"),
+        (["export", "s_1"], "export needs --db PATH"),
+        (["export", "--db", "x.sqlite", "s_1", "--versions", "2"], "--versions needs --as-test"),
+        (
+            ["export", "--db", "x.sqlite", "s_1", "--as-test", "--versions", "0,2"],
+            "--versions must list event numbers of at least 1, such as 1,5,9, not '0,2'"
+        ),
+        (["export", "--db", "x.sqlite", "s_1", "--as-test=yes"], "--as-test takes no value"),
         (["replay", "--db", "x.sqlite"], "replay needs a SESSION id"),
         (
             ["replay", "--db", "x.sqlite", "s_1", "--at", "0"],

@@ -22,7 +22,8 @@ import Testing
     static let required: [String: [String]] = [
         "serve": ["--db", "/nonexistent-folder/never-created.sqlite"],
         "migrate": ["--db", "/nonexistent-folder/x.sqlite"], "prune": ["--db", "/nonexistent-folder/x.sqlite"],
-        "replay": ["--db", "/nonexistent-folder/x.sqlite", "s_1"], "backup": ["--db", "x", "--to", "y"],
+        "replay": ["--db", "/nonexistent-folder/x.sqlite", "s_1"],
+        "export": ["--db", "/nonexistent-folder/x.sqlite", "s_1"], "backup": ["--db", "x", "--to", "y"],
         "restore": ["--from", "x", "--db", "y"], "healthcheck": ["--host", "127.0.0.1"],
     ]
 
@@ -37,7 +38,7 @@ import Testing
     /// test of its own that reads it from its variable.
     @Test func everyFlagOfEveryCommandIsReadFromItsVariable() async throws {
         let commands = try await Self.commands()
-        #expect(commands == ["serve", "migrate", "replay", "prune", "backup", "restore", "healthcheck"])
+        #expect(commands == ["serve", "migrate", "replay", "export", "prune", "backup", "restore", "healthcheck"])
         for command in commands {
             let flags = try await Self.flags(of: command)
             #expect(!flags.isEmpty, "\(command)")

@@ -111,4 +111,32 @@ import Testing
         #expect(beyond.stdout == "")
         #expect(beyond.stderr.hasPrefix("error: "))
     }
+
+    @Test func exportPrintsTheHistoryOrTheSameTestTheAPIWrites() async throws {
+        let server = try await ServeProcess(["--admin-token", "admin"])
+        let created = try await server.send("POST", "/v1/sessions", body: #"{"root": {"name": "Home \"1\""}}"#)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])
+        let id = try #require(object["id"] as? String)
+        let admin = ["Authorization": "Bearer admin"]
+        #expect(
+            try await server.send("POST", "/v1/sessions/\(id)/push", body: #"{"name": "B"}"#, headers: admin).status
+                == 201)
+        let lines = try await server.send("GET", "/v1/sessions/\(id)/export", headers: admin)
+        let test = try await server.send("GET", "/v1/sessions/\(id)/export?format=swift-testing", headers: admin)
+        let some = try await server.send(
+            "GET", "/v1/sessions/\(id)/export?format=swift-testing&versions=2", headers: admin)
+        let database = server.folder.appendingPathComponent("navigation-values.sqlite").path
+        let exported = try await run(["export", "--db", database, id])
+        let asTest = try await run(["export", "--db", database, id, "--as-test"])
+        let asSomeTest = try await run(["export", "--as-test", "--db", database, id, "--versions", "2"])
+        let beyond = try await run(["export", "--db", database, id, "--as-test", "--versions", "3"])
+        #expect(try await server.stop().status == 0)
+        #expect(exported == Outcome(status: 0, stdout: lines.text, stderr: ""))
+        #expect(asTest == Outcome(status: 0, stdout: test.text, stderr: ""))
+        #expect(asSomeTest == Outcome(status: 0, stdout: some.text, stderr: ""))
+        #expect(asTest.stdout.contains("import NavigationValues"))
+        #expect(beyond.status == 1)
+        #expect(beyond.stdout == "")
+        #expect(beyond.stderr.hasPrefix("error: session \(id) has events 1 to 2, not 3"))
+    }
 }

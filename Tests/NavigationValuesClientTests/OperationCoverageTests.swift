@@ -202,6 +202,15 @@ final class OperationFixture: @unchecked Sendable {
                 let export = try await f.session.export()
                 #expect(export.events.map(\.seq) == Array(1...(export.version ?? 0)))
                 f.export = export
+                // The same operation, as a Swift Testing test: checking every event, or only some.
+                let test = try await f.session.exportAsTest()
+                let suite = "RecordedSession_" + f.session.id.rawValue.replacingOccurrences(of: "-", with: "_")
+                #expect(test.filename == "\(suite).swift")
+                #expect(test.version == export.version)
+                #expect(test.source.contains("@Suite struct \(suite) {"))
+                #expect(test.source.components(separatedBy: "replay.expect(\n").count - 1 == export.events.count)
+                let some = try await f.session.exportAsTest(checkingAfter: [1, 2])
+                #expect(some.source.components(separatedBy: "replay.expect(\n").count - 1 == 2)
             }
         ),
         op(
