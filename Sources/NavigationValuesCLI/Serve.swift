@@ -55,6 +55,19 @@ struct Serve: Command {
                 help:
                     "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."
             ),
+            Flag(
+                name: "write-behind-events", valueName: "N",
+                help:
+                    "SQLite: committed events whose state rows may wait to be written behind the log (default 1000; 0: written with each event)."
+            ),
+            Flag(
+                name: "write-behind-ms", valueName: "MS",
+                help: "SQLite: how long an event's state rows may wait to be written behind the log (default 50)."),
+            Flag(
+                name: "hold-write-behind-for-tests", valueName: "on|off",
+                help:
+                    "Tests only: never write state rows behind the log on its own (reads and shutdown still do), so a test can kill the process between an event's commit and its state's."
+            ),
             Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
             Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
             Flag(
@@ -124,6 +137,15 @@ struct Serve: Command {
         }
         if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...1_000_000) {
             configuration.walCheckpointPages = pages
+        }
+        if let events = try arguments.integer("write-behind-events", in: 0...1_000_000) {
+            configuration.writeBehind.maximumEvents = events
+        }
+        if let milliseconds = try arguments.integer("write-behind-ms", in: 1...60_000) {
+            configuration.writeBehind.maximumDelay = .milliseconds(milliseconds)
+        }
+        if let hold = try arguments.choice("hold-write-behind-for-tests", ["on", "off"]) {
+            configuration.writeBehind.isHeldForTests = hold == "on"
         }
         if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
             logFormat = Logger.Format(rawValue: format) ?? .text

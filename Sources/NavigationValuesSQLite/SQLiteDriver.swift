@@ -62,6 +62,9 @@ public final class SQLiteDriver: SQLDriver {
         public var walHardLimitPages: Int?
         /// The clock for idempotency expiry and purge tombstones.
         public var now: @Sendable () -> Date = { Date() }
+        /// How far the state rows may lag the event log (log-first commits); `.inline` writes
+        /// them in each mutation's transaction.
+        public var writeBehind: WriteBehind = .standard
 
         /// The defaults.
         public init() {}
@@ -97,7 +100,8 @@ public final class SQLiteDriver: SQLDriver {
         self.configuration = configuration
         options = SQLStoreOptions(
             maximumBatchSize: configuration.maximumBatchSize, idempotencyLifetime: configuration.idempotencyLifetime,
-            now: configuration.now)
+            now: configuration.now,
+            writeBehind: configuration.access == .readWrite && path != ":memory:" ? configuration.writeBehind : .inline)
     }
 
     private static func openConnections(

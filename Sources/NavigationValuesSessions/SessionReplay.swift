@@ -94,7 +94,7 @@ public enum SessionReplay {
         return session
     }
 
-    private static func decode(_ stored: StoredEvent, session id: SessionID) throws(CorruptSessionError)
+    static func decode(_ stored: StoredEvent, session id: SessionID) throws(CorruptSessionError)
         -> RecordedEvent
     {
         do {
