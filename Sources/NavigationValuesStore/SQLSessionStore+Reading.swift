@@ -20,7 +20,8 @@ extension SQLSessionStore {
             let (session, after) = try await driver.read { connection in
                 try LoadedSession.read(id, queries, on: connection)
             }
-            guard let session, !after.isEmpty else { return session }
+            // Without a replayer (a tool reading the file), the rows as they are.
+            guard let session, !after.isEmpty, replaysStates else { return session }
             try await catchUp(session, with: after)
         }
         throw StoreError(code: .unavailable, message: "the state of session \(id) did not catch up with its log")
@@ -96,6 +97,8 @@ extension SQLSessionStore {
     }
 
     public func snapshot(of id: SessionID, atOrBefore seq: Int64) async throws -> StoredSnapshot? {
+        // Snapshots are written behind with the state.
+        if hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
         let sql = text.snapshot
         return try await driver.read { connection in
             try connection.fetchOne(sql, [.text(id.rawValue), .integer(seq)]) { row in

@@ -201,6 +201,9 @@ extension SQLSessionStore {
         }
     }
 
+    /// Whether a replayer was given (``SessionStore/replayStates(using:)``).
+    var replaysStates: Bool { stateReplayer.withLock { $0 != nil } }
+
     /// Whether this process holds state changes of `id` not yet written.
     func hasWaitingState(_ id: SessionID) -> Bool {
         behind.withLock { $0.sessions[id] != nil }
@@ -219,7 +222,7 @@ extension SQLSessionStore {
         await onWriter { self.writeStateBehind() }
         // Without a replayer (a tool reading the file), a session left behind keeps its rows as
         // they are, and its version is still its log's.
-        guard mayLagItsLog.withLock({ $0 }), stateReplayer.withLock({ $0 != nil }) else { return }
+        guard mayLagItsLog.withLock({ $0 }), replaysStates else { return }
         let sql = text.laggingSessions
         while true {
             let lagging = try await driver.read { connection in
