@@ -21,12 +21,18 @@ import Testing
     /// A minute after the fixture was written, well within the 24 hours its records are kept.
     static let now = Date(timeIntervalSince1970: 1_796_287_273)
 
-    @Test func retriesAfterTheUpgradeGetTheAnswersSealedBeforeIt() async throws {
+    /// A new folder holding a copy of the fixture, `copy.sqlite`.
+    static func copyFixture() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-v1-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: folder.appendingPathComponent("copy.sqlite").path)
+        return folder
+    }
+
+    @Test func retriesAfterTheUpgradeGetTheAnswersSealedBeforeIt() async throws {
+        let folder = try Self.copyFixture()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("copy.sqlite").path
-        try FileManager.default.copyItem(atPath: Self.fixture.path, toPath: path)
         let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
             configuration.now = { Self.now }
             configuration.retentionInterval = nil
@@ -63,11 +69,9 @@ import Testing
     /// state was written with its events, takes changes written behind its log, and reads back
     /// the same once the server restarts on the file.
     @Test func theUpgradedFileTakesChangesWrittenBehindTheLog() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-v1-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Self.copyFixture()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("copy.sqlite").path
-        try FileManager.default.copyItem(atPath: Self.fixture.path, toPath: path)
         let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
             configuration.now = { Self.now }
             configuration.retentionInterval = nil
@@ -82,11 +86,9 @@ import Testing
             #expect(push.status == 201)
             #expect(push.json?["version"] == .integer(version + 1))
             // Held: the state rows are still at the version the earlier release wrote.
-            let rows = try Database(path: path, access: .readOnly).fetchOne(
-                "SELECT version, state_version FROM session_versions WHERE id = ?1", [.text(Self.sessionID)]
-            ) { ($0.int64(0), $0.int64(1)) }
-            #expect(rows?.0 == version + 1)
-            #expect(rows?.1 == version)
+            let rows = try WriteBehindCrashTests.versions(in: path, of: Self.sessionID)
+            #expect(rows.log == version + 1)
+            #expect(rows.state == version)
             return try await client.send("GET", "/v1/sessions/\(Self.sessionID)", token: Self.token).json
         }
         try await withRunningServer(databasePath: path, configure: configure) { client, _ in
