@@ -10,10 +10,7 @@ extension SQLSessionStore {
     /// replayed and written.
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         let queries = loadQueries(of: id)
-        guard options.writeBehind.isOn else {
-            return try await driver.read { connection in try LoadedSession.read(id, queries, on: connection).session }
-        }
-        if hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
+        if options.writeBehind.isOn, hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
         // Another read may catch the same session up first; its write then stands, and this
         // read finds it.
         for _ in 0..<3 {
@@ -31,7 +28,9 @@ extension SQLSessionStore {
     /// events past the version they reflect.
     func loadQueries(of id: SessionID) -> [SQLQuery] {
         let rows = [text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks]
-        return (options.writeBehind.isOn ? rows + [text.eventsAfterState] : rows).map { SQLQuery($0, [.text(id.rawValue)]) }
+        // A file one process serves may have been written behind its log (by this process or an
+        // earlier one, whatever this one's setting); a shared database never is.
+        return (driver.isShared ? rows : rows + [text.eventsAfterState]).map { SQLQuery($0, [.text(id.rawValue)]) }
     }
 
     public func version(of id: SessionID) async throws -> Int64? {

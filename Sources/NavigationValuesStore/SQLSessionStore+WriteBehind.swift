@@ -218,8 +218,7 @@ extension SQLSessionStore {
     /// state is behind its log up to it: what reads many sessions' rows at once (the session
     /// list, retention, compaction) then sees them as the log says.
     func settleState() async throws {
-        guard options.writeBehind.isOn else { return }
-        await onWriter { self.writeStateBehind() }
+        if options.writeBehind.isOn { await onWriter { self.writeStateBehind() } }
         // Without a replayer (a tool reading the file), a session left behind keeps its rows as
         // they are, and its version is still its log's.
         guard mayLagItsLog.withLock({ $0 }), replaysStates else { return }

@@ -51,7 +51,7 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
         text = SQLText(driver.dialect)
         splitsSessionUpdate = driver.dialect.rewritesIndexOnAssignment
         options = driver.options
-        mayLagItsLog = Mutex(driver.options.writeBehind.isOn)
+        mayLagItsLog = Mutex(!driver.isShared)
     }
 
     /// Opens a store on the driver `open` makes, on a thread of its own rather than the caller's:

@@ -75,6 +75,7 @@ import Testing
         let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
             configuration.now = { Self.now }
             configuration.retentionInterval = nil
+            configuration.writeBehind = .standard
             configuration.writeBehind.isHeldForTests = true
         }
         let shown = try await withRunningServer(databasePath: path, configure: configure) { client, _ in
