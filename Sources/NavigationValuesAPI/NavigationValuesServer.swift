@@ -46,8 +46,8 @@ public final class NavigationValuesServer: Sendable {
         /// database file off the writer's thread; four times as many force one.
         public var walCheckpointPages = 10_000
         /// SQLite: how far the state rows may lag the event log (log-first commits); `.inline`
-        /// (the default, for now) writes them with each event.
-        public var writeBehind = WriteBehind.inline
+        /// writes them with each event.
+        public var writeBehind = WriteBehind.standard
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
         /// Event-loop threads; nil for one per core.

@@ -58,7 +58,7 @@ struct Serve: Command {
             Flag(
                 name: "write-behind-events", valueName: "N",
                 help:
-                    "SQLite: committed events whose state rows may wait to be written behind the log (default 0: written with each event; e.g. 1000)."
+                    "SQLite: committed events whose state rows may wait to be written behind the log (default 1000; 0: written with each event)."
             ),
             Flag(
                 name: "write-behind-ms", valueName: "MS",
@@ -143,8 +143,6 @@ struct Serve: Command {
         }
         if let milliseconds = try arguments.integer("write-behind-ms", in: 1...60_000) {
             configuration.writeBehind.maximumDelay = .milliseconds(milliseconds)
-        } else if configuration.writeBehind.isOn {
-            configuration.writeBehind.maximumDelay = WriteBehind.standard.maximumDelay
         }
         if let hold = try arguments.choice("hold-write-behind-for-tests", ["on", "off"]) {
             configuration.writeBehind.isHeldForTests = hold == "on"

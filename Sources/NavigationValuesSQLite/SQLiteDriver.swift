@@ -63,7 +63,7 @@ public final class SQLiteDriver: SQLDriver {
         /// The clock for idempotency expiry and purge tombstones.
         public var now: @Sendable () -> Date = { Date() }
         /// How far the state rows may lag the event log (log-first commits); `.inline` (the
-        /// default) writes them in each mutation's transaction.
+        /// default here; the server's is `.standard`) writes them in each mutation's transaction.
         /// Written behind, a mutation's state changes are not checked against the rows when it
         /// commits: a change to a row that does not exist fails the state's write later, and the
         /// session's state is then rebuilt from its log (``SessionStore/replayStates(using:)``).

@@ -105,7 +105,7 @@ public struct WriteBehind: Sendable, Equatable {
 
     /// The state written in each mutation's own transaction.
     public static let inline = WriteBehind(maximumEvents: 0, maximumDelay: .zero)
-    /// A database one process serves, `--write-behind-events 1000`: at most 1,000 events or 50 ms behind.
+    /// The server's default for a file one process serves: at most 1,000 events or 50 ms behind.
     public static let standard = WriteBehind(maximumEvents: 1_000, maximumDelay: .milliseconds(50))
 
     /// Whether mutations of existing sessions commit their events only.

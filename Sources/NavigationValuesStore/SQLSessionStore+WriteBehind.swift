@@ -148,50 +148,50 @@ extension SQLSessionStore {
 
     /// A session's changes over several events as the fewest row writes that reach the same
     /// state: a row written again later keeps only its last write (``coalescedCopy(_:)``), and a
-    /// screen (or stack) both added and removed among them is not written at all, nor is anything
-    /// written on it meanwhile.
+    /// screen (or stack) added and then removed among them is not written at all, nor is anything
+    /// written on it in between. A stack id may be used again (a tab removed and added back): only
+    /// an addition followed by a removal cancels out, never a removal followed by an addition.
     package static func coalescedState(_ changes: [StateChange], of session: SessionID) -> [StateChange] {
         guard !changes.isEmpty else { return [] }
         let dummy = StoredEvent(session: session, seq: 1, type: "", json: "", at: Date(timeIntervalSince1970: 0))
-        let rows = coalescedCopy([StoredMutation(session: session, event: dummy, changes: changes)])[0].changes
-        var insertedScreens: Set<ScreenID> = []
-        var deletedScreens: Set<ScreenID> = []
-        var insertedStacks: Set<StackID> = []
-        var deletedStacks: Set<StackID> = []
-        for change in rows {
-            switch change {
-            case .insertScreen(let screen): insertedScreens.insert(screen.id)
-            case .deleteScreens(let ids): deletedScreens.formUnion(ids)
-            case .insertStack(let stack): insertedStacks.insert(stack.id)
-            case .deleteStacks(_, let ids): deletedStacks.formUnion(ids)
-            default: break
-            }
-        }
-        let goneScreens = insertedScreens.intersection(deletedScreens)
-        let goneStacks = insertedStacks.intersection(deletedStacks)
-        guard !goneScreens.isEmpty || !goneStacks.isEmpty else { return rows }
-        return rows.compactMap { change -> StateChange? in
-            switch change {
+        var rows = coalescedCopy([StoredMutation(session: session, event: dummy, changes: changes)])[0].changes
+        // Per screen or stack added among these changes and not yet removed: the positions of its
+        // addition and of every change written on it since.
+        var openScreens: [ScreenID: [Int]] = [:]
+        var openStacks: [StackID: [Int]] = [:]
+        var dropped = Set<Int>()
+        for index in rows.indices {
+            switch rows[index] {
             case .insertScreen(let screen):
-                return goneScreens.contains(screen.id) ? nil : change
-            case .deleteScreens(let ids):
-                let kept = ids.filter { !goneScreens.contains($0) }
-                return kept.isEmpty ? nil : .deleteScreens(kept)
+                openScreens[screen.id] = [index]
             case .setValue(let screen, _, _), .removeValue(let screen, _), .setHandler(let screen, _, _),
                 .removeHandler(let screen, _), .rememberDelivery(let screen, _, _, _),
                 .setReceivedPreference(let screen, _, _):
-                return goneScreens.contains(screen) ? nil : change
+                openScreens[screen]?.append(index)
+            case .deleteScreens(let ids):
+                let cancelled = ids.filter { openScreens[$0] != nil }
+                for id in cancelled { dropped.formUnion(openScreens.removeValue(forKey: id) ?? []) }
+                if !cancelled.isEmpty {
+                    let kept = ids.filter { !cancelled.contains($0) }
+                    if kept.isEmpty { dropped.insert(index) } else { rows[index] = .deleteScreens(kept) }
+                }
             case .insertStack(let stack):
-                return goneStacks.contains(stack.id) ? nil : change
-            case .deleteStacks(let id, let ids):
-                let kept = ids.filter { !goneStacks.contains($0) }
-                return kept.isEmpty ? nil : .deleteStacks(id, kept)
+                openStacks[stack.id] = [index]
             case .setStackPosition(_, let stack, _):
-                return goneStacks.contains(stack) ? nil : change
+                openStacks[stack]?.append(index)
+            case .deleteStacks(let id, let ids):
+                let cancelled = ids.filter { openStacks[$0] != nil }
+                for stack in cancelled { dropped.formUnion(openStacks.removeValue(forKey: stack) ?? []) }
+                if !cancelled.isEmpty {
+                    let kept = ids.filter { !cancelled.contains($0) }
+                    if kept.isEmpty { dropped.insert(index) } else { rows[index] = .deleteStacks(id, kept) }
+                }
             default:
-                return change
+                break
             }
         }
+        guard !dropped.isEmpty else { return rows }
+        return rows.indices.filter { !dropped.contains($0) }.map { rows[$0] }
     }
 
     /// Runs `body` on the writer's queue, between batches.
