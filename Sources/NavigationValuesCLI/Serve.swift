@@ -19,7 +19,7 @@ struct Serve: Command {
     static let synopsis =
         "serve [--host H] [--port P] [--metrics-host H] [--metrics-port P] [--db PATH|URL] [--admin-token-file FILE|--admin-token T] [--schema FILE] [--sync normal|full] "
         + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
-        + "[--trusted-proxies CIDR,CIDR] "
+        + "[--trusted-proxies CIDR,CIDR] [--tls-cert PEM --tls-key PEM] "
         + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
         + "[--max-import-bytes N] [--max-large-body-memory N] "
         + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
@@ -28,6 +28,9 @@ struct Serve: Command {
         connections (after 'metrics on http://H:P' with --metrics-port); a generated admin token is
         printed once to stderr. Request logs go to stderr.
         SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
+        With --tls-cert and --tls-key it serves HTTPS ('listening on https://H:P'), and SIGHUP reads
+        the two files again: new connections get the new pair, open ones keep theirs; a bad pair is
+        logged and the one in force stays.
         """
     static let flags =
         [
@@ -85,6 +88,12 @@ struct Serve: Command {
                 help:
                     "Balancers whose X-Forwarded-For names the client, for the creation limit and logs (default none)."
             ),
+            Flag(
+                name: "tls-cert", valueName: "PEM",
+                help: "Serve HTTPS with this certificate chain (PEM file: the certificate, then intermediates)."),
+            Flag(
+                name: "tls-key", valueName: "PEM",
+                help: "The private key of --tls-cert (PEM file, unencrypted; keep it readable by the server alone)."),
             Flag(
                 name: "ticket-lifetime", valueName: "S",
                 help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
@@ -169,6 +178,7 @@ struct Serve: Command {
                 throw UsageError("\(arguments.sources["trusted-proxies"] ?? "--trusted-proxies"): \(error)")
             }
         }
+        configuration.tls = try Self.loadTLS(arguments)
         if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
             configuration.service.ticketLifetime = .seconds(seconds)
         }
@@ -199,6 +209,44 @@ struct Serve: Command {
                 try configuration.service.limits.check(configuration.service.defaultSchema)
             } catch {
                 throw UsageError("\(source): '\(file)' passes a limit: \(error.detail)")
+            }
+        }
+    }
+
+    /// The certificate and key of `--tls-cert` and `--tls-key`, which go together; nil without them.
+    /// - Throws: `UsageError` for one without the other, or a pair OpenSSL refuses (and why).
+    static func loadTLS(_ arguments: ParsedArguments) throws(UsageError) -> TLSIdentity? {
+        let certificateSource = arguments.sources["tls-cert"] ?? "--tls-cert"
+        let keySource = arguments.sources["tls-key"] ?? "--tls-key"
+        switch (arguments["tls-cert"], arguments["tls-key"]) {
+        case (nil, nil):
+            return nil
+        case (let certificate?, let key?):
+            do {
+                return try TLSIdentity(certificatePath: certificate, keyPath: key)
+            } catch {
+                throw UsageError("\(certificateSource), \(keySource): \(error)")
+            }
+        case (_?, nil):
+            throw UsageError("\(certificateSource) needs --tls-key")
+        case (nil, _?):
+            throw UsageError("\(keySource) needs --tls-cert")
+        }
+    }
+
+    /// Reads the TLS pair again on each SIGHUP, until cancelled; a refused pair is logged and the
+    /// one in force stays.
+    static func reloadOnHangup(_ identity: TLSIdentity, _ hangups: SignalCatcher, logger: Logger) -> Task<Void, Never> {
+        Task {
+            while (try? await hangups.next()) != nil {
+                do {
+                    try identity.reload()
+                    logger.log(
+                        .info, "tls certificate reloaded",
+                        ["subject": .string(identity.subject), "not_after": .integer(Int64(identity.notAfter ?? 0))])
+                } catch {
+                    logger.log(.error, "tls certificate reload refused; the pair in force stays", ["error": .string("\(error)")])
+                }
             }
         }
     }
@@ -261,6 +309,9 @@ struct Serve: Command {
         // Catch the signals before the server starts, so that one sent right after the
         // 'listening on' line is never lost nor kills the process.
         let signals = SignalCatcher([SIGTERM, SIGINT])
+        // SIGHUP reloads the TLS pair; without TLS it keeps its default action.
+        let reloader = configuration.tls.map { Self.reloadOnHangup($0, SignalCatcher([SIGHUP]), logger: logger) }
+        defer { reloader?.cancel() }
         Self.keepFreedMemoryForReuse()
         // A file size limit (ulimit -f) makes writes past it fail with EFBIG, which SQLite reports
         // as an error (503, /readyz not ready), instead of killing the process.
@@ -286,7 +337,11 @@ struct Serve: Command {
             Console.out(
                 "metrics on http://\(Self.urlHost(configuration.metricsHost ?? configuration.host)):\(metricsPort)")
         }
-        Console.out("listening on http://\(host):\(server.port)")
+        if let tls = configuration.tls {
+            logger.log(
+                .info, "tls", ["subject": .string(tls.subject), "not_after": .integer(Int64(tls.notAfter ?? 0))])
+        }
+        Console.out("listening on \(configuration.tls == nil ? "http" : "https")://\(host):\(server.port)")
         let signal = try await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])
         await server.shutdown()
