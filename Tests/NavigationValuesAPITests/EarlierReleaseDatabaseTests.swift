@@ -21,6 +21,12 @@ import Testing
     /// A minute after the fixture was written, well within the 24 hours its records are kept.
     static let now = Date(timeIntervalSince1970: 1_796_287_273)
 
+    /// The fixture's clock, and no retention pass.
+    static func configure(_ configuration: inout NavigationValuesServer.Configuration) {
+        configuration.now = { Self.now }
+        configuration.retentionInterval = nil
+    }
+
     /// A new folder holding a copy of the fixture, `copy.sqlite`.
     static func copyFixture() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-v1-\(UUID().uuidString)")
@@ -33,10 +39,7 @@ import Testing
         let folder = try Self.copyFixture()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("copy.sqlite").path
-        let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
-            configuration.now = { Self.now }
-            configuration.retentionInterval = nil
-        }
+        let configure = Self.configure
         try await withRunningServer(databasePath: path, configure: configure) { client, _ in
             let create = try await client.send(
                 "POST", "/v1/sessions", raw: Data("{}".utf8), headers: ["Idempotency-Key": "fixture-create-1"])
@@ -73,9 +76,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("copy.sqlite").path
         let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
-            configuration.now = { Self.now }
-            configuration.retentionInterval = nil
-            configuration.writeBehind = .standard
+            Self.configure(&configuration)
             configuration.writeBehind.isHeldForTests = true
         }
         let shown = try await withRunningServer(databasePath: path, configure: configure) { client, _ in
