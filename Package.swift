@@ -108,7 +108,8 @@ let package = Package(
             path: "Tests/Helpers/StoreCrashHelper"),
         // Serves the API on port 0 until killed:
         .executableTarget(
-            name: "api-crash-server", dependencies: ["NavigationValuesAPI", "NavigationValuesWire", "HTTPServer"],
+            name: "api-crash-server",
+            dependencies: ["NavigationValuesAPI", "NavigationValuesStore", "NavigationValuesWire", "HTTPServer"],
             path: "Tests/Helpers/APICrashServer"),
 
         // MARK: - Core model (imports nothing of ours)

@@ -45,6 +45,9 @@ public final class NavigationValuesServer: Sendable {
         /// SQLite: write-ahead-log pages that start a checkpoint, which copies them into the
         /// database file off the writer's thread; four times as many force one.
         public var walCheckpointPages = 10_000
+        /// SQLite: how far the state rows may lag the event log (log-first commits); `.inline`
+        /// writes them with each event.
+        public var writeBehind = WriteBehind.standard
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
         /// Event-loop threads; nil for one per core.
@@ -160,6 +163,7 @@ public final class NavigationValuesServer: Sendable {
         storeConfiguration.sync = configuration.sync
         storeConfiguration.maxDatabaseBytes = configuration.maxDatabaseBytes
         storeConfiguration.walCheckpointPages = configuration.walCheckpointPages
+        storeConfiguration.writeBehind = configuration.writeBehind
         storeConfiguration.now = configuration.now
         return try await SQLiteSessionStore.open(path: configuration.databasePath, configuration: storeConfiguration)
     }

@@ -63,6 +63,24 @@ struct Serve: Command {
             "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."))
     var walCheckpointPages: String?
     @Option(
+        .flag(
+            "write-behind-events", "N",
+            "SQLite: committed events whose state rows may wait to be written behind the log (default 1000; 0: written with each event)."
+        ))
+    var writeBehindEvents: String?
+    @Option(
+        .flag(
+            "write-behind-ms", "MS",
+            "SQLite: how long an event's state rows may wait to be written behind the log (default 50)."))
+    var writeBehindMs: String?
+    @Option(
+        .flag(
+            "hold-write-behind-for-tests", "on|off",
+            "Tests only: never write state rows behind the log on its own (reads and shutdown still do), so a test can kill the process between an event's commit and its state's."
+        ),
+        completion: .list(["on", "off"]))
+    var holdWriteBehindForTests: String?
+    @Option(
         .flag("log-format", "text|json", "Shape of log lines (default text)."),
         completion: .list(Logger.Format.allCases.map(\.rawValue)))
     var logFormat: String?
@@ -160,6 +178,15 @@ struct Serve: Command {
             }
             if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...1_000_000) {
                 configuration.walCheckpointPages = pages
+            }
+            if let events = try arguments.integer("write-behind-events", in: 0...1_000_000) {
+                configuration.writeBehind.maximumEvents = events
+            }
+            if let milliseconds = try arguments.integer("write-behind-ms", in: 1...60_000) {
+                configuration.writeBehind.maximumDelay = .milliseconds(milliseconds)
+            }
+            if let hold = try arguments.choice("hold-write-behind-for-tests", ["on", "off"]) {
+                configuration.writeBehind.isHeldForTests = hold == "on"
             }
             if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
                 logFormat = Logger.Format(rawValue: format) ?? .text

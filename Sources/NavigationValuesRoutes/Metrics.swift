@@ -254,7 +254,41 @@ public final class Metrics: Sendable {
             &out, "navigation_values_store_pages_written_total", "counter",
             "Database pages written by commits (SQLite: WAL frames; 0 on PostgreSQL).")
         out += "navigation_values_store_pages_written_total \(store.pagesWritten)\n"
+        writeBehindExposition(&out, store)
         checkpointExposition(&out, store)
+    }
+
+    /// Log-first commits: how far the state rows are behind the log, and their writes.
+    private func writeBehindExposition(_ out: inout String, _ store: StoreMetrics) {
+        header(
+            &out, "navigation_values_store_state_lag_events", "gauge",
+            "Committed events whose state rows are not yet written behind the log (SQLite's log-first commits).")
+        out += "navigation_values_store_state_lag_events \(store.stateLagEvents)\n"
+        header(
+            &out, "navigation_values_store_state_lag_sessions", "gauge", "Sessions those events belong to.")
+        out += "navigation_values_store_state_lag_sessions \(store.stateLagSessions)\n"
+        header(
+            &out, "navigation_values_store_state_lag_seconds", "gauge",
+            "How long the oldest of those events has waited for its state rows.")
+        out += "navigation_values_store_state_lag_seconds \(number(store.stateLagSeconds))\n"
+        header(
+            &out, "navigation_values_store_state_writes_total", "counter",
+            "Transactions that wrote state rows behind the log.")
+        out += "navigation_values_store_state_writes_total \(store.stateWrites)\n"
+        header(
+            &out, "navigation_values_store_state_write_sessions_total", "counter",
+            "Sessions those transactions wrote, by result (a failed one is caught up by replaying its log).")
+        out += "navigation_values_store_state_write_sessions_total{result=\"written\"} "
+        out += "\(store.stateWriteSessions - store.stateWriteFailures)\n"
+        out += "navigation_values_store_state_write_sessions_total{result=\"failed\"} \(store.stateWriteFailures)\n"
+        header(
+            &out, "navigation_values_store_state_write_events_total", "counter",
+            "Events whose state rows were written behind the log (coalesced per session).")
+        out += "navigation_values_store_state_write_events_total \(store.stateWriteEvents)\n"
+        header(
+            &out, "navigation_values_store_state_catch_ups_total", "counter",
+            "Sessions read with their state rows behind their log and nothing held to write (a killed process): replayed.")
+        out += "navigation_values_store_state_catch_ups_total \(store.stateCatchUps)\n"
     }
 
     private func checkpointExposition(_ out: inout String, _ store: StoreMetrics) {

@@ -62,6 +62,12 @@ public final class SQLiteDriver: SQLDriver {
         public var walHardLimitPages: Int?
         /// The clock for idempotency expiry and purge tombstones.
         public var now: @Sendable () -> Date = { Date() }
+        /// How far the state rows may lag the event log (log-first commits); `.inline` (the
+        /// default here; the server's is `.standard`) writes them in each mutation's transaction.
+        /// Written behind, a mutation's state changes are not checked against the rows when it
+        /// commits: a change to a row that does not exist fails the state's write later, and the
+        /// session's state is then rebuilt from its log (``SessionStore/replayStates(using:)``).
+        public var writeBehind: WriteBehind = .inline
 
         /// The defaults.
         public init() {}
@@ -97,7 +103,8 @@ public final class SQLiteDriver: SQLDriver {
         self.configuration = configuration
         options = SQLStoreOptions(
             maximumBatchSize: configuration.maximumBatchSize, idempotencyLifetime: configuration.idempotencyLifetime,
-            now: configuration.now)
+            now: configuration.now,
+            writeBehind: configuration.access == .readWrite && path != ":memory:" ? configuration.writeBehind : .inline)
     }
 
     private static func openConnections(

@@ -102,6 +102,29 @@ extension LiveSession {
         }
     }
 
+    /// The state changes that `events` (the log after `stored`'s version, in order) make to the
+    /// session as stored, each applied as the live request that made it was: what a store that
+    /// writes state behind its log writes to catch a state up (``StateReplayer``).
+    @Sendable static func replayedChanges(_ stored: StoredSession, _ events: [StoredEvent]) throws -> [StateChange] {
+        let id = stored.record.id
+        let session = try load(stored)
+        var changes: [StateChange] = []
+        var position = stored.record.version
+        for stored in events {
+            guard stored.seq == position + 1 else {
+                throw CorruptSessionError(session: id, reason: "event \(position + 1) is missing")
+            }
+            let event = try SessionReplay.decode(stored, session: id).event
+            guard let operation = SessionOperation(replaying: event) else {
+                throw CorruptSessionError(
+                    session: id, reason: "event \(stored.seq) (\(event.kind.rawValue)) is not a change of the session")
+            }
+            changes += try session.apply(operation, seq: stored.seq, at: stored.at).changes
+            position = stored.seq
+        }
+        return changes
+    }
+
     // MARK: - From a snapshot (replay)
 
     /// Rebuilds a session from a snapshot: the session resource with each handler's memory, read

@@ -58,6 +58,9 @@ final class ServiceEnvironment: Sendable {
         self.identifiers = identifiers
         self.eventCommitted = eventCommitted
         readCache = store.isShared ? nil : SessionReadCache()
+        // A store that writes state behind its log brings a state left behind up to it with the
+        // same `apply` as live requests.
+        store.replayStates(using: LiveSession.replayedChanges)
         tickets = StreamTicketSigner(
             secret: configuration.ticketSecret ?? Base64URL.encode(identifiers.randomBytes(32)))
     }

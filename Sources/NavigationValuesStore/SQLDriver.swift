@@ -66,11 +66,50 @@ public struct SQLStoreOptions: Sendable {
     /// The clock for idempotency expiry and purge tombstones.
     public var now: @Sendable () -> Date
 
-    public init(maximumBatchSize: Int, idempotencyLifetime: Duration, now: @escaping @Sendable () -> Date) {
+    /// How far the relational state may lag the event log (``WriteBehind``); `.inline` writes it
+    /// in each mutation's own transaction.
+    public var writeBehind: WriteBehind
+
+    public init(
+        maximumBatchSize: Int, idempotencyLifetime: Duration, now: @escaping @Sendable () -> Date,
+        writeBehind: WriteBehind = .inline
+    ) {
         self.maximumBatchSize = maximumBatchSize
         self.idempotencyLifetime = idempotencyLifetime
         self.now = now
+        self.writeBehind = writeBehind
     }
+}
+
+/// Log-first commits: a mutation of an existing session commits its event (and its idempotency
+/// record) only, and the state rows it changes (screens, values, preferences, stacks, the
+/// session's version) are written behind, a session's changes coalesced, in transactions of
+/// their own on the writer. The state then reflects some version at or before the log's latest;
+/// reading a session brings it up to the log first (``SessionStore/replayStates(using:)``).
+public struct WriteBehind: Sendable, Equatable {
+    /// Committed events whose state may wait at most; 0 writes the state inline, in each
+    /// mutation's transaction (today's write path).
+    public var maximumEvents: Int
+    /// How long a committed event's state may wait at most.
+    public var maximumDelay: Duration
+    /// For tests only: the writer never writes the state behind on its own (neither the bounds
+    /// nor the timer start it; reading a session and closing the store still do), so that a test
+    /// can kill the process between an event's commit and its state's.
+    public var isHeldForTests: Bool
+
+    public init(maximumEvents: Int, maximumDelay: Duration, isHeldForTests: Bool = false) {
+        self.maximumEvents = max(0, maximumEvents)
+        self.maximumDelay = maximumDelay
+        self.isHeldForTests = isHeldForTests
+    }
+
+    /// The state written in each mutation's own transaction.
+    public static let inline = WriteBehind(maximumEvents: 0, maximumDelay: .zero)
+    /// The server's default for a file one process serves: at most 1,000 events or 50 ms behind.
+    public static let standard = WriteBehind(maximumEvents: 1_000, maximumDelay: .milliseconds(50))
+
+    /// Whether mutations of existing sessions commit their events only.
+    public var isOn: Bool { maximumEvents > 0 }
 }
 
 /// A connection a driver lends for one writer's turn, held across awaits.

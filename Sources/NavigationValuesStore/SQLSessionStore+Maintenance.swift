@@ -8,6 +8,7 @@ extension SQLSessionStore: SessionStoreMaintenance {
         -> [SessionStamp]
     {
         guard limit > 0 else { return [] }
+        try await settleState()
         let sql = text.sessionsByStateAndAge
         return try await driver.read { connection in
             try connection.fetchAll(sql, [.text(state.rawValue), .milliseconds(before), .integer(limit)]) { row in
@@ -18,6 +19,7 @@ extension SQLSessionStore: SessionStoreMaintenance {
 
     public func compactHistory(_ rule: CompactionRule, now: Date, limit: Int) async throws -> Int {
         guard rule.isActive, limit > 0 else { return 0 }
+        try await settleState()
         // A rule that is nil holds nothing back: keep no events after the point, and every event
         // older than the end of time.
         let keepEvents = Int64(rule.keepEvents ?? 0)

@@ -5,15 +5,32 @@ import NavigationValuesWire
 // MARK: - Reading
 
 extension SQLSessionStore {
+    /// The session's state brought up to its log: the changes this process holds for it are
+    /// written first, and events past its stored state with no changes held (``WriteBehind``) are
+    /// replayed and written.
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         let queries = loadQueries(of: id)
-        return try await driver.read { connection in try LoadedSession.read(id, queries, on: connection) }
+        if options.writeBehind.isOn, hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
+        // Another read may catch the same session up first; its write then stands, and this
+        // read finds it.
+        for _ in 0..<3 {
+            let (session, after) = try await driver.read { connection in
+                try LoadedSession.read(id, queries, on: connection)
+            }
+            // Without a replayer (a tool reading the file), the rows as they are.
+            guard let session, !after.isEmpty, replaysStates else { return session }
+            try await catchUp(session, with: after)
+        }
+        throw StoreError(code: .unavailable, message: "the state of session \(id) did not catch up with its log")
     }
 
-    /// The queries that read a whole session, in ``LoadedSession``'s order.
+    /// The queries that read a whole session, in ``LoadedSession``'s order: its rows, then the
+    /// events past the version they reflect.
     func loadQueries(of id: SessionID) -> [SQLQuery] {
-        [text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks]
-            .map { SQLQuery($0, [.text(id.rawValue)]) }
+        let rows = [text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks]
+        // A file one process serves may have been written behind its log (by this process or an
+        // earlier one, whatever this one's setting); a shared database never is.
+        return (driver.isShared ? rows : rows + [text.eventsAfterState]).map { SQLQuery($0, [.text(id.rawValue)]) }
     }
 
     public func version(of id: SessionID) async throws -> Int64? {
@@ -53,17 +70,34 @@ extension SQLSessionStore {
 
     public func access(to id: SessionID) async throws -> SessionAccess? {
         let sql = text.access
-        return try await driver.read { connection in
-            try connection.fetchOne(sql, [.text(id.rawValue)]) { row in
-                SessionAccess(
-                    tokenHash: try row.string(0), state: try SessionState(stored: row.string(1)),
-                    version: try row.int64(2),
-                    compactedSeq: try row.int64(3))
+        let read = { [driver] in
+            try await driver.read { connection in
+                try connection.fetchOne(sql, [.text(id.rawValue)]) { row in
+                    (
+                        access: SessionAccess(
+                            tokenHash: try row.string(0), state: try SessionState(stored: row.string(1)),
+                            version: try row.int64(2),
+                            compactedSeq: try row.int64(3)),
+                        stateVersion: try row.int64(4)
+                    )
+                }
             }
         }
+        guard var found = try await read() else { return nil }
+        guard found.access.version > found.stateVersion else { return found.access }
+        // The state is written behind: the state its waiting changes reach, or, when none wait
+        // here, the session brought up to its log.
+        if let state = waitingState(of: id) {
+            found.access.state = state
+            return found.access
+        }
+        _ = try await loadSession(id)
+        return try await read()?.access
     }
 
     public func snapshot(of id: SessionID, atOrBefore seq: Int64) async throws -> StoredSnapshot? {
+        // Snapshots are written behind with the state.
+        if hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
         let sql = text.snapshot
         return try await driver.read { connection in
             try connection.fetchOne(sql, [.text(id.rawValue), .integer(seq)]) { row in
@@ -74,6 +108,7 @@ extension SQLSessionStore {
 
     public func sessions(after cursor: SessionID?, limit: Int) async throws -> [SessionSummary] {
         guard limit > 0 else { return [] }
+        try await settleState()
         let sql = text.sessionList
         return try await driver.read { connection in
             try connection.fetchAll(sql, [.text(cursor?.rawValue ?? ""), .integer(limit)]) { row in
@@ -108,8 +143,7 @@ extension SQLSessionStore {
     // MARK: - Rows
 
     static func event(_ row: some SQLRow, of id: SessionID) throws -> StoredEvent {
-        StoredEvent(
-            session: id, seq: try row.int64(0), type: try row.string(1), json: try row.string(2), at: try row.date(3))
+        try LoadedSession.event(row, of: id)
     }
 
     private static func headers(_ json: String) throws -> [String: String] {
@@ -130,16 +164,18 @@ struct LoadedSession {
     var screens: [StoredScreen] = []
     var positions: [ScreenID: Int] = [:]
     var stacks: [StackRecord] = []
+    /// The events past the version the state reflects (written behind).
+    var eventsAfter: [StoredEvent] = []
 
     init(id: SessionID) { self.id = id }
 
     /// The session `queries` (``SQLSessionStore/loadQueries(of:)``) read on `connection`.
     static func read(_ id: SessionID, _ queries: [SQLQuery], on connection: some SQLConnection) throws
-        -> StoredSession?
+        -> (session: StoredSession?, eventsAfter: [StoredEvent])
     {
         var loaded = LoadedSession(id: id)
         try connection.readAll(queries) { query, row in try loaded.add(row, of: query) }
-        return try loaded.session()
+        return (try loaded.session(), loaded.eventsAfter)
     }
 
     mutating func add(_ row: some SQLRow, of query: Int) throws {
@@ -175,6 +211,8 @@ struct LoadedSession {
             if let position = positions[ScreenID(try row.string(0))] {
                 screens[position].preferences[try row.string(1)] = try row.string(2)
             }
+        case 6:
+            eventsAfter.append(try Self.event(row, of: id))
         default:
             let kindName = try row.string(2)
             guard let kind = StackKind(rawValue: kindName), kind != .main else {
@@ -185,6 +223,12 @@ struct LoadedSession {
                     id: StackID(try row.string(0)), session: id, position: try row.int(1), kind: kind,
                     presenter: try row.optionalString(3).map(ScreenID.init(rawValue:))))
         }
+    }
+
+    /// An event read as `seq, type, json, at`.
+    static func event(_ row: some SQLRow, of id: SessionID) throws -> StoredEvent {
+        StoredEvent(
+            session: id, seq: try row.int64(0), type: try row.string(1), json: try row.string(2), at: try row.date(3))
     }
 
     func session() throws -> StoredSession? {

@@ -10,7 +10,11 @@ extension SQLSessionStore {
     /// its row writes that a later mutation overwrites are left out (``coalescedCopy(_:)``), and
     /// its later mutations are not checked against the session's version, which no other writer
     /// can see before the transaction commits.
-    func plan(_ mutations: [StoredMutation]) throws -> PlannedWrite {
+    ///
+    /// With `isLogFirst` (``writesBehind(_:)``), each mutation writes its event and idempotency
+    /// record only, checked against the version its log reaches; its state is written behind.
+    func plan(_ mutations: [StoredMutation], isLogFirst: Bool = false) throws -> PlannedWrite {
+        if isLogFirst { return PlannedWrite(mutations: mutations, steps: try mutations.flatMap(logSteps(for:))) }
         let session = mutations.first?.session
         let isCopy = mutations.count > 1 && mutations.first?.createsItsSession == true
         let written = isCopy ? Self.coalescedCopy(mutations) : mutations
@@ -67,6 +71,31 @@ extension SQLSessionStore {
         return steps
     }
 
+    /// The statements of a log-first mutation: the check that the session's log is at the
+    /// version it was made from, its event, its idempotency record.
+    func logSteps(for mutation: StoredMutation) throws -> [WriteStep] {
+        guard mutation.event.session == mutation.session,
+            mutation.snapshot.map({ $0.session == mutation.session }) ?? true
+        else {
+            throw StoreError(
+                code: .invalidData, message: "the event and snapshot must belong to the mutation's session")
+        }
+        let session = DatabaseValue.text(mutation.session.rawValue)
+        let event = mutation.event
+        var steps = [
+            WriteStep(
+                text.expectLogVersion, [session], check: .version(mutation.session, expected: event.seq - 1)),
+            WriteStep(
+                text.insertEvent,
+                [
+                    session, .integer(event.seq), .text(event.type), .text(event.json), .milliseconds(event.at),
+                    .integer(event.json.utf8.count),
+                ]),
+        ]
+        if let record = mutation.idempotency { steps += try idempotencySteps(for: record) }
+        return steps
+    }
+
     /// Keeps the first answer under a key: an unexpired record makes the write a conflict, an
     /// expired one is replaced.
     func idempotencySteps(for record: IdempotencyRecord) throws -> [WriteStep] {
@@ -84,7 +113,7 @@ extension SQLSessionStore {
         ]
     }
 
-    private func append(_ change: StateChange, to steps: inout [WriteStep]) throws {
+    func append(_ change: StateChange, to steps: inout [WriteStep]) throws {
         switch change {
         case .insertSession(let session):
             steps.append(

@@ -37,6 +37,13 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
     private let lastIdempotencyCleanup = Mutex(Date.distantPast)
     /// The outcome of the latest write (a batch or a readiness probe), for `/readyz`.
     let lastWrite = Mutex<WriteOutcome?>(nil)
+    /// State changes of log-first commits not yet written (``WriteBehind``).
+    let behind = Mutex(PendingStates())
+    /// Replays events onto a session's state, to bring a state left behind its log up to it.
+    let stateReplayer = Mutex<StateReplayer?>(nil)
+    /// Whether a session's state may be behind its log with no changes held here to catch it up
+    /// (until the first ``settleState()``): an earlier process may have stopped before writing it.
+    let mayLagItsLog: Mutex<Bool>
 
     /// A store on `driver`'s database, which the driver opened (and migrated).
     public init(driver: Driver) {
@@ -44,6 +51,7 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
         text = SQLText(driver.dialect)
         splitsSessionUpdate = driver.dialect.rewritesIndexOnAssignment
         options = driver.options
+        mayLagItsLog = Mutex(!driver.isShared)
     }
 
     /// Opens a store on the driver `open` makes, on a thread of its own rather than the caller's:
@@ -62,6 +70,10 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
     /// The write figures so far (commit latency, batch sizes, the engine's own), for `/metrics`.
     public var metrics: StoreMetrics {
         var metrics = figures.withLock { $0 }
+        (metrics.stateLagEvents, metrics.stateLagSessions, metrics.stateLagSeconds) = behind.withLock { pending in
+            let oldest = pending.sessions.values.map(\.since).min()
+            return (pending.eventCount, pending.sessions.count, oldest.map { (ContinuousClock.now - $0).seconds } ?? 0)
+        }
         driver.addFigures(to: &metrics)
         return metrics
     }
@@ -70,12 +82,17 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
 
     public func commitNotices() -> AsyncStream<CommitNotice> { driver.commitNotices() }
 
+    public func replayStates(using replayer: @escaping StateReplayer) {
+        stateReplayer.withLock { $0 = replayer }
+    }
+
     /// Finishes every queued commit, then closes the connections. Later calls fail with `.closed`.
     public func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let isDraining = writeQueue.withLock { $0.close(notifying: continuation) }
             if !isDraining { continuation.resume() }
         }
+        if options.writeBehind.isOn { await onWriter { self.writeStateBehind() } }
         await driver.close()
     }
 
@@ -119,9 +136,11 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
         var results = [Result<Void, any Error>?](repeating: nil, count: batch.count)
         var writes: [PlannedWrite] = []
         var positions: [Int] = []
+        var isLogFirst = [Bool](repeating: false, count: batch.count)
         for (index, request) in batch.enumerated() {
             do {
-                writes.append(try plan(request.mutations))
+                isLogFirst[index] = writesBehind(request.mutations)
+                writes.append(try plan(request.mutations, isLogFirst: isLogFirst[index]))
                 positions.append(index)
             } catch {
                 results[index] = .failure(error)
@@ -142,10 +161,17 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
                 metrics.recordCommit(latency: (finished - request.start).seconds, error: error)
             }
         }
+        // Before the callers resume: a read of theirs must find the changes waiting.
+        recordCommitted(
+            zip(batch.indices, final).compactMap { index, result in
+                guard case .success = result else { return nil }
+                return (batch[index].mutations, isLogFirst[index])
+            })
         for (request, result) in zip(batch, final) {
             request.continuation.resume(with: result)
         }
         driver.afterBatch()
+        writeStateBehindIfDue()
         let spent = threadCPUSeconds() - cpuStart
         figures.withLock { $0.writerCPUSeconds += spent }
         driver.enqueueOnWriter { self.drainWriteQueue() }

@@ -25,6 +25,11 @@ package struct SQLText: Sendable {
     package let insertEvent: String
     package let insertSnapshot: String
     package let expectVersion: String
+    /// The session's version as its log says, for a mutation that commits its event only.
+    package let expectLogVersion: String
+    /// The session's version and last change, only when its state is at ?4 (?5 without the
+    /// split): state written behind never goes back, nor skips a version.
+    package let advanceSession: String
     package let replaceExpiredIdempotencyRecord: String
     package let insertIdempotencyRecord: String
     package let deleteExpiredIdempotencyRecords: String
@@ -40,6 +45,10 @@ package struct SQLText: Sendable {
     package let version: String
     package let events: String
     package let eventSizes: String
+    /// The events after the version the session's state reflects (written behind).
+    package let eventsAfterState: String
+    /// Sessions whose state is behind their log.
+    package let laggingSessions: String
     package let eventRange: String
     package let access: String
     package let snapshot: String
@@ -74,6 +83,12 @@ package struct SQLText: Sendable {
         func r(_ sql: String) -> String { d.render(sql) }
         let t = d.time
         let ms = d.milliseconds
+
+        // The log's latest seq when it is past the state's version, else the state's version.
+        let logVersion = """
+            coalesce((SELECT max(seq) FROM events
+                      WHERE events.session = sessions.id AND events.seq > sessions.version), sessions.version)
+            """
 
         insertSession = r(
             """
@@ -136,6 +151,15 @@ package struct SQLText: Sendable {
             "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, ?2, ?3, ?4, \(t("?5")), ?6)")
         insertSnapshot = r("INSERT INTO snapshots (session, seq, json) VALUES (?1, ?2, ?3)")
         expectVersion = r("SELECT version FROM sessions WHERE id = ?1" + d.lockingRead)
+        expectLogVersion = r("SELECT \(logVersion) FROM sessions WHERE id = ?1" + d.lockingRead)
+        advanceSession = r(
+            d.rewritesIndexOnAssignment
+                ? "UPDATE sessions SET version = ?1, updated_at = \(t("?2")) WHERE id = ?3 AND version = ?4"
+                : """
+                UPDATE sessions SET version = ?1, updated_at = \(t("?2")), state = ?3,
+                    updated_minute = \(d.minute(t("?2")))
+                WHERE id = ?4 AND version = ?5
+                """)
         replaceExpiredIdempotencyRecord = r(
             "DELETE FROM idempotency_keys WHERE scope = ?1 AND key = ?2 AND created_at < \(t("?3"))")
         insertIdempotencyRecord = r(
@@ -168,7 +192,7 @@ package struct SQLText: Sendable {
             "SELECT t.screen, t.key, t.pass_back, t.last_value, t.last_passed FROM preference_handlers t \(ofSession)")
         receivedPreferences = r("SELECT t.screen, t.key, t.json FROM received_preferences t \(ofSession)")
         stacks = r("SELECT id, position, kind, presenter FROM screen_stacks WHERE session = ?1 ORDER BY position")
-        version = r("SELECT version FROM sessions WHERE id = ?1")
+        version = r("SELECT \(logVersion) FROM sessions WHERE id = ?1")
         events = r(
             "SELECT seq, type, json, \(ms("at")) FROM events WHERE session = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
         eventSizes = r(
@@ -181,11 +205,24 @@ package struct SQLText: Sendable {
             SELECT seq, type, json, \(ms("at")) FROM events
             WHERE session = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq
             """)
-        access = r("SELECT token_hash, state, version, compacted_seq FROM sessions WHERE id = ?1")
+        // The log's version, then the state's: they differ while the state is written behind.
+        access = r("SELECT token_hash, state, \(logVersion), compacted_seq, version FROM sessions WHERE id = ?1")
+        eventsAfterState = r(
+            """
+            SELECT events.seq, events.type, events.json, \(ms("events.at")) FROM events
+            JOIN sessions ON sessions.id = events.session
+            WHERE events.session = ?1 AND events.seq > sessions.version ORDER BY events.seq
+            """)
+        laggingSessions = r(
+            """
+            SELECT id FROM sessions
+            WHERE EXISTS (SELECT 1 FROM events WHERE events.session = sessions.id AND events.seq > sessions.version)
+            LIMIT ?1
+            """)
         snapshot = r("SELECT seq, json FROM snapshots WHERE session = ?1 AND seq <= ?2 ORDER BY seq DESC LIMIT 1")
         sessionList = r(
             """
-            SELECT id, version, state, \(ms("updated_at")),
+            SELECT id, \(logVersion), state, \(ms("updated_at")),
                    (SELECT count(*) FROM screen_contexts
                     WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main')
             FROM sessions WHERE id > ?1 ORDER BY id LIMIT ?2

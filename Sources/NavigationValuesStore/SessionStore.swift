@@ -100,6 +100,11 @@ public protocol SessionStore: Sendable {
     /// Finishes every queued commit, then closes the connections. Later calls fail with `.closed`.
     func close() async
 
+    /// Gives a store that writes state behind its log (``WriteBehind``) the way to bring a
+    /// session's state up to its log: the session layer's replay of its events. Call it once,
+    /// before serving.
+    func replayStates(using replayer: @escaping StateReplayer)
+
     // MARK: Observer tokens
 
     /// Keeps a new observer token (and the idempotency record of the request that issued it, in
@@ -126,6 +131,15 @@ public protocol SessionStore: Sendable {
 
     /// Deletes (revokes) an observer token; false when there was none.
     func deleteObserver(_ id: ObserverID) async throws -> Bool
+}
+
+/// The state changes that `events` (the session's log after its stored state, in order) make to
+/// `session` (as stored), as a live request applying each of them would have written them.
+public typealias StateReplayer = @Sendable (_ session: StoredSession, _ events: [StoredEvent]) throws -> [StateChange]
+
+extension SessionStore {
+    /// A store that writes every state change in its mutation's transaction replays nothing.
+    public func replayStates(using replayer: @escaping StateReplayer) {}
 }
 
 /// One writer's turn on a session (``SessionStore/beginTurn(on:until:)``). End it (``end()``)

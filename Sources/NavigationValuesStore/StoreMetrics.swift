@@ -77,6 +77,26 @@ public struct StoreMetrics: Sendable, Equatable {
     /// Of ``writerCPUSeconds``, the writer's checkpoints between batches.
     public var writerCheckpointCPUSeconds: Double = 0
 
+    /// Events committed whose state changes are not yet written (log-first commits, the state
+    /// written behind): now.
+    public var stateLagEvents = 0
+    /// Sessions those events belong to: now.
+    public var stateLagSessions = 0
+    /// How long the oldest of them has waited, in seconds: now.
+    public var stateLagSeconds: Double = 0
+    /// Transactions that wrote state behind the log.
+    public var stateWrites = 0
+    /// Sessions those transactions wrote (each its changes coalesced).
+    public var stateWriteSessions = 0
+    /// Events whose state changes they wrote (or a catch-up replayed).
+    public var stateWriteEvents = 0
+    /// Sessions whose state write failed (its state was not where its changes start): each is
+    /// brought up to its log by replaying it instead.
+    public var stateWriteFailures = 0
+    /// Sessions read with their state behind their log and no changes held to catch it up (the
+    /// process that committed the events stopped first): their events were replayed.
+    public var stateCatchUps = 0
+
     /// Creates empty figures.
     public init() {}
 

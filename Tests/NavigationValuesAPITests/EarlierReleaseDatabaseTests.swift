@@ -1,6 +1,8 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSQLite
+import NavigationValuesStore
 import TestSupport
 import Testing
 
@@ -19,16 +21,25 @@ import Testing
     /// A minute after the fixture was written, well within the 24 hours its records are kept.
     static let now = Date(timeIntervalSince1970: 1_796_287_273)
 
-    @Test func retriesAfterTheUpgradeGetTheAnswersSealedBeforeIt() async throws {
+    /// The fixture's clock, and no retention pass.
+    static func configure(_ configuration: inout NavigationValuesServer.Configuration) {
+        configuration.now = { Self.now }
+        configuration.retentionInterval = nil
+    }
+
+    /// A new folder holding a copy of the fixture, `copy.sqlite`.
+    static func copyFixture() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-v1-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: folder.appendingPathComponent("copy.sqlite").path)
+        return folder
+    }
+
+    @Test func retriesAfterTheUpgradeGetTheAnswersSealedBeforeIt() async throws {
+        let folder = try Self.copyFixture()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("copy.sqlite").path
-        try FileManager.default.copyItem(atPath: Self.fixture.path, toPath: path)
-        let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
-            configuration.now = { Self.now }
-            configuration.retentionInterval = nil
-        }
+        let configure = Self.configure
         try await withRunningServer(databasePath: path, configure: configure) { client, _ in
             let create = try await client.send(
                 "POST", "/v1/sessions", raw: Data("{}".utf8), headers: ["Idempotency-Key": "fixture-create-1"])
@@ -54,6 +65,40 @@ import Testing
                 "POST", "/v1/sessions", raw: Data(#"{"root":{"name":"Other"}}"#.utf8),
                 headers: ["Idempotency-Key": "fixture-create-1"])
             #expect(other.json?["token"]?.stringValue != Self.token)
+        }
+    }
+
+    /// The file is upgraded in place to log-first commits (Migrations/0010): its session, whose
+    /// state was written with its events, takes changes written behind its log, and reads back
+    /// the same once the server restarts on the file.
+    @Test func theUpgradedFileTakesChangesWrittenBehindTheLog() async throws {
+        let folder = try Self.copyFixture()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("copy.sqlite").path
+        let configure: (inout NavigationValuesServer.Configuration) -> Void = { configuration in
+            Self.configure(&configuration)
+            configuration.writeBehind.isHeldForTests = true
+        }
+        let shown = try await withRunningServer(databasePath: path, configure: configure) { client, _ in
+            let before = try await client.send("GET", "/v1/sessions/\(Self.sessionID)", token: Self.token)
+            let version = try #require(before.json?["version"]?.integerValue)
+            let push = try await client.send(
+                "POST", "/v1/sessions/\(Self.sessionID)/push", json: ["name": "After", "values": ["n": 1]],
+                token: Self.token)
+            #expect(push.status == 201)
+            #expect(push.json?["version"] == .integer(version + 1))
+            // Held: the state rows are still at the version the earlier release wrote.
+            let rows = try WriteBehindCrashTests.versions(in: path, of: Self.sessionID)
+            #expect(rows.log == version + 1)
+            #expect(rows.state == version)
+            return try await client.send("GET", "/v1/sessions/\(Self.sessionID)", token: Self.token).json
+        }
+        try await withRunningServer(databasePath: path, configure: configure) { client, _ in
+            let again = try await client.send("GET", "/v1/sessions/\(Self.sessionID)", token: Self.token)
+            #expect(again.json == shown)
+            let migrations = try Database(path: path, access: .readOnly).fetchAll(
+                "SELECT version FROM schema_migrations ORDER BY version") { $0.int64(0) }
+            #expect(migrations.last == 10)
         }
     }
 }

@@ -67,6 +67,13 @@ import Testing
             let afterCreate = try await pagesWritten()
             #expect(afterCreate >= 1)
             try await client.send("POST", "/v1/sessions/\(id)/push", json: ["name": "Detail"], token: token)
+            // The push's state rows are written behind its event, within 50 ms: wait for them,
+            // so that what follows counts the read's pages alone.
+            for _ in 0..<200 {
+                let text = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
+                if try parseExposition(text)["navigation_values_store_state_lag_events"] == 0 { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
             let afterPush = try await pagesWritten()
             #expect(afterPush > afterCreate)
             // A read writes nothing.

@@ -1,12 +1,15 @@
-// api-crash-server --db PATH --admin-token TOKEN [--port P]
+// api-crash-server --db PATH --admin-token TOKEN [--port P] [--hold-write-behind on]
 //
 // Test-only: serves the session API on 127.0.0.1, port 0 (or P: a restart on the same address, for
-// clients that reconnect), on the database at PATH, prints
+// clients that reconnect), on the database at PATH (with `--hold-write-behind on`, the state rows
+// are never written behind the log on their own: `WriteBehind.isHeldForTests`; and retention, which
+// writes every waiting state before it reads the sessions' rows, does not run), prints
 // `listening on http://127.0.0.1:PORT` once it accepts connections, and runs until killed. The
 // API's kill -9 test drives it over HTTP, kills it mid-load and restarts it on the same file.
 import Foundation
 import HTTPServer
 import NavigationValuesAPI
+import NavigationValuesStore
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("api-crash-server: \(message)\n".utf8))
@@ -25,6 +28,10 @@ while let flag = arguments.popFirst() {
     case "--port":
         guard let port = Int(value), (0...65_535).contains(port) else { fail("--port needs a port, not \(value)") }
         configuration.port = port
+    case "--hold-write-behind":
+        configuration.writeBehind = .standard
+        configuration.writeBehind.isHeldForTests = value == "on"
+        if value == "on" { configuration.retentionInterval = nil }
     default: fail("unknown flag \(flag); usage: api-crash-server --db PATH --admin-token TOKEN [--port P]")
     }
 }

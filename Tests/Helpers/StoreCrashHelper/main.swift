@@ -21,6 +21,8 @@ else {
 
 var configuration = SQLiteSessionStore.Configuration()
 configuration.sync = sync
+// The server's write path: events committed first, state rows written behind them.
+configuration.writeBehind = .standard
 let store: SQLiteSessionStore
 do {
     store = try SQLiteSessionStore(path: arguments[1], configuration: configuration)

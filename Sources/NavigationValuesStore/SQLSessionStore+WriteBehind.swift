@@ -1,0 +1,323 @@
+import Dispatch
+import Foundation
+import NavigationValues
+import NavigationValuesWire
+import Synchronization
+
+// MARK: - Log-first commits: the state written behind
+
+// With ``WriteBehind`` on, a mutation of an existing session commits its event (and its
+// idempotency record) and nothing else; the writer keeps its state changes in memory, by session,
+// and writes them later, a session's changes coalesced, in a transaction of their own (at most
+// `maximumEvents` events or `maximumDelay` after the first of them). Each session's write is
+// conditional on the state's version being the one its changes start from, so the state never
+// goes back nor skips a version. A session read sees its state brought up to its log: the changes
+// this process holds are written first, and events past the state with no changes held here (the
+// process was killed before it wrote them) are replayed (``StateReplayer``) and written then.
+
+extension SQLSessionStore {
+    /// Whether a commit request writes its event only: mutations of existing sessions. A
+    /// request that creates or purges a session writes everything in its own transaction.
+    func writesBehind(_ mutations: [StoredMutation]) -> Bool {
+        options.writeBehind.isOn
+            && mutations.allSatisfy { mutation in
+                !mutation.changes.contains { change in
+                    switch change {
+                    case .insertSession, .purgeSession: true
+                    default: false
+                    }
+                }
+            }
+    }
+
+    /// After a batch committed (on the writer's queue, before its callers resume): the state
+    /// changes of its log-first requests wait; a purge forgets its session's.
+    func recordCommitted(_ requests: [(mutations: [StoredMutation], isLogFirst: Bool)]) {
+        guard options.writeBehind.isOn, !requests.isEmpty else { return }
+        let now = ContinuousClock.now
+        let startTimer = behind.withLock { pending -> Bool in
+            for request in requests {
+                for mutation in request.mutations {
+                    if request.isLogFirst {
+                        pending.record(mutation, at: now)
+                    } else {
+                        for case .purgeSession(let id) in mutation.changes { pending.forget(id) }
+                    }
+                }
+            }
+            guard !options.writeBehind.isHeldForTests, pending.eventCount > 0, !pending.isTimerSet else { return false }
+            pending.isTimerSet = true
+            return true
+        }
+        if startTimer {
+            let delay = options.writeBehind.maximumDelay
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay.seconds) { [self] in
+                driver.enqueueOnWriter {
+                    self.behind.withLock { $0.isTimerSet = false }
+                    self.writeStateBehind()
+                }
+            }
+        }
+    }
+
+    /// Between batches: writes the waiting state once it passes ``WriteBehind/maximumEvents``.
+    func writeStateBehindIfDue() {
+        guard options.writeBehind.isOn, !options.writeBehind.isHeldForTests else { return }
+        let isDue = behind.withLock { $0.eventCount >= options.writeBehind.maximumEvents }
+        if isDue { writeStateBehind() }
+    }
+
+    /// Writes the waiting state of every session (or of `only` one), one transaction; on the
+    /// writer's queue. A session whose write fails (its state was not at the version its changes
+    /// start from) is brought up to its log by replaying it instead.
+    func writeStateBehind(only id: SessionID? = nil) {
+        let taken = behind.withLock { $0.take(only: id) }
+        guard !taken.isEmpty else { return }
+        let cpuStart = threadCPUSeconds()
+        var writes: [PlannedWrite] = []
+        var planned: [SessionID] = []
+        var failed: [SessionID] = []
+        for (session, state) in taken {
+            if let write = stateWrite(of: session, state) {
+                writes.append(write)
+                planned.append(session)
+            } else {
+                failed.append(session)
+            }
+        }
+        if !writes.isEmpty {
+            for (session, result) in zip(planned, driver.commitBatch(writes, cleanup: nil)) {
+                if case .failure = result { failed.append(session) }
+            }
+        }
+        let spent = threadCPUSeconds() - cpuStart
+        figures.withLock { metrics in
+            metrics.stateWrites += 1
+            metrics.stateWriteSessions += taken.count
+            metrics.stateWriteEvents += taken.reduce(0) { $0 + Int($1.state.to - $1.state.from) }
+            metrics.stateWriteFailures += failed.count
+            metrics.writerCPUSeconds += spent
+        }
+        for session in failed {
+            Task { _ = try? await self.loadSession(session) }
+        }
+    }
+
+    /// One session's waiting state as statements: first the version, conditional on the state
+    /// being where the changes start; then the changes, coalesced (``coalescedState(_:of:)``);
+    /// then the snapshots taken meanwhile. Nil when the changes do not say the version they
+    /// reach (no ``StateChange/updateSession(_:version:state:updatedAt:)``).
+    func stateWrite(of session: SessionID, _ state: PendingState) -> PlannedWrite? {
+        var last: (version: Int64, state: SessionState, updatedAt: Date)?
+        for case .updateSession(let id, let version, let state, let updatedAt) in state.changes where id == session {
+            last = (version, state, updatedAt)
+        }
+        guard let last, last.version == state.to else { return nil }
+        let id = DatabaseValue.text(session.rawValue)
+        let behind = "the state of session \(session) is no longer at version \(state.from)"
+        var steps: [WriteStep] = []
+        if splitsSessionUpdate {
+            steps.append(
+                WriteStep(
+                    text.advanceSession, [.integer(last.version), .milliseconds(last.updatedAt), id, .integer(state.from)],
+                    check: .changesOneRow(behind)))
+            steps.append(WriteStep(text.updateSessionIndexKeys, [.text(last.state.rawValue), id]))
+        } else {
+            steps.append(
+                WriteStep(
+                    text.advanceSession,
+                    [
+                        .integer(last.version), .milliseconds(last.updatedAt), .text(last.state.rawValue), id,
+                        .integer(state.from),
+                    ],
+                    check: .changesOneRow(behind)))
+        }
+        do {
+            for change in Self.coalescedState(state.changes, of: session) {
+                if case .updateSession(let other, _, _, _) = change, other == session { continue }
+                try append(change, to: &steps)
+            }
+        } catch {
+            return nil
+        }
+        for snapshot in state.snapshots {
+            steps.append(WriteStep(text.insertSnapshot, [id, .integer(snapshot.seq), .text(snapshot.json)]))
+        }
+        return PlannedWrite(mutations: [], steps: steps)
+    }
+
+    /// A session's changes over several events as the fewest row writes that reach the same
+    /// state: a row written again later keeps only its last write (``coalescedCopy(_:)``), and a
+    /// screen (or stack) added and then removed among them is not written at all, nor is anything
+    /// written on it in between. A stack id may be used again (a tab removed and added back): only
+    /// an addition followed by a removal cancels out, never a removal followed by an addition.
+    package static func coalescedState(_ changes: [StateChange], of session: SessionID) -> [StateChange] {
+        guard !changes.isEmpty else { return [] }
+        let dummy = StoredEvent(session: session, seq: 1, type: "", json: "", at: Date(timeIntervalSince1970: 0))
+        var rows = coalescedCopy([StoredMutation(session: session, event: dummy, changes: changes)])[0].changes
+        // Per screen or stack added among these changes and not yet removed: the positions of its
+        // addition and of every change written on it since.
+        var openScreens: [ScreenID: [Int]] = [:]
+        var openStacks: [StackID: [Int]] = [:]
+        var dropped = Set<Int>()
+        for index in rows.indices {
+            switch rows[index] {
+            case .insertScreen(let screen):
+                openScreens[screen.id] = [index]
+            case .setValue(let screen, _, _), .removeValue(let screen, _), .setHandler(let screen, _, _),
+                .removeHandler(let screen, _), .rememberDelivery(let screen, _, _, _),
+                .setReceivedPreference(let screen, _, _):
+                openScreens[screen]?.append(index)
+            case .deleteScreens(let ids):
+                let cancelled = ids.filter { openScreens[$0] != nil }
+                for id in cancelled { dropped.formUnion(openScreens.removeValue(forKey: id) ?? []) }
+                if !cancelled.isEmpty {
+                    let kept = ids.filter { !cancelled.contains($0) }
+                    if kept.isEmpty { dropped.insert(index) } else { rows[index] = .deleteScreens(kept) }
+                }
+            case .insertStack(let stack):
+                openStacks[stack.id] = [index]
+            case .setStackPosition(_, let stack, _):
+                openStacks[stack]?.append(index)
+            case .deleteStacks(let id, let ids):
+                let cancelled = ids.filter { openStacks[$0] != nil }
+                for stack in cancelled { dropped.formUnion(openStacks.removeValue(forKey: stack) ?? []) }
+                if !cancelled.isEmpty {
+                    let kept = ids.filter { !cancelled.contains($0) }
+                    if kept.isEmpty { dropped.insert(index) } else { rows[index] = .deleteStacks(id, kept) }
+                }
+            default:
+                break
+            }
+        }
+        guard !dropped.isEmpty else { return rows }
+        return rows.indices.filter { !dropped.contains($0) }.map { rows[$0] }
+    }
+
+    /// Runs `body` on the writer's queue, between batches.
+    func onWriter<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            driver.enqueueOnWriter { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Whether a replayer was given (``SessionStore/replayStates(using:)``).
+    var replaysStates: Bool { stateReplayer.withLock { $0 != nil } }
+
+    /// Whether this process holds state changes of `id` not yet written.
+    func hasWaitingState(_ id: SessionID) -> Bool {
+        behind.withLock { $0.sessions[id] != nil }
+    }
+
+    /// The state and last change `id`'s waiting changes reach, if any wait.
+    func waitingState(of id: SessionID) -> SessionState? {
+        behind.withLock { $0.sessions[id]?.state }
+    }
+
+    /// Writes every waiting change, then (once after the store opened) brings each session whose
+    /// state is behind its log up to it: what reads many sessions' rows at once (the session
+    /// list, retention, compaction) then sees them as the log says.
+    func settleState() async throws {
+        if options.writeBehind.isOn { await onWriter { self.writeStateBehind() } }
+        // Without a replayer (a tool reading the file), a session left behind keeps its rows as
+        // they are, and its version is still its log's.
+        guard mayLagItsLog.withLock({ $0 }), replaysStates else { return }
+        let sql = text.laggingSessions
+        while true {
+            let lagging = try await driver.read { connection in
+                try connection.fetchAll(sql, [.integer(100)]) { row in SessionID(try row.string(0)) }
+            }
+            for id in lagging { _ = try await loadSession(id) }
+            if lagging.count < 100 { break }
+        }
+        mayLagItsLog.withLock { $0 = false }
+    }
+
+    /// Brings `session` (read at its state's version) up to `events`, the log after it: replays
+    /// them, and writes the changes they make, conditional on the state's version as read.
+    func catchUp(_ session: StoredSession, with events: [StoredEvent]) async throws {
+        let id = session.record.id
+        guard let last = events.last else { return }
+        guard let replayer = stateReplayer.withLock({ $0 }) else {
+            throw StoreError(
+                code: .unavailable,
+                message: "the state of session \(id) is behind its log (event \(last.seq)), and this store replays no events")
+        }
+        let changes = try replayer(session, events)
+        let state = PendingState(
+            from: session.record.version, to: last.seq, changes: changes, snapshots: [], state: session.record.state,
+            since: .now)
+        guard let write = stateWrite(of: id, state) else {
+            throw StoreError(
+                code: .corrupt, message: "replaying the events of session \(id) after \(state.from) reaches no version \(last.seq)")
+        }
+        let results = await onWriter { self.driver.commitBatch([write], cleanup: nil) }
+        figures.withLock { metrics in
+            metrics.stateCatchUps += 1
+            metrics.stateWriteEvents += events.count
+        }
+        // A failed write (another read caught it up first) leaves the caller to read again.
+        _ = results
+    }
+}
+
+/// The state changes of one session's log-first commits, not yet written.
+struct PendingState: Sendable {
+    /// The version the stored state is at (the first change's event's seq - 1).
+    var from: Int64
+    /// The version the changes reach.
+    var to: Int64
+    var changes: [StateChange]
+    var snapshots: [StoredSnapshot]
+    /// The session's state as of ``to``.
+    var state: SessionState
+    /// When the first of them was committed.
+    var since: ContinuousClock.Instant
+}
+
+/// Every session's waiting state changes; guarded by the store's mutex.
+struct PendingStates {
+    var sessions: [SessionID: PendingState] = [:]
+    /// Events whose changes wait, over every session.
+    var eventCount = 0
+    /// Whether a timer will write them.
+    var isTimerSet = false
+
+    mutating func record(_ mutation: StoredMutation, at now: ContinuousClock.Instant) {
+        let seq = mutation.event.seq
+        var state = mutation.session == mutation.event.session ? sessions[mutation.session] : nil
+        if state == nil || state?.to != seq - 1 {
+            // Nothing waits (or what waited does not lead here): the state is taken to be at
+            // the version this mutation was made from, which its write checks.
+            if let dropped = state { eventCount -= Int(dropped.to - dropped.from) }
+            state = PendingState(from: seq - 1, to: seq - 1, changes: [], snapshots: [], state: .active, since: now)
+        }
+        guard var pending = state else { return }
+        pending.to = seq
+        pending.changes += mutation.changes
+        if let snapshot = mutation.snapshot { pending.snapshots.append(snapshot) }
+        for case .updateSession(let id, _, let state, _) in mutation.changes where id == mutation.session {
+            pending.state = state
+        }
+        sessions[mutation.session] = pending
+        eventCount += 1
+    }
+
+    mutating func forget(_ id: SessionID) {
+        guard let dropped = sessions.removeValue(forKey: id) else { return }
+        eventCount -= Int(dropped.to - dropped.from)
+    }
+
+    mutating func take(only id: SessionID?) -> [(session: SessionID, state: PendingState)] {
+        if let id {
+            guard let state = sessions.removeValue(forKey: id) else { return [] }
+            eventCount -= Int(state.to - state.from)
+            return [(id, state)]
+        }
+        defer {
+            sessions = [:]
+            eventCount = 0
+        }
+        return sessions.map { ($0.key, $0.value) }
+    }
+}
