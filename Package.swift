@@ -254,7 +254,7 @@ let package = Package(
             name: "NavigationValuesCLI",
             dependencies: [
                 "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
-                "NavigationValuesSQLite", "NavigationValuesPostgres", "HTTPServer", "CHTTPSystem",
+                "NavigationValuesSQLite", "NavigationValuesPostgres", "NavigationValuesCrypto", "HTTPServer", "CHTTPSystem",
             ],
             path: "Sources/NavigationValuesCLI"),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesCrypto
 import NavigationValuesWire
 
 /// The `navigation-values` executable (docs/API.md, The executable). Exit status: 0 success, 1 failure,
@@ -59,6 +60,14 @@ enum NavigationValuesCLI {
         } catch {
             Console.error("error: \(error.message)\nRun 'navigation-values \(command.name) --help' for usage.")
             return 2
+        }
+        // Every command hashes (tokens, migration checksums): a libcrypto without its algorithms
+        // is a clear error here, before any work, not a trap on the first hash.
+        do throws(CryptoError) {
+            try CryptoAvailability.check()
+        } catch {
+            Console.error("error: \(error)")
+            return 1
         }
         do {
             return try await instance.run()
