@@ -234,6 +234,9 @@ public final class NavigationValuesClient: Sendable {
     }
 
     /// The server's metrics in the Prometheus text format (`GET /metrics`).
+    ///
+    /// A server started with `--metrics-port` serves them on that listener only (404 on the API's
+    /// port): ask them through a client made with the metrics address as its base URL.
     public func metrics() async throws -> String {
         let request = APIRequest(method: "GET", path: "/metrics", accept: "text/plain")
         return String(decoding: try await transport.perform(request).body, as: UTF8.self)
