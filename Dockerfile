@@ -8,6 +8,9 @@
 #   docker run -d -p 8080:8080 -v navigation-values-data:/data \
 #       -v "$PWD/admin-token:/run/secrets/admin-token:ro" \
 #       -e NAVIGATION_VALUES_ADMIN_TOKEN_FILE=/run/secrets/admin-token navigation-values
+#
+# HTTPS: mount the certificate chain and key (readable by uid 10001) and name them:
+#   -v "$PWD/tls:/run/tls:ro" -e NAVIGATION_VALUES_TLS_CERT=/run/tls/cert.pem -e NAVIGATION_VALUES_TLS_KEY=/run/tls/key.pem
 
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -55,7 +58,8 @@ WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080
 # `healthcheck` GETs /healthz over a plain socket (no curl in this image); it reads the port from
-# NAVIGATION_VALUES_PORT like `serve`, so change the port with that variable, not with --port.
+# NAVIGATION_VALUES_PORT like `serve`, so change the port with that variable, not with --port, and
+# speaks HTTPS when NAVIGATION_VALUES_TLS_CERT is set, as `serve` does.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["navigation-values", "healthcheck"]
 ENTRYPOINT ["navigation-values"]
 CMD ["serve", "--host", "0.0.0.0", "--db", "/data/navigation-values.sqlite"]

@@ -62,11 +62,15 @@ import PackageDescription
     ]
 #endif
 
-/// What every platform fetches: swift-log, the client's logging hook (`Configuration.logger`).
-/// Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at local mirrors
-/// (CONTRIBUTING.md, "Dependencies and mirrors").
+/// What every platform fetches: swift-log, the client's logging hook (`Configuration.logger`), and
+/// swift-argument-parser, the executable's command line (an app that depends on the libraries does
+/// not fetch it). Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at
+/// local mirrors (CONTRIBUTING.md, "Dependencies and mirrors").
 let packageDependencies: [Package.Dependency] =
-    [.package(url: "https://github.com/apple/swift-log.git", from: "1.6.0")] + platformDependencies
+    [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ] + platformDependencies
 
 let package = Package(
     name: "NavigationValues",
@@ -89,7 +93,10 @@ let package = Package(
     targets: [
         // MARK: - What tests share: loopback clients, child processes, waiting with a timeout
         // Black-box clients only: it imports the core (for JSONValue) and nothing else of ours.
-        .target(name: "TestSupport", dependencies: ["NavigationValues", "CSpawn"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: ["NavigationValues", "CSpawn", .target(name: "CLibSSL", condition: .when(platforms: [.linux]))],
+            path: "Tests/TestSupport"),
         // The glibc calls ChildProcess spawns with that Swift's Glibc module hides behind _GNU_SOURCE.
         .systemLibrary(name: "CSpawn", path: "Tests/CSpawn"),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
@@ -162,10 +169,15 @@ let package = Package(
             path: "Examples/Demo"),
 
         // MARK: - Cryptography: SHA-256, HMAC-SHA256, constant-time comparison, random bytes, AES-256-GCM
-        // OpenSSL's libcrypto (Debian's libssl-dev), on Linux only; a TLS module over libssl would sit beside it.
+        // OpenSSL's libcrypto (Debian's libssl-dev), on Linux only; libssl, for HTTPServer's TLS, beside it.
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibSSL",
+            pkgConfig: "libssl",
             providers: [.apt(["libssl-dev"])]
         ),
         // The one module that calls it: libcrypto on Linux, CryptoKit on Apple platforms (which link no C library).
@@ -206,9 +218,13 @@ let package = Package(
         // Messages, their parser, the router, middleware and the response writer (SSE): no sockets,
         // any platform...
         .target(name: "HTTPCore"),
-        // ...and the server on POSIX sockets and epoll (Linux), which re-exports them.
+        // ...and the server on POSIX sockets and epoll (Linux), which re-exports them; HTTPS through
+        // libssl. Linux only, as epoll is: NOT BUILT on Apple platforms, which use the client and
+        // NavigationValuesTesting, not the server.
         .systemLibrary(name: "CHTTPSystem"),  // epoll and eventfd headers, absent from Glibc's module
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "CHTTPSystem"]),
+        .target(
+            name: "HTTPServer",
+            dependencies: ["HTTPCore", "CHTTPSystem", .target(name: "CLibSSL", condition: .when(platforms: [.linux]))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "TestSupport"]),
 
         // MARK: - Sessions: live state, commands, validation, events, replay (knows no HTTP, links no database)
@@ -249,12 +265,14 @@ let package = Package(
             // A database written by an earlier release, which the tests open (found from #filePath).
             exclude: ["Fixtures"]),
 
-        // MARK: - The executable `navigation-values` (serve, migrate, replay, healthcheck)
+        // MARK: - The executable `navigation-values` (serve, migrate, replay, prune, healthcheck), on swift-argument-parser
         .executableTarget(
             name: "NavigationValuesCLI",
             dependencies: [
                 "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
                 "NavigationValuesSQLite", "NavigationValuesPostgres", "NavigationValuesCrypto", "HTTPServer", "CHTTPSystem",
+                .target(name: "CLibSSL", condition: .when(platforms: [.linux])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/NavigationValuesCLI"),
         .testTarget(

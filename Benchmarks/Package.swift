@@ -42,7 +42,11 @@ let package = Package(
             ]),
         // The API over HTTP: push+pop pairs/s, durable against :memory:; memory of many sessions.
         .executableTarget(
-            name: "APIBench", dependencies: ["BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI")]),
+            name: "APIBench",
+            dependencies: [
+                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI"),
+                root("NavigationValuesSessions"),
+            ]),
         // Event streams: fan-out latency, idle subscribers' memory, replay speed.
         .executableTarget(
             name: "EventsBench",

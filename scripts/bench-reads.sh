@@ -13,6 +13,7 @@
 # scripts/bench-http.sh is this with --healthz-only and the healthz thresholds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
 healthz_only=""
 thresholds=""
 while [ $# -gt 0 ]; do
@@ -85,19 +86,9 @@ if [ -z "$healthz_only" ]; then
 fi
 
 nginx_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-cat >"$work/nginx.conf" <<CONF
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    keepalive_requests 1000000;
+{
+    nginx_conf_head "$work"
+    cat <<CONF
     server {
         listen 127.0.0.1:$nginx_port;
         root $work/html;
@@ -106,23 +97,15 @@ http {
     }
 }
 CONF
+} >"$work/nginx.conf"
 "$nginx_bin" -p "$work" -c "$work/nginx.conf"
 
-to_ms() {
-    case "$1" in
-        *us) awk -v v="${1%us}" 'BEGIN {printf "%.3f", v / 1000}' ;;
-        *ms) awk -v v="${1%ms}" 'BEGIN {printf "%.3f", v}' ;;
-        *s) awk -v v="${1%s}" 'BEGIN {printf "%.3f", v * 1000}' ;;
-        *) echo "$1" ;;
-    esac
-}
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # Prints "requests_per_second p99_ms non_2xx" for one wrk run against URL.
 run_wrk() {
     local output
     output="$(wrk -t2 -c64 -d"$duration" --latency -s "$work/auth.lua" "$1")"
     echo "$output" >>"$work/wrk.log"
-    echo "$(echo "$output" | awk '/Requests\/sec/ {print $2}') $(to_ms "$(echo "$output" | awk '$1 == "99%" {print $2}')") $(echo "$output" | awk '/Non-2xx/ {print $5}')"
+    echo "$output" | wrk_figures
 }
 
 echo "ours: $binary serve (request logging and metrics in its chain)"

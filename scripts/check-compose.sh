@@ -25,14 +25,17 @@ for name in ("instance-a", "instance-b"):
     assert "NAVIGATION_VALUES_ADMIN_TOKEN" not in environment, name
     assert services[name]["secrets"] == ["admin-token"], name
 assert "file" in compose["secrets"]["admin-token"]
-assert services["balancer"]["ports"] == ["${BALANCER_PORT:-8080}:8080"]
+assert services["balancer"]["ports"] == ["${BALANCER_PORT:-8080}:8080", "${BALANCER_TLS_PORT:-8443}:8443"]
+assert "${NAVIGATION_VALUES_TLS_DIR:-./secrets/tls}:/etc/nginx/tls:ro" in services["balancer"]["volumes"]
 print("docker-compose.yml: services", ", ".join(sorted(services)))
 PY
 
 command -v nginx >/dev/null 2>&1 || { echo "check-compose: nginx is not installed" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A throwaway pair where the compose file mounts the real one (nginx -t loads it).
+scripts/make-test-ca.sh "$work"
 sed -e 's/server instance-[ab]:8080/server 127.0.0.1:8080/' -e "s|^worker_processes auto;|worker_processes auto;\npid $work/nginx.pid;|" \
-    deploy/nginx.conf >"$work/nginx.conf"
+    -e "s|/etc/nginx/tls/|$work/|" deploy/nginx.conf >"$work/nginx.conf"
 nginx -t -q -c "$work/nginx.conf" -e "$work/error.log" -g "error_log $work/error.log;"
 echo "deploy/nginx.conf: nginx -t passed"

@@ -8,9 +8,10 @@
 # NavigationValuesClient and NavigationValuesTesting, builds, and runs against the server (default:
 # .build/release/navigation-values): a typed value through the client, read back through a live
 # mirror, the same client code on the in-memory server, and a @ValueEntry on a local stack. The
-# resolved graph must hold this package and swift-log alone (the client's one dependency; resolved
-# from local mirrors where there are some, as scripts/swiftpm-mirrors.sh sets them). Everything is
-# removed on exit.
+# resolved graph must hold this package, swift-log (the client's one dependency) and
+# swift-argument-parser (the executable's, which SwiftPM resolves for every product but which the
+# app must neither build nor link), resolved from local mirrors where there are some, as
+# scripts/swiftpm-mirrors.sh sets them. Everything is removed on exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-$root/.build/release/navigation-values}
@@ -94,15 +95,25 @@ let memoryTitle = try await inMemory.sessions[0].top.resolved(Title.self)
 print("consumer ok: local \(pushed.greeting), remote \(title) at version \(mirror.version), in memory \(memoryTitle)")
 EOF
 
-# Its build: only this package and swift-log may be resolved.
+# Its build: this package and swift-log built, swift-argument-parser only resolved.
 "$root/scripts/swiftpm-mirrors.sh" "$work/app" >/dev/null
 (cd "$work/app" && swift build 2>&1 | tail -n 3)
 pins=$(sed -n 's/.*"identity" : "\(.*\)".*/\1/p' "$work/app/Package.resolved" | sort | tr '\n' ' ')
-if [ "$pins" != "navigation-values swift-log " ]; then
-    echo "check-consumer-package: expected navigation-values and swift-log resolved, got: $pins" >&2
+if [ "$pins" != "navigation-values swift-argument-parser swift-log " ]; then
+    echo "check-consumer-package: expected navigation-values, swift-argument-parser and swift-log resolved, got: $pins" >&2
     cat "$work/app/Package.resolved" >&2
     exit 1
 fi
+built=$(find "$work/app/.build" -name '*.swiftmodule' -path '*/Modules/*' -printf '%f\n' | sort | tr '\n' ' ')
+case "$built" in
+    *ArgumentParser*)
+        echo "check-consumer-package: the app built swift-argument-parser, the executable's dependency: $built" >&2
+        exit 1 ;;
+    *Logging.swiftmodule*) ;;
+    *)
+        echo "check-consumer-package: no module of swift-log among what the app built: $built" >&2
+        exit 1 ;;
+esac
 
 # Its run, against a server on a free port.
 "$server" serve --port 0 --db :memory: --admin-token consumer-check > "$work/server.out" 2> "$work/server.err" &

@@ -17,11 +17,13 @@
 #      the SwiftPM mirrors in its context when this machine has some (scripts/swiftpm-mirrors.sh);
 #   4. runs it with its admin token in a file: HEALTHCHECK reports healthy, the server runs as the
 #      image's non-root user, a session created survives `docker restart` (read back from the
-#      volume), and `docker stop` ends it with status 0 within 10 s;
+#      volume), and `docker stop` ends it with status 0 within 10 s; then once more serving HTTPS
+#      with a certificate from an authority made here (mounted files named by variables), which
+#      its HEALTHCHECK and curl --cacert reach;
 #   5. `docker-compose up`: sessions written through the balancer (both instances take some; a
 #      client's X-Request-Id kept, X-Forwarded-For logged as the client, a 2 MiB import let through
-#      to the server), one instance killed, every session still served by the other;
-#      `docker-compose down -v`.
+#      to the server, HTTPS terminated by nginx with a certificate from an authority made here),
+#      one instance killed, every session still served by the other; `docker-compose down -v`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -220,14 +222,37 @@ container=""
 docker volume rm "nv-check-data-$$" >/dev/null
 step "docker stop"
 
+# An authority made here, and a certificate it signs for localhost: for the image serving HTTPS
+# now, and for nginx in front of the compose file's instances below.
+scripts/make-test-ca.sh "$work/secrets/tls"
+mv "$work/secrets/tls/ca.pem" "$work/ca.pem"  # what curl trusts; the authority's key goes
+rm "$work/secrets/tls/ca.key"
+chmod 0644 "$work/secrets/tls/key.pem"  # read by the image's user, 10001, through the mount
+
+# The image serving HTTPS: the pair mounted read-only, named by NAVIGATION_VALUES_TLS_CERT and
+# _KEY, which the HEALTHCHECK reads too (it then speaks HTTPS).
+port=$(free_port)
+container=nv-check-tls-$$
+docker run -d --name "$container" -p "127.0.0.1:$port:8080" -v "$work/secrets/tls:/run/tls:ro" \
+    -e NAVIGATION_VALUES_TLS_CERT=/run/tls/cert.pem -e NAVIGATION_VALUES_TLS_KEY=/run/tls/key.pem \
+    --health-interval 1s --health-start-period 10s "$image" >/dev/null
+wait_healthy "$container"
+curl -sS -f -o /dev/null --cacert "$work/ca.pem" "https://localhost:$port/healthz" \
+    || { docker logs "$container" >&2; fail "the image does not answer over HTTPS"; }
+docker logs "$container" 2>&1 | grep -q 'info tls subject=' || fail "the image did not log its certificate"
+echo "the image serves HTTPS (healthy; curl --cacert answered)"
+docker rm -f -v "$container" >/dev/null
+container=""
+step "docker run: HTTPS"
+
 # ---- 5. docker-compose.yml ----
 compose_project=nvcheck$$
 balancer_port=$(free_port)
-mkdir -p "$work/secrets"
+balancer_tls_port=$(free_port)
 cp "$work/admin-token" "$work/secrets/admin-token"
 export NAVIGATION_VALUES_IMAGE="$image" POSTGRES_IMAGE="$postgres_image" NGINX_IMAGE="$nginx_image"
-export BALANCER_PORT="127.0.0.1:$balancer_port" POSTGRES_PASSWORD="$token"
-export NAVIGATION_VALUES_ADMIN_TOKEN_SECRET="$work/secrets/admin-token"
+export BALANCER_PORT="127.0.0.1:$balancer_port" BALANCER_TLS_PORT="127.0.0.1:$balancer_tls_port" POSTGRES_PASSWORD="$token"
+export NAVIGATION_VALUES_ADMIN_TOKEN_SECRET="$work/secrets/admin-token" NAVIGATION_VALUES_TLS_DIR="$work/secrets/tls"
 compose() { docker-compose -p "$compose_project" "$@"; }
 compose up -d --no-build >"$work/compose-up.log" 2>&1 || { cat "$work/compose-up.log" >&2; fail "docker-compose up failed"; }
 base="http://127.0.0.1:$balancer_port"
@@ -268,6 +293,11 @@ case "$large" in
     *) fail "a 2 MiB import: $large" ;;
 esac
 echo "X-Request-Id kept, X-Forwarded-For logged as the client, a 2 MiB import reaches the server ($large)"
+# HTTPS terminated by nginx: a session written through the balancer read back over it.
+code=$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$work/ca.pem" -H "Authorization: Bearer $token" \
+    "https://localhost:$balancer_tls_port/v1/sessions/${ids[0]}")
+[ "$code" = 200 ] || { compose logs balancer >&2; fail "over HTTPS through the balancer: $code"; }
+echo "HTTPS through nginx: session ${ids[0]} read back ($code)"
 compose kill instance-a >/dev/null 2>&1
 [ "$(docker inspect -f '{{.State.Running}}' "${compose_project}_instance-a_1")" = false ] || fail "instance-a still runs"
 for round in 1 2; do

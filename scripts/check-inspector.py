@@ -11,11 +11,16 @@ exports, forks, imports, checks a session with a tab and a sheet (the stacks as 
 inherited from the presenter, a return's walk through it, a tab selected live, the sheet at an
 earlier revision), then a session of 1,000 screens and one of 100,000 events. Saves screenshots at a laptop
 and a phone width. Fails on any error in the browser's console.
+
+Over HTTPS (scripts/check-inspector.sh with CHECK_INSPECTOR_TLS=1): CHECK_INSPECTOR_CA names the
+authority curl and Python trust, and CHECK_INSPECTOR_SPKI the server key's SPKI hash, which
+Chromium is told to accept (its own trust store is the user's NSS database).
 """
 import http.client
 import json
 import multiprocessing
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -32,6 +37,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 BASE, ADMIN, SHOTS = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
 os.makedirs(SHOTS, exist_ok=True)
 started = time.monotonic()
+CA = os.environ.get("CHECK_INSPECTOR_CA")
+SPKI = os.environ.get("CHECK_INSPECTOR_SPKI")
+TLS_CONTEXT = ssl.create_default_context(cafile=CA) if CA else None
+CURL_TRUST = ["--cacert", CA] if CA else []
 
 
 def step(message):
@@ -40,7 +49,7 @@ def step(message):
 
 def curl(method, path, token=None, body=None):
     """A request made with curl, as a person would from a terminal."""
-    command = ["curl", "-sS", "--fail-with-body", "-X", method, BASE + path]
+    command = ["curl", "-sS", "--fail-with-body", *CURL_TRUST, "-X", method, BASE + path]
     if token:
         command += ["-H", f"Authorization: Bearer {token}"]
     if body is not None:
@@ -56,7 +65,7 @@ def request(method, path, token, body=None):
     if data is not None:
         headers["Content-Type"] = "application/json"
     req = urllib.request.Request(BASE + path, data=data, method=method, headers=headers)
-    with urllib.request.urlopen(req) as response:
+    with urllib.request.urlopen(req, context=TLS_CONTEXT) as response:
         text = response.read()
         return json.loads(text) if text else None
 
@@ -64,7 +73,10 @@ def request(method, path, token, body=None):
 def patch_many(arguments):
     """One of the writers of the 100,000-event session: `count` value changes on its root."""
     port, session, token, writer, count = arguments
-    connection = http.client.HTTPConnection("127.0.0.1", port)
+    if TLS_CONTEXT:
+        connection = http.client.HTTPSConnection("127.0.0.1", port, context=TLS_CONTEXT)
+    else:
+        connection = http.client.HTTPConnection("127.0.0.1", port)
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
     for index in range(count):
         body = json.dumps({"n": index * 4 + writer})
@@ -92,6 +104,8 @@ options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                  "--window-size=1440,900", "--force-device-scale-factor=1", "--lang=en-US"]:
     options.add_argument(argument)
+if SPKI:
+    options.add_argument(f"--ignore-certificate-errors-spki-list={SPKI}")
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
 wait = WebDriverWait(driver, 20, poll_frequency=0.05,
@@ -226,7 +240,7 @@ try:
     assert forked["origin"] == {"session": sid, "version": 4}, forked
 
     step("export, then import the file as a new session")
-    exported = subprocess.run(["curl", "-sS", "--fail", "-H", f"Authorization: Bearer {ADMIN}",
+    exported = subprocess.run(["curl", "-sS", "--fail", *CURL_TRUST, "-H", f"Authorization: Bearer {ADMIN}",
                                f"{BASE}{base}/export"], check=True, capture_output=True).stdout
     path = os.path.join(SHOTS, f"{sid}.ndjson")
     with open(path, "wb") as file:

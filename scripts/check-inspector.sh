@@ -5,7 +5,9 @@
 #   scripts/check-inspector.sh [path/to/navigation-values] [screenshot folder]
 #
 # Defaults: .build/release/navigation-values and .build/inspector-screenshots. Needs chromium,
-# chromium-driver (apt) and selenium (pip); .ci/run installs them.
+# chromium-driver (apt) and selenium (pip); .ci/run installs them. With CHECK_INSPECTOR_TLS=1 the
+# server serves HTTPS with a certificate from an authority made here (the openssl command), and
+# the same check runs over it: curl and Python trust the authority, Chromium the server's key.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,8 +20,17 @@ command -v chromedriver >/dev/null 2>&1 || { echo "check-inspector: chromedriver
 
 . scripts/server-for-checks.sh check-inspector
 token="inspector-check-$(date +%s)-$$"
+tls=()
+if [ "${CHECK_INSPECTOR_TLS:-0}" = 1 ]; then
+    scripts/make-test-ca.sh "$work"
+    export CHECK_INSPECTOR_CA="$work/ca.pem"
+    CHECK_INSPECTOR_SPKI=$(openssl x509 -pubkey -noout -in "$work/cert.pem" | openssl pkey -pubin -outform der \
+        | openssl dgst -sha256 -binary | base64)
+    export CHECK_INSPECTOR_SPKI
+    tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
+fi
 start_server "$binary" serve --port 0 --db "$work/inspector.sqlite" --admin-token "$token" --log-level warning \
-    --history-keep-events 0
+    --history-keep-events 0 "${tls[@]}"
 rm -rf "$shots"
 status=0
 timeout 300 "$python" scripts/check-inspector.py "$url" "$token" "$shots" || status=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the Docker image relies on, checked without a Docker engine: the release binary built as the
-# Dockerfile builds it links no Swift runtime library dynamically, and runs `--help`, `serve` and
-# answers /healthz from a bare folder holding nothing but itself, with an empty environment.
+# Dockerfile builds it links no Swift runtime library dynamically, and runs `--help`, prints a
+# completion script, runs `serve` and answers /healthz from a bare folder holding nothing but
+# itself, with an empty environment.
 #
 #   scripts/check-static-binary.sh          (builds .build/release/navigation-values if needed)
 set -euo pipefail
@@ -35,9 +36,11 @@ trap cleanup EXIT
 cp "$binary" "$bare/navigation-values"
 cd "$bare"
 
-echo "--- --help from $bare"
+echo "--- --help and a completion script from $bare"
 env -i ./navigation-values --help >help.txt
-grep -q '^USAGE: navigation-values COMMAND' help.txt
+grep -q '^USAGE: navigation-values [--version] <subcommand>' help.txt
+env -i ./navigation-values --generate-completion-script bash >completion.bash
+grep -q '^complete .* navigation-values$' completion.bash
 
 echo "--- serve from $bare"
 env -i ./navigation-values serve --port 0 --db ./data.sqlite --admin-token check >stdout.txt 2>stderr.txt &

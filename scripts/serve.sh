@@ -17,8 +17,9 @@ binary=.build/release/navigation-values
 if ! [ -x "$binary" ] || [ -n "$(find Package.swift Sources Migrations -newer "$binary" -print -quit)" ]; then
     echo "serve.sh: building $binary (release)…" >&2
     # Dependencies named by their GitHub URLs resolve from local mirrors on a machine without GitHub
-    # (CONTRIBUTING.md, "Dependencies and mirrors"); where there are none this does nothing.
-    [ -f .swiftpm/configuration/mirrors.json ] || scripts/swiftpm-mirrors.sh >&2
+    # (CONTRIBUTING.md, "Dependencies and mirrors"); where there are none this does nothing. Set on
+    # every build, not once: a dependency added since (swift-argument-parser) needs its mirror too.
+    scripts/swiftpm-mirrors.sh >&2
     # The flags .ci/run and the Dockerfile build with, so the three share one build.
     swift build -c release --static-swift-stdlib --product navigation-values >&2
     touch "$binary"  # an unchanged link keeps its old time; the check above then passes next time

@@ -3,8 +3,8 @@
 # swiftpm-mirrors.sh --export DIR
 #
 # Points SwiftPM at local mirrors of the packages this project names by their GitHub URLs
-# (swift-log), for the package in PACKAGE_DIR (default: the project's root), on a machine that
-# cannot reach GitHub. A machine that can needs none of this: SwiftPM resolves from GitHub, and
+# (swift-log, swift-argument-parser), for the package in PACKAGE_DIR (default: the project's
+# root), on a machine that cannot reach GitHub. A machine that can needs none of this: SwiftPM resolves from GitHub, and
 # this script does nothing when there are no mirrors. See CONTRIBUTING.md, "Dependencies and
 # mirrors".
 #

@@ -127,7 +127,7 @@ extension Connection {
         guard !isClosed else { return }
         let flushed: OutboundQueue.Progress
         do {
-            flushed = try outbound.flush(to: fd)
+            flushed = try outbound.flush(to: fd, tls: tls)
         } catch {
             close()  // EPIPE, ECONNRESET: the client is gone
             return
@@ -149,6 +149,7 @@ extension Connection {
         // before the client reads it: shut down our side and drain theirs first (RFC 9112 §9.6).
         let hasUnreadRequests = !current.keepAlive && !machine.isShuttingDown && parser.hasBufferedBytes
         if current.lingersAfterResponse || hasUnreadRequests {
+            tls?.shutdown()
             Socket.shutdownWriting(fd)
             machine.finalResponseSent(at: now)
         } else if machine.responseSent(at: now, keepAlive: current.keepAlive) == .close {
@@ -173,6 +174,14 @@ extension Connection {
         }
         inFlight = nil
         outbound = OutboundQueue()
+        if let tls {
+            if !tls.isEstablished, reportsHandshakeFailure {
+                let reason = handshakeFailure ?? "connection closed during the handshake"
+                loop.context.configuration.tlsHandshakeFailed?(peer, reason)
+            }
+            tls.shutdown()
+            tls.free()
+        }
         Socket.close(fd)
         loop.connectionClosed(self)
     }

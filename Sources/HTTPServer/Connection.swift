@@ -43,11 +43,18 @@ final class Connection: @unchecked Sendable {
     /// The lookup of a request whose head asked for `100 Continue`, kept until its body has
     /// arrived, so that each request is looked up once.
     var expectedRoute: RouteMatch?
+    /// The TLS side, on an HTTPS server: until its handshake is done, events drive the handshake.
+    let tls: TLSStream?
+    /// Why the handshake failed, reported when the connection closes before it is done.
+    var handshakeFailure: String?
+    /// False when the server closes a connection mid-handshake for its own reasons (shutdown).
+    var reportsHandshakeFailure = true
 
-    init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: ContinuousClock.Instant) {
+    init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: ContinuousClock.Instant, tls: TLSStream? = nil) {
         self.fd = fd
         self.peer = peer
         self.loop = loop
+        self.tls = tls
         let configuration = loop.context.configuration
         self.machine = ConnectionStateMachine(
             connectedAt: now,
@@ -60,15 +67,25 @@ final class Connection: @unchecked Sendable {
     // MARK: - Events from the loop
 
     func handle(events: UInt32, at now: ContinuousClock.Instant) {
-        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+        let isHungUp = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        if let tls, !tls.isEstablished {
+            // Even when the client has gone, what it sent last (an alert saying why) is read first.
+            continueHandshake(tls, at: now)
+            if isHungUp { close() }
+            return
+        }
+        if isHungUp {
             close()
             return
         }
-        if events & EPOLLOUT.rawValue != 0, !outbound.isEmpty {
+        // Over TLS a write may wait for the socket to be readable, and a read for it to be writable.
+        let isReadable = events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0
+        let isWritable = events & EPOLLOUT.rawValue != 0
+        if isWritable || (isReadable && tls?.writeWantsRead == true), !outbound.isEmpty {
             flush(at: now)
         }
         guard !isClosed else { return }
-        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 {
+        if isReadable || (isWritable && tls?.readWantsWrite == true) {
             mayHaveUnreadInput = true
             if events & EPOLLRDHUP.rawValue != 0 { hasSeenReadHangup = true }
             if machine.isReading {
@@ -80,11 +97,15 @@ final class Connection: @unchecked Sendable {
     }
 
     func timerFired(at now: ContinuousClock.Instant) {
-        if machine.timerFired(at: now) == .close { close() }
+        guard machine.timerFired(at: now) == .close else { return }
+        // The handshake counts toward the first head's time (the header timeout).
+        if isHandshaking { handshakeFailure = "handshake timed out" }
+        close()
     }
 
     func shutdownRequested() {
         if machine.shutdownRequested() == .close {
+            reportsHandshakeFailure = false  // not the client's failure
             close()
             return
         }
@@ -96,6 +117,31 @@ final class Connection: @unchecked Sendable {
             inFlight.streamTask?.cancel()
             writer.close()
         }
+    }
+
+    // MARK: - TLS
+
+    /// Whether this is a TLS connection whose handshake is not done.
+    var isHandshaking: Bool { tls.map { !$0.isEstablished } ?? false }
+
+    /// Takes the handshake further; once done, reads the request that may have come with it.
+    private func continueHandshake(_ tls: TLSStream, at now: ContinuousClock.Instant) {
+        switch tls.handshake() {
+        case .inProgress:
+            return
+        case .failed(let reason):
+            handshakeFailure = reason
+            close()
+        case .established:
+            mayHaveUnreadInput = true
+            readAndProcess(at: now)
+        }
+    }
+
+    /// Reads what the socket holds, decrypted on a TLS connection: `.processed(0)` at its end.
+    func receive() throws(SocketError) -> IOResult<Int> {
+        if let tls { return try tls.read(into: loop.readBuffer) }
+        return try Socket.receive(fd, into: loop.readBuffer)
     }
 
     // MARK: - Reading
@@ -110,7 +156,7 @@ final class Connection: @unchecked Sendable {
             guard !isClosed, machine.isReading, mayHaveUnreadInput else { return }
             let result: IOResult<Int>
             do {
-                result = try Socket.receive(fd, into: loop.readBuffer)
+                result = try receive()
             } catch {
                 close()
                 return
@@ -125,7 +171,9 @@ final class Connection: @unchecked Sendable {
             case .processed(let count):
                 // A short read drained the socket and the next arrival raises a new edge; but an
                 // end of stream already signalled raises none, so then read on until it shows.
-                mayHaveUnreadInput = count == loop.readBuffer.count || hasSeenReadHangup
+                // A TLS read returns one record at most, and OpenSSL may hold more already read
+                // from the socket: read on until it would block.
+                mayHaveUnreadInput = count == loop.readBuffer.count || hasSeenReadHangup || tls != nil
                 parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[..<count]))
                 machine.bytesReceived(at: now, isBody: parser.isReceivingBody)
             }
@@ -134,7 +182,7 @@ final class Connection: @unchecked Sendable {
 
     /// Reads and drops input while lingering; returns whether to keep reading.
     private func discardInput() -> Bool {
-        switch try? Socket.receive(fd, into: loop.readBuffer) {
+        switch try? receive() {
         case .wouldBlock?:
             mayHaveUnreadInput = false
             return false

@@ -223,14 +223,18 @@ final class EventLoop: @unchecked Sendable {
             if let size = context.configuration.sendBufferSize {
                 try Socket.setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: size))
             }
+            var tls: TLSStream?
+            if let identity = context.configuration.tls {
+                guard let stream = identity.makeStream(fd: fd) else { throw SocketError(call: "SSL_new", errno: ENOMEM) }
+                tls = stream
+            }
             try register(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
+            connections[fd] = Connection(fd: fd, peer: peer, loop: self, connectedAt: now, tls: tls)
         } catch {
             Socket.close(fd)
             load.subtract(1, ordering: .relaxed)
             context.openConnections.subtract(1, ordering: .relaxed)
-            return
         }
-        connections[fd] = Connection(fd: fd, peer: peer, loop: self, connectedAt: now)
     }
 
     private func pauseAccepting() {

@@ -55,6 +55,13 @@ public final class HTTPServer: Sendable {
         public var sendBufferSize: Int?
         /// The listen backlog.
         public var backlog: Int32
+        /// When set, the server speaks HTTPS only, with this certificate and key; nil: plain HTTP.
+        /// The handshake counts toward the first head's `headerTimeout`.
+        public var tls: TLSIdentity?
+        /// Called, on an event loop, when a TLS handshake fails (a client refusing the certificate,
+        /// speaking plain HTTP or an old TLS version, or too slow), with the client's address and
+        /// OpenSSL's reason. It must return quickly (count, log).
+        public var tlsHandshakeFailed: (@Sendable (_ peer: String?, _ reason: String) -> Void)?
 
         /// Creates a configuration; the defaults are those of docs/API.md.
         public init(

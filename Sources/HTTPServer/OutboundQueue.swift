@@ -36,15 +36,17 @@ struct OutboundQueue {
         }
     }
 
-    /// Writes until done or the socket would block.
+    /// Writes until done or the socket would block, through `tls` when the connection has it.
     /// - Throws: `SocketError` when the peer is gone.
-    mutating func flush(to fd: Int32) throws(SocketError) -> Progress {
+    mutating func flush(to fd: Int32, tls: TLSStream? = nil) throws(SocketError) -> Progress {
         var progress = Progress()
         while first < buffers.count {
             let start = offset
             let result = buffers[first].withUnsafeBytes { bytes in
                 Result { () throws(SocketError) in
-                    try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[start...]))
+                    let pending = UnsafeRawBufferPointer(rebasing: bytes[start...])
+                    if let tls { return try tls.write(pending) }
+                    return try Socket.send(fd, pending)
                 }
             }
             guard case .processed(let written) = try result.get() else { break }

@@ -41,12 +41,14 @@ public final class ScreenTree<Element> {
     public let main: ScreenStack<Element>
     /// The selected stack: the main stack or a tab (initially the main stack).
     public private(set) var selectedStackID: StackID = .main
-    /// The main stack and the tabs, in the order they were added (the main stack first).
-    public private(set) var tabIDs: [StackID] = [.main]
+    /// The main stack and the tabs, in the order they were added (the main stack first). Starts
+    /// as one array every tree shares (copied on its first change), so a tree without tabs
+    /// allocates none.
+    public private(set) var tabIDs: [StackID] = mainStackOnly
     /// The presentations, in the order they were presented (a presenter's stack comes before).
     public private(set) var presentationIDs: [StackID] = []
 
-    private var nodes: [StackID: Node] = [:]
+    private var nodes: Nodes
     private var presentedBy: [ScreenID: StackID] = [:]
     private var presentedByContext: [ObjectIdentifier: StackID] = [:]
     private let generator: ScreenIDGenerator
@@ -59,7 +61,7 @@ public final class ScreenTree<Element> {
         generator = ids
         context = ScreenContext(.tabView)
         main = ScreenStack(ids: ids)
-        nodes[.main] = Node(stack: main, kind: .main, presenter: nil, presenterContext: nil)
+        nodes = Nodes(main: Node(stack: main, kind: .main, presenter: nil, presenterContext: nil))
         adopt(main)
         main.context.attach(to: context)
     }
@@ -118,7 +120,7 @@ public final class ScreenTree<Element> {
     // MARK: - Screens across the tree
 
     /// The number of screens in every stack.
-    public var screenCount: Int { nodes.values.reduce(0) { $0 + $1.stack.count } }
+    public var screenCount: Int { nodes.reduce(0) { $0 + $1.stack.count } }
 
     /// The id of the stack holding the screen with this id.
     public func stackID(containing screen: ScreenID) -> StackID? {
@@ -477,4 +479,35 @@ public struct TreeRemoval: Sendable, Equatable {
 
     /// Every screen that left the tree: the addressed stack's, then the dismissed presentations'.
     public var allScreens: [ScreenID] { screens + dismissedScreens }
+}
+
+/// The tab list of a tree that has none but the main stack, shared by every such tree.
+private let mainStackOnly: [StackID] = [.main]
+
+extension ScreenTree {
+    /// The stacks' nodes by id. The main stack's is held apart, since every tree has it (and
+    /// never loses it) and most trees have no other: a tree of one stack allocates no dictionary.
+    struct Nodes {
+        let main: Node
+        private var others: [StackID: Node] = [:]
+
+        init(main: Node) {
+            self.main = main
+        }
+
+        /// The node of the stack with this id. The main stack's is set once, at creation: the
+        /// tree refuses to add another stack with its id or to remove it before it gets here.
+        subscript(id: StackID) -> Node? {
+            get { id == .main ? main : others[id] }
+            set {
+                precondition(id != .main, "the main stack's node is set once")
+                others[id] = newValue
+            }
+        }
+
+        /// `body`'s result over every node, the main stack's first.
+        func reduce<Result>(_ initial: Result, _ body: (Result, Node) -> Result) -> Result {
+            others.values.reduce(body(initial, main), body)
+        }
+    }
 }

@@ -55,6 +55,9 @@ public final class NavigationValuesServer: Sendable {
         /// The kernel's send buffer of each connection (`SO_SNDBUF`), which a client that stops
         /// reading fills; nil keeps the kernel's default, which grows up to 4 MiB per connection.
         public var sendBufferSize: Int?
+        /// When set, `port` serves HTTPS only, with this certificate and key (`reload()` reads
+        /// them again); nil: plain HTTP. The `/metrics` listener of `metricsPort` stays plain HTTP.
+        public var tls: TLSIdentity?
         /// The API's settings: tokens, limits, retention, logging, the clock.
         public var api = SessionAPI.Configuration()
 
@@ -108,6 +111,13 @@ public final class NavigationValuesServer: Sendable {
         httpConfiguration.shutdownGracePeriod = configuration.shutdownGracePeriod
         httpConfiguration.limits = api.limits
         httpConfiguration.sendBufferSize = configuration.sendBufferSize
+        httpConfiguration.tls = configuration.tls
+        let metrics = api.metrics
+        let logger = configuration.logger
+        httpConfiguration.tlsHandshakeFailed = { peer, reason in
+            metrics.recordTLSHandshakeFailure()
+            logger?.log(.info, "tls handshake failed", ["peer": .string(peer ?? ""), "reason": .string(reason)])
+        }
         let http = HTTPServer(
             configuration: httpConfiguration, responder: api.responder, errorResponder: api.errorResponder)
         let metricsHTTP = configuration.metricsPort.map { port in

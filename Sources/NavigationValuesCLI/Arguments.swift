@@ -1,26 +1,96 @@
+import ArgumentParser
 import Foundation
 
-/// One `--flag` of a subcommand: its name, the value it takes, and its help line. Its environment
-/// variable is `NAVIGATION_VALUES_` + the name in capitals with `_` for `-` (docs/API.md, The executable).
-struct Flag: Sendable {
-    var name: String
-    /// The placeholder shown in help, such as `PATH`.
-    var valueName: String
-    var help: String
-
-    var environmentVariable: String {
+/// A flag's name as swift-argument-parser derives it from its property (`maxStacks` is
+/// `--max-stacks`), and its environment variable: `NAVIGATION_VALUES_` + the name in capitals with
+/// `_` for `-` (docs/Operations.md, "The executable").
+enum FlagName {
+    static func variable(_ name: String) -> String {
         "NAVIGATION_VALUES_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// `maxStacks` → `max-stacks`: a dash before each capital, lower-cased (the names here have
+    /// no acronyms, which swift-argument-parser would keep together).
+    static func flag(property: String) -> String {
+        var name = ""
+        for character in property {
+            if character.isUppercase, !name.isEmpty { name.append("-") }
+            name += character.lowercased()
+        }
+        return name
     }
 }
 
-/// What a subcommand was given: flag values (from the command line, else the environment) and
-/// positional arguments, or a request for help.
+extension ArgumentHelp {
+    /// The help of a flag `--name VALUE`: what it does, and its variable on a line of its own.
+    static func flag(_ name: String, _ valueName: String, _ abstract: String) -> ArgumentHelp {
+        ArgumentHelp(abstract, discussion: "env: \(FlagName.variable(name))", valueName: valueName)
+    }
+}
+
+extension Option where Value == String? {
+    /// A flag of this CLI, `--name VALUE`, named after its property: it takes the next argument
+    /// as its value whatever it looks like (`--max-copied-events -1` is a bad value, not an
+    /// unknown option `-1`), and leaves checking it to `ParsedArguments`.
+    init(_ help: ArgumentHelp, completion: CompletionKind? = nil) {
+        self.init(name: .long, parsing: .unconditional, help: help, completion: completion)
+    }
+}
+
+/// The flags of a parsed command (and of its option groups), each taken from the command line,
+/// else from its environment variable, where an empty value counts as unset. Every flag is an
+/// `@Option(.flag(...)) var name: String?`: the values are checked here, not by swift-argument-parser, so that
+/// a bad value's message names where it came from, the flag or the variable.
+protocol FlagValues {
+    /// Adds each `String?` option of `self`, by flag name, to `values` (nil when not given).
+    func collect(into values: inout [String: String?])
+}
+
+extension FlagValues {
+    func collect(into values: inout [String: String?]) {
+        for child in Mirror(reflecting: self).children {
+            guard let label = child.label, label.hasPrefix("_") else { continue }
+            if let option = child.value as? Option<String?> {
+                values[FlagName.flag(property: String(label.dropFirst()))] = option.wrappedValue
+            } else if let group = child.value as? any FlagValues {
+                group.collect(into: &values)
+            } else {
+                // Any other option would be parsed but never read, nor read from its variable.
+                assert(
+                    !String(describing: type(of: child.value)).hasPrefix("Option<"),
+                    "\(label): a flag of this CLI is an `@Option(.flag(...)) var name: String?`")
+            }
+        }
+    }
+}
+
+/// An option group's flags are its wrapped value's.
+extension OptionGroup: FlagValues where Value: FlagValues {
+    func collect(into values: inout [String: String?]) { wrappedValue.collect(into: &values) }
+}
+
+/// What a subcommand was given: flag values (from the command line, else the environment).
 struct ParsedArguments: Sendable {
     var values: [String: String] = [:]
     /// Where each value came from, for error messages: `--port` or `NAVIGATION_VALUES_PORT`.
     var sources: [String: String] = [:]
-    var positionals: [String] = []
-    var isHelpRequested = false
+    /// Every flag the command has, given or not.
+    var names: Set<String> = []
+
+    init(_ command: some FlagValues, environment: [String: String]) {
+        var given: [String: String?] = [:]
+        command.collect(into: &given)
+        for (name, value) in given {
+            names.insert(name)
+            if let value {
+                values[name] = value
+                sources[name] = "--\(name)"
+            } else if let value = environment[FlagName.variable(name)], !value.isEmpty {
+                values[name] = value
+                sources[name] = FlagName.variable(name)
+            }
+        }
+    }
 
     subscript(name: String) -> String? { values[name] }
 
@@ -89,58 +159,4 @@ struct UsageError: Error, Equatable {
 struct CommandFailure: Error {
     var message: String
     init(_ message: String) { self.message = message }
-}
-
-enum ArgumentParser {
-    /// Parses `arguments` (after the subcommand's name) against `flags`; a flag not given on the
-    /// command line is read from its environment variable, where an empty value counts as unset.
-    ///
-    /// Accepts `--flag value` and `--flag=value`; `--` ends the flags; `-h`/`--help` asks for help.
-    /// - Throws: `UsageError` for an unknown flag, a missing value or a repeated flag.
-    static func parse(
-        _ arguments: [String], flags: [Flag], environment: [String: String]
-    ) throws(UsageError) -> ParsedArguments {
-        var parsed = ParsedArguments()
-        var index = 0
-        var flagsEnded = false
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if flagsEnded || !argument.hasPrefix("-") || argument == "-" {
-                parsed.positionals.append(argument)
-                continue
-            }
-            if argument == "--" {
-                flagsEnded = true
-                continue
-            }
-            if argument == "--help" || argument == "-h" {
-                parsed.isHelpRequested = true
-                continue
-            }
-            let body = argument.hasPrefix("--") ? argument.dropFirst(2) : argument.dropFirst()
-            let name = String(body.prefix { $0 != "=" })
-            guard argument.hasPrefix("--"), let flag = flags.first(where: { $0.name == name }) else {
-                throw UsageError("unknown option '\(argument.prefix { $0 != "=" })'")
-            }
-            guard parsed.values[name] == nil else { throw UsageError("--\(name) is given more than once") }
-            let value: String
-            if let equals = body.firstIndex(of: "=") {
-                value = String(body[body.index(after: equals)...])
-            } else {
-                guard index < arguments.count else { throw UsageError("--\(name) needs a value (\(flag.valueName))") }
-                value = arguments[index]
-                index += 1
-            }
-            parsed.values[name] = value
-            parsed.sources[name] = "--\(name)"
-        }
-        for flag in flags where parsed.values[flag.name] == nil {
-            if let value = environment[flag.environmentVariable], !value.isEmpty {
-                parsed.values[flag.name] = value
-                parsed.sources[flag.name] = flag.environmentVariable
-            }
-        }
-        return parsed
-    }
 }

@@ -1,37 +1,21 @@
+import ArgumentParser
 import Foundation
 
-/// One subcommand: its static description, a validating initialiser (bad usage throws
-/// `UsageError`, exit 2) kept apart from `run()` (failures throw `CommandFailure`, exit 1).
-protocol Command: Sendable {
-    static var name: String { get }
-    /// One line for the command list.
-    static var abstract: String { get }
-    /// The synopsis after `navigation-values`, such as `migrate --db PATH`.
-    static var synopsis: String { get }
-    /// A paragraph or two for `COMMAND --help`.
-    static var discussion: String { get }
-    static var flags: [Flag] { get }
-
-    /// Checks the arguments.
-    /// - Throws: `UsageError` when they are wrong.
-    init(_ arguments: ParsedArguments) throws(UsageError)
-
-    /// Does the work and returns the exit status.
-    /// - Throws: `CommandFailure` (or any error) when it fails; the CLI exits with status 1.
-    func run() async throws -> Int32
+/// One subcommand: swift-argument-parser declares its flags (each an
+/// `@Option(.flag("name", "VALUE", "What it does.")) var name: String?`) and parses the command line; `run(_:)` reads them, with their variables,
+/// from `ParsedArguments`, checks them first (bad usage throws `UsageError`, exit 2), then does the
+/// work (failures throw `CommandFailure`, exit 1).
+protocol Command: AsyncParsableCommand, FlagValues {
+    /// Does the work with the flags given on the command line, else in the environment.
+    /// - Throws: `UsageError` for a bad value, before any work; `CommandFailure` (or any error)
+    ///   when the work fails.
+    func run(_ arguments: ParsedArguments) async throws
 }
 
 extension Command {
-    /// The text of `COMMAND --help`.
-    static var help: String {
-        var lines = ["USAGE: navigation-values \(synopsis)", "", discussion, "", "OPTIONS:"]
-        let labels = flags.map { "--\($0.name) \($0.valueName)" } + ["-h, --help"]
-        let width = (labels.map(\.count).max() ?? 0) + 2
-        for (flag, label) in zip(flags, labels) {
-            lines.append("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + flag.help)
-            lines.append("  " + String(repeating: " ", count: width) + "env: \(flag.environmentVariable)")
-        }
-        lines.append("  " + "-h, --help".padding(toLength: width, withPad: " ", startingAt: 0) + "Show this help.")
-        return lines.joined(separator: "\n")
+    /// What swift-argument-parser would call: the flags with the process's own environment.
+    /// The executable calls `run(_:)` itself (`NavigationValuesCLI.main`), for its exit codes.
+    mutating func run() async throws {
+        try await run(ParsedArguments(self, environment: ProcessInfo.processInfo.environment))
     }
 }

@@ -1,49 +1,59 @@
+import ArgumentParser
 import NavigationValuesAPI
 import NavigationValuesSessions
 
 /// `serve`'s flags for the limits on what clients can make the server spend: memory,
 /// subscribers, creations, and the size of what sessions render and answer.
-enum LimitFlags {
-    static let flags = [
-        Flag(
-            name: "max-loaded-sessions", valueName: "N",
-            help: "Sessions kept in memory; the least recently used idle ones unload (default 10000)."),
-        Flag(name: "max-subscribers", valueName: "N", help: "Event subscribers at once, in total (default 10000)."),
-        Flag(
-            name: "max-subscribers-per-session", valueName: "N",
-            help: "Event subscribers of one session at once (default 100)."),
-        Flag(
-            name: "subscriber-buffer-bytes", valueName: "N",
-            help: "Bytes of events a subscriber may fall behind before it is dropped (default 1048576)."),
-        Flag(
-            name: "create-rate", valueName: "R",
-            help: "Sessions a client address may create per second without the admin token (default 20)."),
-        Flag(
-            name: "create-burst", valueName: "N",
-            help: "Sessions a client address may create at once without the admin token (default 200)."),
-    ] + SecretFlags.flags("create-token", help: "Creating a session needs this token (default: none).") + [
-        Flag(
-            name: "max-session-bytes", valueName: "N",
-            help: "Bytes of JSON a whole session may render as (default 4194304)."),
-        Flag(
-            name: "max-event-bytes", valueName: "N",
-            help: "Bytes of JSON of one event or one mutation's answer (default 4194304)."),
-        Flag(
-            name: "max-default-bytes", valueName: "N",
-            help: "Bytes of JSON of a schema's defaults, together (default 65536)."),
-        Flag(
-            name: "max-schema-entries", valueName: "N",
-            help: "Entries a schema may declare, values and preferences (default 1000)."),
-        Flag(
-            name: "max-page-bytes", valueName: "N",
-            help: "Bytes of events in one page of history, long poll or catch-up (default 1048576)."),
-        Flag(
-            name: "send-buffer-bytes", valueName: "N",
-            help: "Kernel send buffer per connection, which a reader that stops fills (default 0: the kernel's)."),
-        Flag(
-            name: "max-db-bytes", valueName: "N",
-            help: "Largest the database file may grow; writes past it answer 503 (default 0: no limit)."),
-    ]
+struct LimitFlags: ParsableArguments, FlagValues {
+    @Option(
+        .flag(
+            "max-loaded-sessions", "N",
+            "Sessions kept in memory; the least recently used idle ones unload (default 10000)."
+        ))
+    var maxLoadedSessions: String?
+    @Option(.flag("max-subscribers", "N", "Event subscribers at once, in total (default 10000)."))
+    var maxSubscribers: String?
+    @Option(.flag("max-subscribers-per-session", "N", "Event subscribers of one session at once (default 100)."))
+    var maxSubscribersPerSession: String?
+    @Option(
+        .flag(
+            "subscriber-buffer-bytes", "N",
+            "Bytes of events a subscriber may fall behind before it is dropped (default 1048576)."))
+    var subscriberBufferBytes: String?
+    @Option(
+        .flag(
+            "create-rate", "R", "Sessions a client address may create per second without the admin token (default 20).")
+    )
+    var createRate: String?
+    @Option(
+        .flag(
+            "create-burst", "N", "Sessions a client address may create at once without the admin token (default 200)."))
+    var createBurst: String?
+    @OptionGroup var createToken: CreateTokenFlags
+    @Option(.flag("max-session-bytes", "N", "Bytes of JSON a whole session may render as (default 4194304)."))
+    var maxSessionBytes: String?
+    @Option(
+        .flag("max-event-bytes", "N", "Bytes of JSON of one event or one mutation's answer (default 4194304)."))
+    var maxEventBytes: String?
+    @Option(.flag("max-default-bytes", "N", "Bytes of JSON of a schema's defaults, together (default 65536)."))
+    var maxDefaultBytes: String?
+    @Option(
+        .flag("max-schema-entries", "N", "Entries a schema may declare, values and preferences (default 1000)."))
+    var maxSchemaEntries: String?
+    @Option(
+        .flag(
+            "max-page-bytes", "N", "Bytes of events in one page of history, long poll or catch-up (default 1048576)."))
+    var maxPageBytes: String?
+    @Option(
+        .flag(
+            "send-buffer-bytes", "N",
+            "Kernel send buffer per connection, which a reader that stops fills (default 0: the kernel's)."))
+    var sendBufferBytes: String?
+    @Option(
+        .flag(
+            "max-db-bytes", "N", "Largest the database file may grow; writes past it answer 503 (default 0: no limit).")
+    )
+    var maxDbBytes: String?
 
     /// Sets the limits the flags give.
     static func apply(

@@ -1,31 +1,25 @@
+import ArgumentParser
 import NavigationValuesPostgres
 import NavigationValuesSQLite
 import NavigationValuesStore
 
 /// `navigation-values migrate --db PATH`: applies pending migrations and exits.
 struct Migrate: Command {
-    static let name = "migrate"
-    static let abstract = "Apply pending database migrations and exit."
-    static let synopsis = "migrate --db PATH|URL"
-    static let discussion = """
-        Creates the SQLite file when it does not exist (or takes the PostgreSQL database at a
-        postgres:// URL), applies every migration this binary carries that the database lacks (each
-        in its own transaction), and prints what it applied. 'serve' does the same at start; run
-        'migrate' to upgrade a database before starting new servers on it.
-        """
-    static let flags = [
-        Flag(name: "db", valueName: "PATH|URL", help: "SQLite file, or postgres://user@host:port/db, to migrate.")
-    ]
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply pending database migrations and exit.",
+        discussion: """
+            Creates the SQLite file when it does not exist (or takes the PostgreSQL database at a \
+            postgres:// URL), applies every migration this binary carries that the database lacks (each \
+            in its own transaction), and prints what it applied. 'serve' does the same at start; run \
+            'migrate' to upgrade a database before starting new servers on it.
+            """)
 
-    var databasePath: String
+    @Option(.flag("db", "PATH|URL", "SQLite file, or postgres://user@host:port/db, to migrate."), completion: .file())
+    var db: String?
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        guard let path = arguments["db"] else { throw UsageError("migrate needs --db PATH") }
-        databasePath = path
-    }
-
-    func run() async throws -> Int32 {
+    func run(_ arguments: ParsedArguments) async throws {
+        guard let databasePath = arguments["db"] else { throw UsageError("migrate needs --db PATH") }
         let applied: [Migration]
         let version: Int
         if PostgresSessionStore.isDatabaseURL(databasePath) {
@@ -39,7 +33,7 @@ struct Migrate: Command {
             }
             for migration in applied { Console.out("applied postgres/\(migration.fileName)") }
             Console.out("\(shown) is at schema version \(version)")
-            return 0
+            return
         }
         do {
             let database = try Database(path: databasePath)
@@ -52,6 +46,5 @@ struct Migrate: Command {
         }
         for migration in applied { Console.out("applied \(migration.fileName)") }
         Console.out("\(databasePath) is at schema version \(version)")
-        return 0
     }
 }

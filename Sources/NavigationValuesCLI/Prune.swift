@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import NavigationValuesPostgres
 import NavigationValuesSQLite
@@ -6,37 +7,29 @@ import NavigationValuesStore
 
 /// `navigation-values prune --db PATH [RETENTION FLAGS]`: runs retention once, to the end.
 struct Prune: Command {
-    static let name = "prune"
-    static let abstract = "End idle sessions, purge old ended ones and compact history, now."
-    static let synopsis =
-        "prune --db PATH|URL [--session-idle-timeout D] [--ended-retention D] [--history-keep-events N] [--history-keep-days D]"
-    static let discussion = """
-        Does at once what 'serve' does every --retention-interval, with the same rules and
-        defaults: ends sessions neither changed nor used for --session-idle-timeout (each gets its
-        session.ended event), purges sessions ended longer than --ended-retention ago (history and
-        idempotency records included), forgets their tombstones as long after the purge, and
-        compacts each session's history to the newest snapshot that keeps --history-keep-events
-        events and every event younger than --history-keep-days. Prints what it removed. It may
-        run beside a server on the same file: a session the server holds in memory and changes at
-        the same moment is reloaded by the server, which applies that change again. With a
-        PostgreSQL URL it prunes the database that every instance shares (run it from one place);
-        it never migrates that database: one whose schema is behind is refused until 'migrate'.
-        """
-    static let flags =
-        [Flag(name: "db", valueName: "PATH|URL", help: "SQLite file, or PostgreSQL URL, to prune.")]
-        + RetentionFlags.flags
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "End idle sessions, purge old ended ones and compact history, now.",
+        discussion: """
+            Does at once what 'serve' does every --retention-interval, with the same rules and \
+            defaults: ends sessions neither changed nor used for --session-idle-timeout (each gets its \
+            session.ended event), purges sessions ended longer than --ended-retention ago (history and \
+            idempotency records included), forgets their tombstones as long after the purge, and \
+            compacts each session's history to the newest snapshot that keeps --history-keep-events \
+            events and every event younger than --history-keep-days. Prints what it removed. It may \
+            run beside a server on the same file: a session the server holds in memory and changes at \
+            the same moment is reloaded by the server, which applies that change again. With a \
+            PostgreSQL URL it prunes the database that every instance shares (run it from one place); \
+            it never migrates that database: one whose schema is behind is refused until 'migrate'.
+            """)
 
-    var databasePath: String
-    var policy: RetentionPolicy
+    @Option(.flag("db", "PATH|URL", "SQLite file, or PostgreSQL URL, to prune."), completion: .file())
+    var db: String?
+    @OptionGroup var retention: RetentionFlags
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        guard let path = arguments["db"] else { throw UsageError("prune needs --db PATH|URL") }
-        databasePath = path
-        policy = try RetentionFlags.policy(arguments)
-    }
-
-    func run() async throws -> Int32 {
+    func run(_ arguments: ParsedArguments) async throws {
+        guard let databasePath = arguments["db"] else { throw UsageError("prune needs --db PATH|URL") }
+        let policy = try RetentionFlags.policy(arguments)
         let shown =
             PostgresSessionStore.isDatabaseURL(databasePath)
             ? PostgresSessionStore.redacted(databasePath) : databasePath
@@ -65,6 +58,5 @@ struct Prune: Command {
         Console.out("purged \(report.purged) ended session(s)")
         Console.out("compacted \(report.compactedEvents) event(s)")
         Console.out("forgot \(report.expiredRecords) expired record(s)")
-        return 0
     }
 }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
@@ -9,33 +10,26 @@ import NavigationValuesWire
 /// `navigation-values replay --db PATH SESSION [--at N]`: prints a session as it was after event N,
 /// read straight from the database (docs/API.md, The executable).
 struct Replay: Command {
-    static let name = "replay"
-    static let abstract = "Print a session as it was after an event, from the database."
-    static let synopsis = "replay --db PATH|URL SESSION [--at N]"
-    static let discussion = """
-        Prints the session SESSION as it was right after its event N (default: the latest), as
-        JSON of the same shape as GET /v1/sessions/{id}. Opens the database read-only, so it can
-        run beside a server.
-        """
-    static let flags = [
-        Flag(name: "db", valueName: "PATH|URL", help: "SQLite file, or postgres://user@host:port/db, to read."),
-        Flag(name: "at", valueName: "N", help: "Event number (default: the latest)."),
-    ]
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Print a session as it was after an event, from the database.",
+        discussion: """
+            Prints the session SESSION as it was right after its event N (default: the latest), as \
+            JSON of the same shape as GET /v1/sessions/{id}. Opens the database read-only, so it can \
+            run beside a server.
+            """)
 
-    var databasePath: String
-    var session: String
-    var event: Int64?
+    @Option(.flag("db", "PATH|URL", "SQLite file, or postgres://user@host:port/db, to read."), completion: .file())
+    var db: String?
+    @Argument(help: ArgumentHelp("The session's id.", valueName: "SESSION"))
+    var session: String?
+    @Option(.flag("at", "N", "Event number (default: the latest)."))
+    var at: String?
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        guard let path = arguments["db"] else { throw UsageError("replay needs --db PATH") }
-        guard let session = arguments.positionals.first else { throw UsageError("replay needs a SESSION id") }
-        if arguments.positionals.count > 1 { throw UsageError("unexpected argument '\(arguments.positionals[1])'") }
-        databasePath = path
-        self.session = session
-        event = try arguments.integer("at", in: 1...Int.max).map(Int64.init)
-    }
-
-    func run() async throws -> Int32 {
+    func run(_ arguments: ParsedArguments) async throws {
+        guard let databasePath = arguments["db"] else { throw UsageError("replay needs --db PATH") }
+        guard let session else { throw UsageError("replay needs a SESSION id") }
+        let event = try arguments.integer("at", in: 1...Int.max).map(Int64.init)
         let replayed: SessionResource
         do {
             replayed = try await SessionReplay.session(SessionID(session), at: event, databasePath: databasePath)
@@ -48,6 +42,5 @@ struct Replay: Command {
             throw CommandFailure("\(shown): \(error)")
         }
         Console.out(replayed.json.serialized())
-        return 0
     }
 }

@@ -1,23 +1,27 @@
+import ArgumentParser
 import NavigationValuesSessions
 import NavigationValuesStore
 
 /// The flags of retention, shared by `serve` (which runs it every `--retention-interval`) and
 /// `prune` (which runs it once, to the end).
-enum RetentionFlags {
-    static let flags = [
-        Flag(
-            name: "session-idle-timeout", valueName: "DURATION",
-            help: "End a session unchanged and unused this long (default 30d; 0: never)."),
-        Flag(
-            name: "ended-retention", valueName: "DURATION",
-            help: "Purge an ended session this long after its last change (default 30d; 0: never)."),
-        Flag(
-            name: "history-keep-events", valueName: "N",
-            help: "Keep at least the last N events of each session (default 10000; 0: no count rule)."),
-        Flag(
-            name: "history-keep-days", valueName: "D",
-            help: "Keep every event younger than D days (default 0: no age rule)."),
-    ]
+struct RetentionFlags: ParsableArguments, FlagValues {
+    @Option(
+        .flag(
+            "session-idle-timeout", "DURATION", "End a session unchanged and unused this long (default 30d; 0: never).")
+    )
+    var sessionIdleTimeout: String?
+    @Option(
+        .flag(
+            "ended-retention", "DURATION",
+            "Purge an ended session this long after its last change (default 30d; 0: never)."))
+    var endedRetention: String?
+    @Option(
+        .flag(
+            "history-keep-events", "N",
+            "Keep at least the last N events of each session (default 10000; 0: no count rule)."))
+    var historyKeepEvents: String?
+    @Option(.flag("history-keep-days", "D", "Keep every event younger than D days (default 0: no age rule)."))
+    var historyKeepDays: String?
 
     /// The policy the flags describe, over the defaults.
     static func policy(_ arguments: ParsedArguments) throws(UsageError) -> RetentionPolicy {

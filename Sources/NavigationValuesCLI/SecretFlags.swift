@@ -1,6 +1,24 @@
+import ArgumentParser
+
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// `--admin-token T` and `--admin-token-file FILE` (`serve`).
+struct AdminTokenFlags: ParsableArguments, FlagValues {
+    @Option(.flag("admin-token", "T", "Admin token (default: generated at start and printed once)."))
+    var adminToken: String?
+    @Option(.flag("admin-token-file", "FILE", SecretFlags.fileHelp("admin-token")), completion: .file())
+    var adminTokenFile: String?
+}
+
+/// `--create-token T` and `--create-token-file FILE` (`serve`).
+struct CreateTokenFlags: ParsableArguments, FlagValues {
+    @Option(.flag("create-token", "T", "Creating a session needs this token (default: none)."))
+    var createToken: String?
+    @Option(.flag("create-token-file", "FILE", SecretFlags.fileHelp("create-token")), completion: .file())
+    var createTokenFile: String?
+}
 
 /// Secrets (the tokens) a subcommand takes either as a value, `--NAME T`, or from a file,
 /// `--NAME-file FILE`, the way Docker and Kubernetes hand secrets to a container; each form has its
@@ -10,14 +28,9 @@ enum SecretFlags {
     /// The most a secret file may hold: a token, not a document.
     static let maxFileBytes = 4096
 
-    /// The flags of the secret `name`: the value itself and the file holding it.
-    static func flags(_ name: String, help: String) -> [Flag] {
-        [
-            Flag(name: name, valueName: "T", help: help),
-            Flag(
-                name: name + "-file", valueName: "FILE",
-                help: "File holding --\(name) (such as a Docker secret); its trailing line break is ignored."),
-        ]
+    /// The help of `--NAME-file`.
+    static func fileHelp(_ name: String) -> String {
+        "File holding --\(name) (such as a Docker secret); its trailing line break is ignored."
     }
 
     /// The secret `name`, from `--name` or from the file `--name-file` names, or nil when neither
@@ -64,7 +77,8 @@ enum SecretFlags {
             if count == 0 { break }
             bytes += buffer[..<count]
             guard bytes.count <= maxFileBytes else {
-                throw UsageError("\(source): '\(path)' holds more than \(maxFileBytes) bytes; it should hold the token alone")
+                throw UsageError(
+                    "\(source): '\(path)' holds more than \(maxFileBytes) bytes; it should hold the token alone")
             }
         }
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }

@@ -1,6 +1,6 @@
 import NavigationValuesSessions
 
-// The limits of several stacks per session (docs/Stacks.md, Limits); their flags are in `Serve.flags`.
+// The limits of several stacks per session (docs/Stacks.md, Limits); their flags are declared in `Serve`.
 
 extension Serve {
     /// Reads `--max-stacks`, `--max-presentation-depth` and `--max-batch-operations`.

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import HTTPServer
 import NavigationValues
@@ -14,169 +15,246 @@ import NavigationValuesStore
 
 /// `navigation-values serve`: runs the server until SIGTERM or SIGINT.
 struct Serve: Command {
-    static let name = "serve"
-    static let abstract = "Run the server."
-    static let synopsis =
-        "serve [--host H] [--port P] [--metrics-host H] [--metrics-port P] [--db PATH|URL] [--admin-token-file FILE|--admin-token T] [--schema FILE] [--sync normal|full] "
-        + "[--log-format text|json] [--log-level debug|info|warning|error] [--log-buffer-bytes N] [--cors-origins O,O] "
-        + "[--trusted-proxies CIDR,CIDR] "
-        + "[--ticket-lifetime S] [--max-observers N] [--max-copied-events N] [--max-write-wait S] "
-        + "[--max-import-bytes N] [--max-large-body-memory N] "
-        + "[--max-stacks N] [--max-presentation-depth N] [--max-batch-operations N] [LIMIT AND RETENTION FLAGS]"
-    static let discussion = """
-        Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts
-        connections (after 'metrics on http://H:P' with --metrics-port); a generated admin token is
-        printed once to stderr. Request logs go to stderr.
-        SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
-        """
-    static let flags =
-        [
-            Flag(name: "host", valueName: "H", help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."),
-            Flag(name: "port", valueName: "P", help: "Port (default 8080; 0 picks a free one)."),
-            Flag(
-                name: "metrics-port", valueName: "P",
-                help: "Serve /metrics on this port instead of --port's (0 picks a free one; default: on --port)."),
-            Flag(
-                name: "metrics-host", valueName: "H",
-                help: "Address of the --metrics-port listener (default: --host's; 127.0.0.1 keeps it local)."),
-            Flag(
-                name: "db", valueName: "PATH|URL",
-                help:
-                    "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
-            ),
-        ]
-        + SecretFlags.flags("admin-token", help: "Admin token (default: generated at start and printed once).")
-        + [
-            Flag(name: "schema", valueName: "FILE", help: "Default schema (JSON) for sessions created without one."),
-            Flag(
-                name: "sync", valueName: "normal|full", help: "normal: writes survive a crash; full: also power loss."),
-            Flag(
-                name: "wal-checkpoint-pages", valueName: "N",
-                help:
-                    "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."
-            ),
-            Flag(name: "log-format", valueName: "text|json", help: "Shape of log lines (default text)."),
-            Flag(name: "log-level", valueName: "LEVEL", help: "debug, info (default), warning or error."),
-            Flag(
-                name: "log-buffer-bytes", valueName: "N",
-                help:
-                    "Bytes of log lines waiting to be written; past it lines are dropped and counted (default 1048576)."
-            ),
-            Flag(
-                name: "cors-origins", valueName: "O,O",
-                help:
-                    "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."
-            ),
-            Flag(
-                name: "trusted-proxies", valueName: "CIDR,CIDR",
-                help:
-                    "Balancers whose X-Forwarded-For names the client, for the creation limit and logs (default none)."
-            ),
-            Flag(
-                name: "ticket-lifetime", valueName: "S",
-                help: "Seconds a stream ticket can open a stream after it is issued (default 60)."),
-            Flag(
-                name: "max-write-wait", valueName: "S",
-                help: "Seconds a write waits for its turn on a session other instances write (default 10, at most 10)."),
-            Flag(
-                name: "max-observers", valueName: "N",
-                help: "Observer tokens per session, and for every session (default 100)."),
-            Flag(
-                name: "max-copied-events", valueName: "N",
-                help: "Events an import or a fork may copy into its new session (default 100000)."),
-            Flag(
-                name: "max-import-bytes", valueName: "N",
-                help: "Bytes of an import's body, an export (default 67108864; other requests keep 1 MiB)."),
-            Flag(
-                name: "max-large-body-memory", valueName: "N",
-                help: "Bytes of bodies over 1 MiB (imports) held at once; past it 503 (default 268435456)."),
-            Flag(
-                name: "max-stacks", valueName: "N",
-                help: "Stacks a session holds at once: the main one, tabs and presentations (default 32)."),
-            Flag(
-                name: "max-presentation-depth", valueName: "N",
-                help: "How deep presentations nest (default 8; 0: none)."),
-            Flag(name: "max-batch-operations", valueName: "N", help: "Operations in one batch request (default 100)."),
-        ] + LimitFlags.flags + RetentionFlags.flags + [
-            Flag(
-                name: "retention-interval", valueName: "DURATION",
-                help: "How often retention runs (default 60s; 0: never, see 'prune').")
-        ]
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the server.",
+        discussion: """
+            Serves the HTTP API. Prints one line, 'listening on http://H:P', to stdout once it accepts \
+            connections (after 'metrics on http://H:P' with --metrics-port); a generated admin token is \
+            printed once to stderr. Request logs go to stderr.
+            SIGTERM or SIGINT: stops accepting, finishes requests in flight, closes streams, exits 0.
+            With --tls-cert and --tls-key it serves HTTPS ('listening on https://H:P'), and SIGHUP reads \
+            the two files again: new connections get the new pair, open ones keep theirs; a bad pair is \
+            logged and the one in force stays.
+            """)
 
-    var configuration = NavigationValuesServer.Configuration()
-    var logLevel = Logger.Level.info
-    var logFormat = Logger.Format.text
-    var logBufferBytes = 1024 * 1024
+    @Option(.flag("host", "H", "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)."))
+    var host: String?
+    @Option(.flag("port", "P", "Port (default 8080; 0 picks a free one)."))
+    var port: String?
+    @Option(
+        .flag(
+            "metrics-port", "P",
+            "Serve /metrics on this port instead of --port's (0 picks a free one; default: on --port)."
+        ))
+    var metricsPort: String?
+    @Option(
+        .flag(
+            "metrics-host", "H",
+            "Address of the --metrics-port listener (default: --host's; 127.0.0.1 keeps it local)."))
+    var metricsHost: String?
+    @Option(
+        .flag(
+            "db", "PATH|URL",
+            "SQLite file (default ./navigation-values.sqlite; :memory: keeps nothing), or postgres://user@host:port/db (shared by several instances)."
+        ),
+        completion: .file())
+    var db: String?
+    @OptionGroup var adminToken: AdminTokenFlags
+    @Option(.flag("schema", "FILE", "Default schema (JSON) for sessions created without one."), completion: .file())
+    var schema: String?
+    @Option(
+        .flag("sync", "normal|full", "normal: writes survive a crash; full: also power loss."),
+        completion: .list(SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)))
+    var sync: String?
+    @Option(
+        .flag(
+            "wal-checkpoint-pages", "N",
+            "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."))
+    var walCheckpointPages: String?
+    @Option(
+        .flag("log-format", "text|json", "Shape of log lines (default text)."),
+        completion: .list(Logger.Format.allCases.map(\.rawValue)))
+    var logFormat: String?
+    @Option(
+        .flag("log-level", "LEVEL", "debug, info (default), warning or error."),
+        completion: .list(Logger.Level.allCases.map(\.rawValue)))
+    var logLevel: String?
+    @Option(
+        .flag(
+            "log-buffer-bytes", "N",
+            "Bytes of log lines waiting to be written; past it lines are dropped and counted (default 1048576)."))
+    var logBufferBytes: String?
+    @Option(
+        .flag(
+            "cors-origins", "O,O",
+            "Web origins browsers may call the API from (https://host[:port], comma-separated, or *; default none)."))
+    var corsOrigins: String?
+    @Option(
+        .flag(
+            "trusted-proxies", "CIDR,CIDR",
+            "Balancers whose X-Forwarded-For names the client, for the creation limit and logs (default none)."))
+    var trustedProxies: String?
+    @Option(
+        .flag(
+            "tls-cert", "PEM",
+            "Serve HTTPS with this certificate chain (PEM file: the certificate, then intermediates)."),
+        completion: .file())
+    var tlsCert: String?
+    @Option(
+        .flag(
+            "tls-key", "PEM",
+            "The private key of --tls-cert (PEM file, unencrypted; keep it readable by the server alone)."),
+        completion: .file())
+    var tlsKey: String?
+    @Option(
+        .flag(
+            "ticket-lifetime", "S", "Seconds a stream ticket can open a stream after it is issued (default 60)."))
+    var ticketLifetime: String?
+    @Option(
+        .flag(
+            "max-write-wait", "S",
+            "Seconds a write waits for its turn on a session other instances write (default 10, at most 10)."))
+    var maxWriteWait: String?
+    @Option(.flag("max-observers", "N", "Observer tokens per session, and for every session (default 100)."))
+    var maxObservers: String?
+    @Option(
+        .flag(
+            "max-copied-events", "N", "Events an import or a fork may copy into its new session (default 100000)."))
+    var maxCopiedEvents: String?
+    @Option(
+        .flag(
+            "max-import-bytes", "N",
+            "Bytes of an import's body, an export (default 67108864; other requests keep 1 MiB)."))
+    var maxImportBytes: String?
+    @Option(
+        .flag(
+            "max-large-body-memory", "N",
+            "Bytes of bodies over 1 MiB (imports) held at once; past it 503 (default 268435456)."))
+    var maxLargeBodyMemory: String?
+    @Option(
+        .flag(
+            "max-stacks", "N", "Stacks a session holds at once: the main one, tabs and presentations (default 32)."))
+    var maxStacks: String?
+    @Option(.flag("max-presentation-depth", "N", "How deep presentations nest (default 8; 0: none)."))
+    var maxPresentationDepth: String?
+    @Option(.flag("max-batch-operations", "N", "Operations in one batch request (default 100)."))
+    var maxBatchOperations: String?
+    @OptionGroup var limits: LimitFlags
+    @OptionGroup var retention: RetentionFlags
+    @Option(
+        .flag("retention-interval", "DURATION", "How often retention runs (default 60s; 0: never, see 'prune')."))
+    var retentionInterval: String?
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        if let host = arguments["host"] { configuration.host = host }
-        if let port = try arguments.integer("port", in: 0...65_535) { configuration.port = port }
-        configuration.metricsPort = try arguments.integer("metrics-port", in: 0...65_535)
-        configuration.metricsHost = arguments["metrics-host"]
-        if configuration.metricsHost != nil, configuration.metricsPort == nil {
-            throw UsageError("\(arguments.sources["metrics-host"] ?? "--metrics-host") needs --metrics-port")
-        }
-        if let path = arguments["db"] { configuration.databasePath = path }
-        configuration.adminToken = try SecretFlags.value("admin-token", in: arguments)
-        if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
-            configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
-        }
-        if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...1_000_000) {
-            configuration.walCheckpointPages = pages
-        }
-        if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
-            logFormat = Logger.Format(rawValue: format) ?? .text
-        }
-        if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
-            logLevel = Logger.Level(rawValue: level) ?? .info
-        }
-        if let bytes = try arguments.integer("log-buffer-bytes", in: 4096...1_073_741_824) { logBufferBytes = bytes }
-        if let origins = arguments["cors-origins"] {
-            do {
-                configuration.crossOriginPolicy = try CrossOriginPolicy(
-                    origins: origins.split(separator: ",").map(String.init))
-            } catch {
-                throw UsageError("\(arguments.sources["cors-origins"] ?? "--cors-origins"): \(error)")
+    /// What the flags ask for, checked.
+    struct Settings {
+        var configuration = NavigationValuesServer.Configuration()
+        var logLevel = Logger.Level.info
+        var logFormat = Logger.Format.text
+        var logBufferBytes = 1024 * 1024
+
+        init(_ arguments: ParsedArguments) throws(UsageError) {
+            if let host = arguments["host"] { configuration.host = host }
+            if let port = try arguments.integer("port", in: 0...65_535) { configuration.port = port }
+            configuration.metricsPort = try arguments.integer("metrics-port", in: 0...65_535)
+            configuration.metricsHost = arguments["metrics-host"]
+            if configuration.metricsHost != nil, configuration.metricsPort == nil {
+                throw UsageError("\(arguments.sources["metrics-host"] ?? "--metrics-host") needs --metrics-port")
+            }
+            if let path = arguments["db"] { configuration.databasePath = path }
+            configuration.adminToken = try SecretFlags.value("admin-token", in: arguments)
+            if let sync = try arguments.choice("sync", SQLiteSessionStore.SyncMode.allCases.map(\.rawValue)) {
+                configuration.sync = SQLiteSessionStore.SyncMode(rawValue: sync) ?? .normal
+            }
+            if let pages = try arguments.integer("wal-checkpoint-pages", in: 1...1_000_000) {
+                configuration.walCheckpointPages = pages
+            }
+            if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
+                logFormat = Logger.Format(rawValue: format) ?? .text
+            }
+            if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
+                logLevel = Logger.Level(rawValue: level) ?? .info
+            }
+            if let bytes = try arguments.integer("log-buffer-bytes", in: 4096...1_073_741_824) {
+                logBufferBytes = bytes
+            }
+            if let origins = arguments["cors-origins"] {
+                do {
+                    configuration.crossOriginPolicy = try CrossOriginPolicy(
+                        origins: origins.split(separator: ",").map(String.init))
+                } catch {
+                    throw UsageError("\(arguments.sources["cors-origins"] ?? "--cors-origins"): \(error)")
+                }
+            }
+            if let proxies = arguments["trusted-proxies"] {
+                do {
+                    configuration.trustedProxies = try TrustedProxies(proxies.split(separator: ",").map(String.init))
+                } catch {
+                    throw UsageError("\(arguments.sources["trusted-proxies"] ?? "--trusted-proxies"): \(error)")
+                }
+            }
+            configuration.tls = try Serve.loadTLS(arguments)
+            if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
+                configuration.service.ticketLifetime = .seconds(seconds)
+            }
+            // At most PostgreSQL's statement timeout (10 s), which ends a longer wait for the row.
+            if let seconds = try arguments.integer("max-write-wait", in: 1...10) {
+                configuration.service.maxWriteWait = .seconds(seconds)
+            }
+            if let count = try arguments.integer("max-observers", in: 1...100_000) {
+                configuration.service.maxObserversPerScope = count
+            }
+            if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
+                configuration.service.maxCopiedEvents = count
+            }
+            if let bytes = try arguments.integer("max-import-bytes", in: 1_048_576...4_294_967_296) {
+                configuration.maxImportBytes = bytes
+            }
+            if let bytes = try arguments.integer("max-large-body-memory", in: 1_048_576...68_719_476_736) {
+                configuration.maxLargeBodyBytesInFlight = bytes
+            }
+            try Serve.readStackLimits(arguments, into: &configuration.service.limits)
+            try LimitFlags.apply(arguments, to: &configuration)
+            configuration.retention = try RetentionFlags.policy(arguments)
+            if let interval = try arguments.duration("retention-interval") {
+                configuration.retentionInterval = interval
+            }
+            if let file = arguments["schema"] {
+                let source = arguments.sources["schema"] ?? "--schema"
+                configuration.service.defaultSchema = try Serve.loadSchema(file, source: source)
+                do {
+                    try configuration.service.limits.check(configuration.service.defaultSchema)
+                } catch {
+                    throw UsageError("\(source): '\(file)' passes a limit: \(error.detail)")
+                }
             }
         }
-        if let proxies = arguments["trusted-proxies"] {
+    }
+
+    /// The certificate and key of `--tls-cert` and `--tls-key`, which go together; nil without them.
+    /// - Throws: `UsageError` for one without the other, or a pair OpenSSL refuses (and why).
+    static func loadTLS(_ arguments: ParsedArguments) throws(UsageError) -> TLSIdentity? {
+        let certificateSource = arguments.sources["tls-cert"] ?? "--tls-cert"
+        let keySource = arguments.sources["tls-key"] ?? "--tls-key"
+        switch (arguments["tls-cert"], arguments["tls-key"]) {
+        case (nil, nil):
+            return nil
+        case (let certificate?, let key?):
             do {
-                configuration.trustedProxies = try TrustedProxies(proxies.split(separator: ",").map(String.init))
+                return try TLSIdentity(certificatePath: certificate, keyPath: key)
             } catch {
-                throw UsageError("\(arguments.sources["trusted-proxies"] ?? "--trusted-proxies"): \(error)")
+                throw UsageError("\(certificateSource), \(keySource): \(error)")
             }
+        case (_?, nil):
+            throw UsageError("\(certificateSource) needs --tls-key")
+        case (nil, _?):
+            throw UsageError("\(keySource) needs --tls-cert")
         }
-        if let seconds = try arguments.integer("ticket-lifetime", in: 1...3_600) {
-            configuration.service.ticketLifetime = .seconds(seconds)
-        }
-        // At most PostgreSQL's statement timeout (10 s), which ends a longer wait for the row.
-        if let seconds = try arguments.integer("max-write-wait", in: 1...10) {
-            configuration.service.maxWriteWait = .seconds(seconds)
-        }
-        if let count = try arguments.integer("max-observers", in: 1...100_000) {
-            configuration.service.maxObserversPerScope = count
-        }
-        if let count = try arguments.integer("max-copied-events", in: 1...10_000_000) {
-            configuration.service.maxCopiedEvents = count
-        }
-        if let bytes = try arguments.integer("max-import-bytes", in: 1_048_576...4_294_967_296) {
-            configuration.maxImportBytes = bytes
-        }
-        if let bytes = try arguments.integer("max-large-body-memory", in: 1_048_576...68_719_476_736) {
-            configuration.maxLargeBodyBytesInFlight = bytes
-        }
-        try Self.readStackLimits(arguments, into: &configuration.service.limits)
-        try LimitFlags.apply(arguments, to: &configuration)
-        configuration.retention = try RetentionFlags.policy(arguments)
-        if let interval = try arguments.duration("retention-interval") { configuration.retentionInterval = interval }
-        if let file = arguments["schema"] {
-            let source = arguments.sources["schema"] ?? "--schema"
-            configuration.service.defaultSchema = try Self.loadSchema(file, source: source)
-            do {
-                try configuration.service.limits.check(configuration.service.defaultSchema)
-            } catch {
-                throw UsageError("\(source): '\(file)' passes a limit: \(error.detail)")
+    }
+
+    /// Reads the TLS pair again on each SIGHUP, until cancelled; a refused pair is logged and the
+    /// one in force stays.
+    static func reloadOnHangup(_ identity: TLSIdentity, _ hangups: SignalCatcher, logger: Logger) -> Task<Void, Never> {
+        Task {
+            while (try? await hangups.next()) != nil {
+                do {
+                    try identity.reload()
+                    logger.log(
+                        .info, "tls certificate reloaded",
+                        ["subject": .string(identity.subject), "not_after": .integer(Int64(identity.notAfter ?? 0))])
+                } catch {
+                    logger.log(.error, "tls certificate reload refused; the pair in force stays", ["error": .string("\(error)")])
+                }
             }
         }
     }
@@ -228,17 +306,21 @@ struct Serve: Command {
         PostgresSessionStore.isDatabaseURL(database) ? PostgresSessionStore.redacted(database) : database
     }
 
-    func run() async throws -> Int32 {
+    func run(_ arguments: ParsedArguments) async throws {
+        let settings = try Settings(arguments)
         // Lines are written to stderr by a thread of their own, batched; what is left is written
         // before the command returns (after a signal's shutdown, or a failure to start).
-        let writer = LogWriter(fileDescriptor: STDERR_FILENO, maxBufferedBytes: logBufferBytes)
+        let writer = LogWriter(fileDescriptor: STDERR_FILENO, maxBufferedBytes: settings.logBufferBytes)
         defer { writer.close() }
-        let logger = Logger(level: logLevel, format: logFormat, writer: writer)
-        var configuration = configuration
+        let logger = Logger(level: settings.logLevel, format: settings.logFormat, writer: writer)
+        var configuration = settings.configuration
         configuration.logger = logger
         // Catch the signals before the server starts, so that one sent right after the
         // 'listening on' line is never lost nor kills the process.
         let signals = SignalCatcher([SIGTERM, SIGINT])
+        // SIGHUP reloads the TLS pair; without TLS it keeps its default action.
+        let reloader = configuration.tls.map { Self.reloadOnHangup($0, SignalCatcher([SIGHUP]), logger: logger) }
+        defer { reloader?.cancel() }
         Self.keepFreedMemoryForReuse()
         // A file size limit (ulimit -f) makes writes past it fail with EFBIG, which SQLite reports
         // as an error (503, /readyz not ready), instead of killing the process.
@@ -264,11 +346,14 @@ struct Serve: Command {
             Console.out(
                 "metrics on http://\(Self.urlHost(configuration.metricsHost ?? configuration.host)):\(metricsPort)")
         }
-        Console.out("listening on http://\(host):\(server.port)")
+        if let tls = configuration.tls {
+            logger.log(
+                .info, "tls", ["subject": .string(tls.subject), "not_after": .integer(Int64(tls.notAfter ?? 0))])
+        }
+        Console.out("listening on \(configuration.tls == nil ? "http" : "https")://\(host):\(server.port)")
         let signal = try await signals.next()
         logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])
         await server.shutdown()
         logger.log(.info, "stopped")
-        return 0
     }
 }

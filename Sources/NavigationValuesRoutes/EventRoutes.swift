@@ -60,6 +60,11 @@ struct EventRoutes: Sendable {
             throw error
         }
         let start = cursor ?? head.version
+        // What the stream needs of the head, taken out of it before the stream starts: its closure
+        // is kept for as long as the client stays subscribed, so it holds a few scalars and the
+        // snapshot's bytes rather than the head and its whole SessionResource.
+        let snapshot = head.snapshot.map { (version: String(head.version), text: $0.json.serialized()) }
+        let isEnded = head.isEnded
         return Response(
             status: .ok,
             headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"]
@@ -67,16 +72,15 @@ struct EventRoutes: Sendable {
             writer.onClose { subscription.cancel() }
             defer { subscription.cancel() }
             var last = start
-            if let snapshot = head.snapshot {
-                try await writer.writeEvent(
-                    id: String(head.version), event: SessionEvent.snapshotType, data: snapshot.json.serialized())
+            if let snapshot {
+                try await writer.writeEvent(id: snapshot.version, event: SessionEvent.snapshotType, data: snapshot.text)
             }
             // Catch up from the store, a page (bounded by bytes) at a time, then follow the
             // subscription, skipping what was sent and filling any gap from the store: the table
             // is the truth, the hub only wakes us (an event another instance committed may arrive
             // after a later one of ours).
             var ended = try await catchUp(id, after: &last, upTo: nil, writer: writer)
-            if ended || head.isEnded { return }
+            if ended || isEnded { return }
             for await item in subscription.items {
                 switch item {
                 case .keepAlive:

@@ -85,6 +85,8 @@ public final class Metrics: Sendable {
     }
 
     private let requests = Mutex(Requests())
+    /// TLS handshakes that failed since start (HTTPS only).
+    private let tlsHandshakeFailures = Atomic<Int>(0)
     /// Whose dropped lines are reported (`navigation_values_log_lines_dropped_total`).
     private let logger: Logger?
 
@@ -111,6 +113,12 @@ public final class Metrics: Sendable {
         requests.withLock { requests in
             requests.routes[key, default: RouteFigures()].record(status: status, duration: duration)
         }
+    }
+
+    /// Counts one failed TLS handshake (a client refusing the certificate, speaking plain HTTP or
+    /// an old protocol, or too slow).
+    public func recordTLSHandshakeFailure() {
+        tlsHandshakeFailures.add(1, ordering: .relaxed)
     }
 
     /// How many requests were answered with `status` on `method` `route` so far.
@@ -163,6 +171,10 @@ public final class Metrics: Sendable {
             &out, "navigation_values_log_lines_dropped_total", "counter",
             "Log lines dropped because the log writer fell behind (--log-buffer-bytes).")
         out += "navigation_values_log_lines_dropped_total \(logger?.droppedLines ?? 0)\n"
+        header(
+            &out, "navigation_values_tls_handshake_failures_total", "counter",
+            "TLS handshakes that failed: refused certificate, plain HTTP, old protocol, timeout (HTTPS only).")
+        out += "navigation_values_tls_handshake_failures_total \(tlsHandshakeFailures.load(ordering: .relaxed))\n"
         storeExposition(&out, store)
         header(&out, "navigation_values_build_info", "gauge", "The running build: its version, in the label; always 1.")
         out += "navigation_values_build_info{version=\(quoted(NavigationValuesVersion.current))} 1\n"

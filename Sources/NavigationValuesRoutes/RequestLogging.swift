@@ -41,19 +41,28 @@ public struct RequestLogging: Middleware {
     public func respond(to request: Request, next: Next) -> ResponseFuture {
         let started = ContinuousClock.now
         let requestID = Self.usableRequestID(request.headers["x-request-id"]) ?? requestIDs.next()
-        return next(request).map { result in
-            finish(result, of: request, requestID: requestID, startedAt: started)
+        let future = next(request)
+        switch consume future {
+        case .ready(let result):
+            // Answered already (a synchronous handler such as /healthz): finished here, without
+            // the closure `map` would keep, and with the response owned once, so that adding
+            // X-Request-Id to its fields does not copy them.
+            return .ready(.success(finish(result, of: request, requestID: requestID, startedAt: started)))
+        case .deferred(let work):
+            return ResponseFuture.deferred(work).map { result in
+                finish(result, of: request, requestID: requestID, startedAt: started)
+            }
         }
     }
 
     private func finish(
-        _ result: Result<Response, any Error>, of request: Request, requestID: String,
+        _ result: consuming Result<Response, any Error>, of request: Request, requestID: String,
         startedAt started: ContinuousClock.Instant
     ) -> Response {
         let route = request.route ?? "unmatched"
         var response: Response
         var failure: (any Error)?
-        switch result {
+        switch consume result {
         case .success(let answer):
             response = answer
         case .failure(let error):

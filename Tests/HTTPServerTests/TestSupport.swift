@@ -17,9 +17,11 @@ func withRunningServer(
     idleTimeout: Duration = .seconds(600),
     streamHighWaterMark: Int = 64 * 1024,
     eventLoopCount: Int = 2,
+    tls: TLSIdentity? = nil,
+    tlsHandshakeFailed: (@Sendable (_ peer: String?, _ reason: String) -> Void)? = nil,
     _ body: (HTTPServer) async throws -> Void
 ) async throws {
-    let configuration = HTTPServer.Configuration(
+    var configuration = HTTPServer.Configuration(
         host: "127.0.0.1",
         port: 0,
         eventLoopCount: eventLoopCount,
@@ -28,6 +30,8 @@ func withRunningServer(
         shutdownGracePeriod: .seconds(5),
         streamHighWaterMark: streamHighWaterMark
     )
+    configuration.tls = tls
+    configuration.tlsHandshakeFailed = tlsHandshakeFailed
     let server = HTTPServer(configuration: configuration, responder: router.buildResponder())
     try await server.start()
     do {

@@ -34,7 +34,11 @@ final class ServeProcess: Sendable {
 
     /// Starts `navigation-values serve` with `arguments`; with a `launcher` (such as
     /// `["/usr/bin/prlimit", "--fsize=…", "--"]`), through it, which must exec the server.
-    init(_ arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) async throws {
+    /// With `tls`, the server must announce HTTPS, and `client` speaks it.
+    init(
+        _ arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = [],
+        tls: TLSClientOptions? = nil
+    ) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var arguments = ["serve"] + arguments
@@ -61,13 +65,25 @@ final class ServeProcess: Sendable {
         } else {
             metricsURL = nil
         }
-        guard line.hasPrefix("listening on http://"), let url = URL(string: String(line.dropFirst(13))) else {
+        let scheme = tls == nil ? "http" : "https"
+        guard line.hasPrefix("listening on \(scheme)://"), let url = URL(string: String(line.dropFirst(13))) else {
             let outcome = try await child.outcome(timeout: .seconds(5))
             throw ChildProcessError("serve printed no 'listening on' line: \(outcome)")
         }
         listeningLine = line
         baseURL = url
-        client = try HTTPClient(baseURL: url)
+        client = try HTTPClient(baseURL: url, tls: tls)
+    }
+
+    /// Waits for a line of the server's log (stderr) that contains `text`, and returns it.
+    func logLine(containing text: String, timeout: Duration = .seconds(30)) async throws -> String {
+        let lines = child.standardError.lines
+        let found = try await withTimeout(timeout, "a log line with '\(text)'") { () async -> String? in
+            for await line in lines where line.contains(text) { return line }
+            return nil
+        }
+        guard let found else { throw ChildProcessError("the server's log ended without '\(text)'") }
+        return found
     }
 
     /// Sends `method path` to the server, with `body` as JSON.

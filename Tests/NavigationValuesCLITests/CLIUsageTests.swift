@@ -4,6 +4,8 @@ import TestSupport
 import Testing
 
 /// Help, version and bad usage: exact output and exit codes (argument-parser's `AssertExecuteCommand`).
+/// Help is swift-argument-parser's; its messages for what it finds wrong (an unknown option, a
+/// missing value, an extra argument) are its own, in this CLI's form.
 @Suite struct CLIUsageTests {
     static let commands = ["serve", "migrate", "replay", "prune", "healthcheck"]
 
@@ -11,8 +13,8 @@ import Testing
         let outcome = try await run(["--help"])
         #expect(outcome.status == 0)
         #expect(outcome.stderr == "")
-        #expect(outcome.stdout.hasPrefix("navigation-values 0.1.0: a NavigationValues session server\n"))
-        #expect(outcome.stdout.contains("USAGE: navigation-values COMMAND [OPTIONS]"))
+        #expect(outcome.stdout.hasPrefix("OVERVIEW: A NavigationValues session server, version 0.1.0.\n"))
+        #expect(outcome.stdout.contains("USAGE: navigation-values [--version] <subcommand>"))
         for command in Self.commands { #expect(outcome.stdout.contains("\n  \(command) "), "\(command)") }
         #expect(try await run(["-h"]) == outcome)
     }
@@ -22,7 +24,8 @@ import Testing
         let outcome = try await run([command, "--help"])
         #expect(outcome.status == 0)
         #expect(outcome.stderr == "")
-        #expect(outcome.stdout.hasPrefix("USAGE: navigation-values \(command)"))
+        #expect(outcome.stdout.hasPrefix("OVERVIEW: "))
+        #expect(outcome.stdout.contains("\nUSAGE: navigation-values \(command)"))
         let flags = outcome.stdout.matches(of: #/\n  --([a-z-]+) /#).map { String($0.output.1) }
         #expect(!flags.isEmpty)
         for flag in flags {
@@ -50,7 +53,7 @@ import Testing
         let outcome = try await run([])
         #expect(outcome.status == 2)
         #expect(outcome.stdout == "")
-        #expect(outcome.stderr.contains("USAGE: navigation-values COMMAND"))
+        #expect(outcome.stderr.contains("USAGE: navigation-values [--version] <subcommand>"))
     }
 
     @Test func anUnknownCommandIsAUsageError() async throws {
@@ -73,7 +76,7 @@ import Testing
 
     @Test(arguments: [
         (["serve", "--port", "70000"], "--port must be an integer from 0 to 65535, not '70000'"),
-        (["serve", "--port"], "--port needs a value (P)"),
+        (["serve", "--port"], "missing value for '--port <P>'"),
         (["serve", "--sync", "fast"], "--sync must be normal or full, not 'fast'"),
         (["serve", "--log-format", "xml"], "--log-format must be text or json, not 'xml'"),
         (["serve", "--log-level", "loud"], "--log-level must be debug or info or warning or error, not 'loud'"),

@@ -16,26 +16,29 @@ public final class HTTPClient: Sendable {
     public let port: Int
     /// How long a response may take to arrive (a long poll waits up to 60 s).
     public let timeout: Duration
+    /// HTTPS, when set.
+    public let tls: TLSClientOptions?
     private let idle = Mutex<[RawClient]>([])
 
-    /// A client for the server on 127.0.0.1:`port`.
-    public init(port: Int, timeout: Duration = .seconds(90)) {
+    /// A client for the server on 127.0.0.1:`port`, over HTTPS with `tls`.
+    public init(port: Int, timeout: Duration = .seconds(90), tls: TLSClientOptions? = nil) {
         self.port = port
         self.timeout = timeout
+        self.tls = tls
     }
 
     /// A client for `baseURL`, such as a `listening on http://127.0.0.1:PORT` line's address.
-    public convenience init(baseURL: URL, timeout: Duration = .seconds(90)) throws {
+    public convenience init(baseURL: URL, timeout: Duration = .seconds(90), tls: TLSClientOptions? = nil) throws {
         guard let port = baseURL.port, ["127.0.0.1", "localhost"].contains(baseURL.host ?? "") else {
             throw ClientError("\(baseURL) is not a loopback address with a port")
         }
-        self.init(port: port, timeout: timeout)
+        self.init(port: port, timeout: timeout, tls: tls)
     }
 
     /// `http://127.0.0.1:PORT`.
     public var baseURL: URL {
         var components = URLComponents()
-        components.scheme = "http"
+        components.scheme = tls == nil ? "http" : "https"
         components.host = "127.0.0.1"
         components.port = port
         return components.url ?? URL(fileURLWithPath: "/")
@@ -58,7 +61,7 @@ public final class HTTPClient: Sendable {
         return try await offload { [self] in
             var reused = idle.withLock { $0.popLast() }
             while true {
-                let connection = try reused ?? RawClient(port: port, timeout: timeout, noDelay: true)
+                let connection = try reused ?? RawClient(port: port, timeout: timeout, noDelay: true, tls: tls)
                 do {
                     let response = try exchange(request, isHead: isHead, on: connection)
                     if !closes, response.header("connection")?.lowercased() != "close" {

@@ -1,8 +1,22 @@
 import Foundation
 
 #if canImport(Glibc)
+    import CLibSSL
     import Glibc
 #endif
+
+/// HTTPS for a test client: the authority it trusts, and the name it asks for and checks.
+public struct TLSClientOptions: Sendable {
+    /// The PEM file of the certificate authority to trust (``TLSTestAuthority/certificate``).
+    public var trusting: URL
+    /// Sent as SNI and checked against the certificate.
+    public var serverName: String
+
+    public init(trusting: URL, serverName: String = "localhost") {
+        self.trusting = trusting
+        self.serverName = serverName
+    }
+}
 
 /// Why a loopback client failed: the call and its `errno`, or what was wrong with the answer.
 public struct ClientError: Error, CustomStringConvertible {
@@ -45,11 +59,21 @@ public final class RawClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
     /// Whether any byte arrived since the last request was sent (or the last answer began).
     private var hasReadAnswerBytes = false
+    /// OpenSSL's context and connection, over HTTPS.
+    private var sslContext: OpaquePointer?
+    private var ssl: OpaquePointer?
+    /// Over HTTPS: the protocol (`TLSv1.3`), the ALPN protocol chosen, and the server
+    /// certificate's subject (`CN=first`).
+    public private(set) var tlsVersion: String?
+    public private(set) var alpn: String?
+    public private(set) var peerSubject: String?
 
     /// Connects to 127.0.0.1:`port`. `receiveBufferSize` shrinks the socket's receive buffer
     /// first (a reader that stalls sooner); `noDelay` turns Nagle's algorithm off.
+    /// With `tls`, the TLS handshake is done before `init` returns (a server that refuses it throws).
     public init(
-        port: Int, timeout: Duration? = .seconds(5), receiveBufferSize: Int32? = nil, noDelay: Bool = false
+        port: Int, timeout: Duration? = .seconds(5), receiveBufferSize: Int32? = nil, noDelay: Bool = false,
+        tls: TLSClientOptions? = nil
     ) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ClientError.system("socket") }
@@ -81,10 +105,51 @@ public final class RawClient: @unchecked Sendable {
                 tv_sec: Int(timeout.components.seconds),
                 tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         }
+        if let tls { try startTLS(tls) }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit {
+        if let ssl { SSL_free(ssl) }
+        if let sslContext { SSL_CTX_free(sslContext) }
+        Glibc.close(fd)
+    }
+
+    /// The client side of the handshake, checking the server's certificate against the authority.
+    private func startTLS(_ options: TLSClientOptions) throws {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw ClientError("SSL_CTX_new failed") }
+        sslContext = context
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        guard SSL_CTX_load_verify_locations(context, options.trusting.path, nil) == 1 else {
+            throw ClientError("cannot load \(options.trusting.path)")
+        }
+        guard let ssl = SSL_new(context) else { throw ClientError("SSL_new failed") }
+        self.ssl = ssl
+        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        guard clibssl_set_fd_without_sigpipe(ssl, fd) == 1, clibssl_set_server_name(ssl, options.serverName) == 1,
+            SSL_set1_host(ssl, options.serverName) == 1,
+            SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count)) == 0
+        else { throw ClientError("cannot set up the TLS connection") }
+        guard SSL_connect(ssl) == 1 else {
+            let code = ERR_get_error()
+            let reason = code == 0 ? "closed" : ERR_reason_error_string(code).map { String(cString: $0) } ?? "\(code)"
+            throw ClientError("TLS handshake failed: \(reason)")
+        }
+        tlsVersion = String(cString: SSL_get_version(ssl))
+        var selected: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &selected, &length)
+        if let selected { self.alpn = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self) }
+        if let certificate = SSL_get1_peer_certificate(ssl) {
+            defer { X509_free(certificate) }
+            var name = [CChar](repeating: 0, count: 256)
+            if X509_NAME_oneline(X509_get_subject_name(certificate), &name, Int32(name.count)) != nil {
+                peerSubject = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+        }
+    }
 
     // MARK: - Writing
 
@@ -95,6 +160,16 @@ public final class RawClient: @unchecked Sendable {
     public func send(_ bytes: [UInt8]) throws {
         hasReadAnswerBytes = !buffer.isEmpty
         var sent = 0
+        if let ssl {
+            while sent < bytes.count {
+                var count = 0
+                guard bytes[sent...].withUnsafeBytes({ SSL_write_ex(ssl, $0.baseAddress, $0.count, &count) }) == 1 else {
+                    throw ClientError("SSL_write failed", isClosedBeforeAnswer: !hasReadAnswerBytes)
+                }
+                sent += count
+            }
+            return
+        }
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count < 0, errno == EINTR { continue }
@@ -125,6 +200,24 @@ public final class RawClient: @unchecked Sendable {
     /// Reads more bytes; false at the end of the stream (or a reset).
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
+        if let ssl {
+            var count = 0
+            if chunk.withUnsafeMutableBytes({ SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }) == 1 {
+                buffer.append(contentsOf: chunk[..<count])
+                hasReadAnswerBytes = true
+                return true
+            }
+            let error = SSL_get_error(ssl, 0)
+            if error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && (errno == 0 || errno == ECONNRESET)) {
+                return false
+            }
+            if error == SSL_ERROR_SYSCALL, errno == EAGAIN || errno == EWOULDBLOCK {
+                throw ClientError("SSL_read: no answer in time")
+            }
+            let code = ERR_get_error()
+            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(error)"
+            throw ClientError("SSL_read failed: \(reason)")
+        }
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {

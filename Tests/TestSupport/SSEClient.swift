@@ -17,9 +17,9 @@ public final class SSEClient: Sendable {
     private let connection: RawClient
     private let head = Mutex<(status: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
 
-    /// Connects to 127.0.0.1:`port` and requests `path` with `headers` added.
-    public init(port: Int, path: String, headers: [String: String] = [:]) throws {
-        connection = try RawClient(port: port, timeout: nil)
+    /// Connects to 127.0.0.1:`port` (over HTTPS with `tls`) and requests `path` with `headers` added.
+    public init(port: Int, path: String, headers: [String: String] = [:], tls: TLSClientOptions? = nil) throws {
+        connection = try RawClient(port: port, timeout: nil, tls: tls)
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         try connection.send(request + "\r\n")

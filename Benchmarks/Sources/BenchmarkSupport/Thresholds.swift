@@ -63,6 +63,7 @@ public final class Thresholds: Sendable {
         let goal = "\(isFloor ? ">=" : "<=") \(Self.trimmed(limit))"
         let figure = unit.isEmpty ? shown : "\(shown) \(unit)"
         say("\(label) \(figure) (goal \(goal)): \(isMet ? "met" : "NOT MET")")
+        Self.record(key: key, value: value, limit: limit, isMet: isMet, in: name)
         verdicts.withLock { verdicts in
             verdicts.checked += 1
             if !isMet { verdicts.missed.append("\(key): \(figure), goal \(goal)") }
@@ -79,6 +80,23 @@ public final class Thresholds: Sendable {
         }
         say("thresholds (\(name).json): NOT MET: \(missed.joined(separator: "; "))")
         exit(1)
+    }
+
+    /// Appends `NAME.KEY VALUE LIMIT met|NOT-MET` to the file that `NAVIGATION_VALUES_BENCH_FIGURES`
+    /// names, when it is set: how `scripts/bench-table.sh` reads the benchmarks' figures into its
+    /// table without parsing what they print for people.
+    private static func record(key: String, value: Double, limit: Double, isMet: Bool, in name: String) {
+        guard let path = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_BENCH_FIGURES"], !path.isEmpty else {
+            return
+        }
+        let line = "\(name).\(key) \(value) \(trimmed(limit)) \(isMet ? "met" : "NOT-MET")\n"
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        guard let handle = FileHandle(forWritingAtPath: path) else { return }
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: Data(line.utf8))
     }
 
     private static func trimmed(_ value: Double) -> String {

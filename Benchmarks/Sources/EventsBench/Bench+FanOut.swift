@@ -15,9 +15,10 @@ extension Bench {
 
     /// One session, 1,000 subscribers: time from each push's 2xx to the event at every subscriber.
     ///
-    /// Two rounds of 200 pushes on one keep-alive connection: paced (the next push is sent once
+    /// Two rounds of 50 pushes on one keep-alive connection: paced (the next push is sent once
     /// every subscriber has the previous event), then back to back (the next push as soon as the
-    /// 2xx is read, so fan-outs overlap).
+    /// 2xx is read, so fan-outs overlap). The paced round's figure with a threshold is the time
+    /// from each push's 2xx to its event at the last of the subscribers (p99 over the pushes).
     static func fanOut(in folder: URL) async throws {
         say("\n== Fan-out latency: 1 session, \(fanOutSubscribers) SSE subscribers, one poll(2) reader thread ==")
         try await withServer(folder.appendingPathComponent("fanout.sqlite").path) { server in
@@ -78,6 +79,8 @@ extension Bench {
         var paced: [UInt64] = []
         var pacedFromSend: [UInt64] = []
         var burst: [UInt64] = []
+        // The paced pushes' events at the last subscriber that got them, by seq.
+        var lastArrival: [Int64: UInt64] = [:]
         var early = 0
         var wrong: [String] = []
         for (index, stream) in streams.enumerated() {
@@ -91,6 +94,7 @@ extension Bench {
                 let latency = arrival > ack ? arrival - ack : 0
                 if id - 2 < Int64(fanOutPushes) {
                     paced.append(latency)
+                    lastArrival[id] = max(lastArrival[id] ?? 0, arrival)
                     pacedFromSend.append(arrival > sent ? arrival - sent : 0)
                 } else {
                     burst.append(latency)
@@ -102,6 +106,16 @@ extension Bench {
                 ? "  check: each of \(fanOutSubscribers) subscribers got events 2...\(expected.count + 1) exactly once, in order: OK"
                 : "  check FAILED for \(wrong.count) subscribers; first: \(wrong[0])")
         summarise("paced (next push after full fan-out)", paced, threshold: "maxPacedFanOutP99Milliseconds")
+        if wrong.isEmpty {
+            let toLast = lastArrival.compactMap { id, arrival -> UInt64? in
+                guard let ack = times.acknowledged[id] else { return nil }
+                return arrival > ack ? arrival - ack : 0
+            }.sorted()
+            say("    2xx -> event at the last of the \(fanOutSubscribers) subscribers, per push: \(percentiles(toLast))")
+            thresholds.check(
+                "maxLastSubscriberFanOutP99Milliseconds", Double(Statistics.quantile(toLast, 0.99)) / 1e6,
+                "    p99 over \(toLast.count) pushes (load \(ProcessFigures.loadAverage()))", unit: "ms", decimals: 3)
+        }
         summarise("    push request sent -> event at subscriber", pacedFromSend, threshold: nil)
         summarise("back to back (fan-outs overlap)", burst, threshold: "maxBackToBackFanOutP99Milliseconds")
         let pacedTrips = times.roundTrips.prefix(fanOutPushes).sorted()

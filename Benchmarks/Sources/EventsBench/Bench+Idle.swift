@@ -38,6 +38,9 @@ extension Bench {
                     format: "  per subscriber: %.1f KiB (server side: connection, task, stream buffer)",
                     perSubscriber / 1024))
             thresholds.check("maxIdleSubscriberKiB", perSubscriber / 1024, "  per idle subscriber", unit: "KiB")
+            thresholds.check(
+                "maxIdleStreamsMegabytes", Double(after - before) / 1024,
+                "  \(idleSubscribers) idle streams, server VmRSS added (load \(ProcessFigures.loadAverage()))", unit: "MB")
             say("  (the client sockets live in a child process, `events-bench hold`: 10,000 connections need")
             say("   20,000+ descriptors with both ends in one process, over the 20,000 hard limit; so the")
             say("   figure is the server's own memory, clients not included)")

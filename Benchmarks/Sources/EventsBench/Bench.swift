@@ -15,7 +15,7 @@ import NavigationValuesStore
 @MainActor
 enum Bench {
     static let fanOutSubscribers = 1_000
-    static let fanOutPushes = 200
+    static let fanOutPushes = 50
     static let idleSubscribers = 10_000
     static let replayEvents = 20_000
     static let replayWriters = 8
