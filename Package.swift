@@ -271,7 +271,7 @@ let package = Package(
             name: "NavigationValuesCLI",
             dependencies: [
                 "NavigationValuesAPI", "NavigationValuesSessions", "NavigationValuesWire", "NavigationValuesStore",
-                "NavigationValuesSQLite", "NavigationValuesPostgres", "HTTPServer", "CHTTPSystem",
+                "NavigationValuesSQLite", "NavigationValuesPostgres", "NavigationValuesCrypto", "HTTPServer", "CHTTPSystem",
                 .target(name: "CLibSSL", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

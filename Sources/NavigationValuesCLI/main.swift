@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NavigationValuesCrypto
 import NavigationValuesWire
 
 /// The `navigation-values` executable (docs/Operations.md, "The executable"): its commands, help and
@@ -54,6 +55,17 @@ enum NavigationValuesCLI {
         } catch {
             usage(error, subcommand)
             return 2
+        }
+        // Every command hashes (tokens, migration checksums): a libcrypto without its algorithms
+        // is a clear error here, before any work, not a trap on the first hash. (The root's
+        // `--version` and `help` need none.)
+        if command is any Command {
+            do throws(CryptoError) {
+                try CryptoAvailability.check()
+            } catch {
+                Console.error("error: \(error)")
+                return 1
+            }
         }
         do {
             if let command = command as? any Command {

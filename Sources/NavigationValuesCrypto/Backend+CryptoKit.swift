@@ -10,6 +10,9 @@
 
     /// The primitives, from CryptoKit and the C library's `timingsafe_bcmp` and `arc4random_buf`.
     enum Backend {
+        /// CryptoKit ships with the system: always there.
+        static func checkAvailable() throws(CryptoError) {}
+
         static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
             Array(CryptoKit.SHA256.hash(data: bytes))
         }

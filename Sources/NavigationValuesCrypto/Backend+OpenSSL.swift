@@ -14,12 +14,23 @@
         private static let algorithms = Algorithms(
             sha256: EVP_MD_fetch(nil, "SHA256", nil), aes256GCM: EVP_CIPHER_fetch(nil, "AES-256-GCM", nil))
 
-        /// SHA-256 must be there: every token check and migration needs it. Without it libcrypto
-        /// is broken beyond what a server can answer for (its providers did not load).
-        private static var sha256: OpaquePointer {
-            guard let algorithm = algorithms.sha256 else {
-                fatalError("libcrypto offers no SHA-256: its default provider did not load (check OPENSSL_CONF)")
+        private static let missingSHA256 =
+            "libcrypto offers no SHA-256: its default provider did not load (check OPENSSL_CONF)"
+
+        /// Throws when an algorithm is missing: libcrypto's providers did not load.
+        static func checkAvailable() throws(CryptoError) {
+            guard algorithms.sha256 != nil else { throw CryptoError(missingSHA256) }
+            guard algorithms.aes256GCM != nil else {
+                throw CryptoError(
+                    "libcrypto offers no AES-256-GCM: its default provider did not load (check OPENSSL_CONF)")
             }
+        }
+
+        /// SHA-256 must be there: every token check and migration needs it. A program checks
+        /// that with `CryptoAvailability.check()` when it starts (the executable does, and exits
+        /// with its message); past that check this cannot fail.
+        private static var sha256: OpaquePointer {
+            guard let algorithm = algorithms.sha256 else { preconditionFailure(missingSHA256) }
             return algorithm
         }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import NavigationValuesStore
 import TestSupport
 import Testing
@@ -12,10 +13,18 @@ import Testing
     static let writers = 16
     static let pushes = 50
 
+    /// What this test checks is that no writer is refused because others wrote first, not how long
+    /// a turn takes: its servers wait for a turn far longer than the default 10 s (`maxWriteWait`,
+    /// past which a writer gets its 503), which 800 commits queued on a few connections exceeded
+    /// under ThreadSanitizer on a loaded 2-core machine (one push refused, 503 store-unavailable).
+    static func patientWriters(_ configuration: inout NavigationValuesServer.Configuration) {
+        configuration.service.maxWriteWait = .seconds(300)
+    }
+
     @Test func sixteenWritersOnTwoInstancesAreAllAcknowledgedGapFreeAndInOrder() async throws {
         try await PostgresTestServer.withDatabase { url in
-            try await withRunningServer(databasePath: url) { a, instanceA in
-                try await withRunningServer(databasePath: url) { b, instanceB in
+            try await withRunningServer(databasePath: url, configure: Self.patientWriters) { a, instanceA in
+                try await withRunningServer(databasePath: url, configure: Self.patientWriters) { b, instanceB in
                     let created = try await TestSession.create(a)
                     let sessions = [a, b].map {
                         TestSession(client: $0, id: created.id, token: created.token, created: created.created)
