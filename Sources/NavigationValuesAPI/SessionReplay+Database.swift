@@ -26,10 +26,7 @@ extension SessionReplay {
         maxTestBytes: Int = ServiceConfiguration().maxTestExportBytes, write: @Sendable (String) -> Void
     ) async throws {
         try await reading(databasePath) { store in
-            guard let record = try await store.loadSession(id)?.record else {
-                throw Failure(reason: .unknownSession, description: "no session \(id.rawValue)")
-            }
-            let latest = record.version
+            let latest = try await stored(id, in: store).latest
             if let past = versions?.first(where: { $0 > latest }) {
                 throw Failure(
                     reason: .eventOutOfRange,

@@ -54,7 +54,8 @@ extension FlagValues {
                 values[FlagName.flag(property: String(label.dropFirst()))] = option.wrappedValue
             } else if let toggle = child.value as? Flag<Bool> {
                 // A switch (`--as-test`): "true" when given, else read from its variable.
-                values[FlagName.flag(property: String(label.dropFirst()))] = toggle.wrappedValue ? "true" : nil
+                let given: String? = toggle.wrappedValue ? "true" : nil
+                values[FlagName.flag(property: String(label.dropFirst()))] = .some(given)
             } else if let group = child.value as? any FlagValues {
                 group.collect(into: &values)
             } else {

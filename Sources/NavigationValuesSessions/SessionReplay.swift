@@ -30,10 +30,7 @@ public enum SessionReplay {
     public static func session(_ id: SessionID, at: Int64? = nil, in store: any SessionStore) async throws
         -> SessionResource
     {
-        guard let record = try await store.loadSession(id)?.record else {
-            throw Failure(reason: .unknownSession, description: "no session \(id.rawValue)")
-        }
-        let latest = record.version
+        let (record, latest) = try await stored(id, in: store)
         let target = at ?? latest
         guard target >= 1, target <= latest else {
             throw Failure(
@@ -43,6 +40,19 @@ public enum SessionReplay {
         var session = try await rebuild(id, at: target, in: store).resource()
         session.origin = record.origin  // a fork's link, whether the replay started from a snapshot or not
         return session
+    }
+
+    /// Session `id`'s record and its latest version, which is its log's: a store that writes
+    /// state behind its log (and a read-only one that cannot catch it up) has rows that may lag it.
+    ///
+    /// - Throws: `Failure` for an unknown session; `StoreError`.
+    package static func stored(_ id: SessionID, in store: any SessionStore) async throws
+        -> (record: SessionRecord, latest: Int64)
+    {
+        guard let record = try await store.loadSession(id)?.record else {
+            throw Failure(reason: .unknownSession, description: "no session \(id.rawValue)")
+        }
+        return (record, max(record.version, try await store.version(of: id) ?? record.version))
     }
 
     /// The session right after event `target`: the newest snapshot at or before it, then the

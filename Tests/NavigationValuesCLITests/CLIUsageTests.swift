@@ -113,7 +113,7 @@ import Testing
             ["export", "--db", "x.sqlite", "s_1", "--as-test", "--versions", "0,2"],
             "--versions must list event numbers of at least 1, such as 1,5,9, not '0,2'"
         ),
-        (["export", "--db", "x.sqlite", "s_1", "--as-test=yes"], "--as-test takes no value"),
+        (["export", "--db", "x.sqlite", "s_1", "--as-test=yes"], "the option '--as-test' does not take any value, but 'yes' was specified."),
         (["replay", "--db", "x.sqlite"], "replay needs a SESSION id"),
         (
             ["replay", "--db", "x.sqlite", "s_1", "--at", "0"],
