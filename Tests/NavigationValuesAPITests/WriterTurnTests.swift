@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesPostgres
 import NavigationValuesSessions
 import NavigationValuesStore
 import TestSupport
@@ -14,11 +15,14 @@ import Testing
     static let pushes = 50
 
     /// What this test checks is that no writer is refused because others wrote first, not how long
-    /// a turn takes: its servers wait for a turn far longer than the default 10 s (`maxWriteWait`,
-    /// past which a writer gets its 503), which 800 commits queued on a few connections exceeded
-    /// under ThreadSanitizer on a loaded 2-core machine (one push refused, 503 store-unavailable).
+    /// a turn takes: its servers wait for a turn far longer than the default 10 s, past which a
+    /// writer gets its 503. Both bounds are raised: `maxWriteWait`, and PostgreSQL's
+    /// `statement_timeout`, which ends a statement still waiting for the session's row. 800 commits
+    /// queued on a few connections passed each of them under ThreadSanitizer (one push refused,
+    /// 503 store-unavailable).
     static func patientWriters(_ configuration: inout NavigationValuesServer.Configuration) {
         configuration.service.maxWriteWait = .seconds(300)
+        configuration.postgres.statementTimeout = .seconds(300)
     }
 
     @Test func sixteenWritersOnTwoInstancesAreAllAcknowledgedGapFreeAndInOrder() async throws {
