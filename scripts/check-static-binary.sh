@@ -38,7 +38,7 @@ cd "$bare"
 
 echo "--- --help and a completion script from $bare"
 env -i ./navigation-values --help >help.txt
-grep -q '^USAGE: navigation-values [--version] <subcommand>' help.txt
+grep -q '^USAGE: navigation-values \[--version\] <subcommand>' help.txt
 env -i ./navigation-values --generate-completion-script bash >completion.bash
 grep -q '^complete .* navigation-values$' completion.bash
 
