@@ -21,7 +21,9 @@ steps=${3:-60}
 started=$(date +%s)
 
 start_server "$binary" serve --port 0 --db "$work/db.sqlite"
-python3 "$root/scripts/exported_test_sessions.py" "$url" "$count" "$RANDOM" "$steps" >"$work/sessions"
+seed=${NAVIGATION_VALUES_EXPORT_SEED:-$RANDOM}
+echo "check-exported-tests: sessions from seed $seed (NAVIGATION_VALUES_EXPORT_SEED=$seed repeats them)"
+python3 "$root/scripts/exported_test_sessions.py" "$url" "$count" "$seed" "$steps" >"$work/sessions"
 
 package="$work/replays"
 mkdir -p "$package/Tests/ReplayTests"

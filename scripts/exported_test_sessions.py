@@ -37,7 +37,10 @@ class Session:
             'preferences': {},
             'strict': False,
         }
-        created = self.call('POST', '/v1/sessions', {'root': {'name': 'Home', 'values': self.values()}, 'schema': schema})
+        # The root's values must fit the schema's types, or creation is refused (422) and there is no
+        # session to change; later requests may be refused, and are, as a check of the refusals.
+        root_values = {key: value for key, value in self.values().items() if fits(key, value)}
+        created = self.call('POST', '/v1/sessions', {'root': {'name': 'Home', 'values': root_values}, 'schema': schema})
         self.id = created['id']
         self.token = created['token']
 
@@ -160,6 +163,15 @@ class Session:
         }
         method, path, body = routes[kind]()
         self.call(method, path, body, refusable=True)
+
+
+def fits(key, value):
+    """Whether a value fits the type the sessions' schema declares for its key."""
+    if key == 'title':
+        return isinstance(value, str)
+    if key == 'count':
+        return isinstance(value, int) and not isinstance(value, bool)
+    return True
 
 
 def quote(text):
