@@ -224,7 +224,8 @@ package struct SQLText: Sendable {
             """
             SELECT id, \(logVersion), state, \(ms("updated_at")),
                    (SELECT count(*) FROM screen_contexts
-                    WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main')
+                    WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main'),
+                   version
             FROM sessions WHERE id > ?1 ORDER BY id LIMIT ?2
             """)
         wasPurged = r("SELECT 1 FROM purged_sessions WHERE id = ?1")
