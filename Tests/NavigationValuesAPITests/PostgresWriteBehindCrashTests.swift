@@ -49,7 +49,8 @@ import Testing
     }
 
     /// Changes of every kind to a new session: pushes, a pop of a screen pushed in the same
-    /// window, patches of the root and of a pushed screen, a handler and a preference sent up.
+    /// window (nothing of it is written), patches of the root and of a pushed screen, a handler and
+    /// a preference sent up to it. SQLite's kill test (`WriteBehindCrashTests`) makes the same.
     static func changeANewSession(through client: TestClient, round: Int) async throws -> TestSession {
         let session = try await TestSession.create(client)
         var answer = try await session.send("POST", "/push", json: ["name": "List", "values": ["page": 1]])
