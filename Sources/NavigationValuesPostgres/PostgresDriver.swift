@@ -449,6 +449,8 @@ struct PostgresDialect: SQLDialect {
     var lockTimeout: String? { "SELECT set_config('lock_timeout', ?1, true)" }
     /// PostgreSQL compares the values of indexed columns to decide whether an update is HOT.
     var rewritesIndexOnAssignment: Bool { false }
+    /// `synchronous_commit` off until the transaction ends: a later durable commit flushes it.
+    var unsyncedCommit: String? { "SELECT set_config('synchronous_commit', 'off', true)" }
 }
 
 extension DatabaseValue {

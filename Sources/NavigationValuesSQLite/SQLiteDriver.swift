@@ -351,6 +351,7 @@ struct SQLiteDialect: SQLDialect {
     var lockTimeout: String? { nil }
     /// An UPDATE rewrites the entry of every index whose columns it assigns, changed or not.
     var rewritesIndexOnAssignment: Bool { true }
+    var unsyncedCommit: String? { nil }
 }
 
 extension Database: SQLConnection {

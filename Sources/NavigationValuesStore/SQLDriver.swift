@@ -256,6 +256,10 @@ public protocol SQLDialect: Sendable {
     /// then assigned by a statement of their own, only when one of them changes; an engine that
     /// compares values (PostgreSQL) assigns them with the version, in one statement.
     var rewritesIndexOnAssignment: Bool { get }
+    /// A statement that lets the rest of the transaction commit without waiting for its log to
+    /// reach the disk (PostgreSQL's `synchronous_commit` off), for state written behind the event
+    /// log, which a crash lets the log rebuild; nil where a commit's sync is the connection's (SQLite).
+    var unsyncedCommit: String? { get }
 }
 
 extension SQLDialect {

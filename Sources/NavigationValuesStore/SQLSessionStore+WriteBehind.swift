@@ -79,7 +79,7 @@ extension SQLSessionStore {
         var failed: [SessionID] = []
         for (session, state) in taken {
             if let write = stateWrite(of: session, state) {
-                writes.append(write)
+                writes.append(unsynced(write))
                 planned.append(session)
             } else {
                 failed.append(session)
@@ -236,10 +236,18 @@ extension SQLSessionStore {
     /// Brings `session` (read at its state's version) up to `events`, the log after it: replays
     /// them, and writes the changes they make, conditional on the state's version as read.
     func catchUp(_ session: StoredSession, with events: [StoredEvent]) async throws {
-        guard let write = try catchUpWrite(session, with: events) else { return }
+        guard let write = try catchUpWrite(session, with: events).map(unsynced) else { return }
         let results = await onWriter { self.driver.commitBatch([write], cleanup: nil) }
         // A failed write (another read caught it up first) leaves the caller to read again.
         _ = results
+    }
+
+    /// A state write in a transaction of state writes only, which need not wait for the disk
+    /// where the engine lets it: the event log, committed durably first, rebuilds what a crash
+    /// loses (never in a turn's transaction, which commits a mutation's event too).
+    func unsynced(_ write: PlannedWrite) -> PlannedWrite {
+        guard let sql = text.unsyncedCommit else { return write }
+        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps)
     }
 
     /// The write that brings `session` (read at its state's version) up to `events`, the log

@@ -78,6 +78,8 @@ package struct SQLText: Sendable {
 
     // MARK: Turns
     package let lockTimeout: String?
+    /// The rest of the transaction commits without waiting for the disk (state written behind).
+    package let unsyncedCommit: String?
 
     package init(_ d: any SQLDialect) {
         func r(_ sql: String) -> String { d.render(sql) }
@@ -286,5 +288,6 @@ package struct SQLText: Sendable {
         deleteObserver = r("DELETE FROM observer_tokens WHERE id = ?1")
         lockObserverScope = d.transactionLock.map(r)
         lockTimeout = d.lockTimeout.map(r)
+        unsyncedCommit = d.unsyncedCommit.map(r)
     }
 }
