@@ -59,7 +59,9 @@ let package = Package(
         // latency from a write on one instance to a subscriber on the other.
         .executableTarget(
             name: "PostgresBench",
-            dependencies: ["BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI")]),
+            dependencies: [
+                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesAPI"), root("NavigationValuesStore"),
+            ]),
         // The Swift client: CPU, time and allocations per mutation beside raw HTTP; events/s the
         // mirror applies. The server runs in a child process; a malloc hook counts allocations.
         .target(name: "MallocCounter"),

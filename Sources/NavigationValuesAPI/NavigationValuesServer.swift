@@ -46,8 +46,8 @@ public final class NavigationValuesServer: Sendable {
         /// SQLite: write-ahead-log pages that start a checkpoint, which copies them into the
         /// database file off the writer's thread; four times as many force one.
         public var walCheckpointPages = 10_000
-        /// SQLite: how far the state rows may lag the event log (log-first commits); `.inline`
-        /// writes them with each event.
+        /// How far the state rows may lag the event log (log-first commits), on SQLite and
+        /// PostgreSQL; `.inline` writes them with each event.
         public var writeBehind = WriteBehind.standard
         /// How the PostgreSQL store connects, when `databasePath` is a PostgreSQL URL.
         public var postgres = PostgresSessionStore.Configuration()
@@ -158,6 +158,7 @@ public final class NavigationValuesServer: Sendable {
         if PostgresSessionStore.isDatabaseURL(configuration.databasePath) {
             var postgres = configuration.postgres
             postgres.now = configuration.now
+            postgres.writeBehind = configuration.writeBehind
             return try await PostgresSessionStore.open(url: configuration.databasePath, configuration: postgres)
         }
         var storeConfiguration = SQLiteSessionStore.Configuration()

@@ -66,13 +66,13 @@ struct Serve: Command {
     @Option(
         .flag(
             "write-behind-events", "N",
-            "SQLite: committed events whose state rows may wait to be written behind the log (default 1000; 0: written with each event)."
+            "Committed events whose state rows may wait to be written behind the log (default 1000; 0: written with each event)."
         ))
     var writeBehindEvents: String?
     @Option(
         .flag(
             "write-behind-ms", "MS",
-            "SQLite: how long an event's state rows may wait to be written behind the log (default 50)."))
+            "How long an event's state rows may wait to be written behind the log (default 50)."))
     var writeBehindMs: String?
     @Option(
         .flag(

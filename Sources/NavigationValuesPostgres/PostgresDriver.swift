@@ -59,6 +59,11 @@ public final class PostgresDriver: SQLDriver {
         /// writers of this instance may wait in the database for a session at once. More wait for
         /// a connection, within their own deadline.
         public var turnConnectionCount = 4
+        /// How far the state rows may lag the event log (log-first commits); `.inline` (the
+        /// default here; the server's is `.standard`) writes them in each mutation's transaction.
+        /// Whatever this instance's setting, it reads a session whose state another instance left
+        /// behind its log by replaying the events after it.
+        public var writeBehind: WriteBehind = .inline
 
         /// The defaults.
         public init() {}
@@ -107,7 +112,7 @@ public final class PostgresDriver: SQLDriver {
         self.configuration = configuration
         options = SQLStoreOptions(
             maximumBatchSize: configuration.maximumBatchSize, idempotencyLifetime: configuration.idempotencyLifetime,
-            now: configuration.now)
+            now: configuration.now, writeBehind: configuration.writeBehind)
         instance = "i" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         let timeout = configuration.statementTimeout
         let setUp: (PostgresConnection) throws -> Void = { connection in
@@ -194,6 +199,16 @@ public final class PostgresDriver: SQLDriver {
         }
     }
 
+    /// The write's statements in one pipeline, in the transaction the turn opened, left open.
+    public func writeInTurn(_ write: PlannedWrite, on connection: PostgresConnection) throws {
+        do {
+            _ = try PostgresConnection.rows(of: try connection.pipeline(write.steps.map(Self.statement(for:))))
+        } catch {
+            _ = try? connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Drops every connection as if the server had gone away, so the next calls reconnect (tests).
     func dropConnections() async {
         await writer.disconnect()
@@ -210,10 +225,12 @@ public final class PostgresDriver: SQLDriver {
         do {
             return try writer.onQueue { connection in
                 var results = [Result<Void, any Error>?](repeating: nil, count: writes.count)
-                let singles = writes.indices.filter { writes[$0].mutations.count == 1 }
+                // A request of one mutation, or a session's state written behind its log (no
+                // mutation), shares the batch's transaction; a copied history has its own.
+                let singles = writes.indices.filter { writes[$0].mutations.count <= 1 }
                 let batch = runBatch(singles.map { writes[$0] }, cleanup: cleanup, on: connection)
                 for (index, result) in zip(singles, batch) { results[index] = result }
-                for index in writes.indices where writes[index].mutations.count != 1 {
+                for index in writes.indices where writes[index].mutations.count > 1 {
                     results[index] = runCopy(writes[index], on: connection)
                 }
                 return results.map { $0 ?? .failure(StoreError(code: .failed, message: "the mutation was not run")) }
@@ -312,8 +329,9 @@ public final class PostgresDriver: SQLDriver {
     /// A step as a statement of the pipeline, with its check made on the server: a statement
     /// that must change one row counts them in the same statement
     /// (`navigation_values_expect_one_row`), and the version check locks the session's row and
-    /// compares (`navigation_values_expect_version`): a pipeline cannot look at an answer before
-    /// it sends the next statement.
+    /// compares (`navigation_values_expect_version`, or `navigation_values_expect_log_version`
+    /// with the version its log reaches): a pipeline cannot look at an answer before it sends the
+    /// next statement.
     static func statement(for step: WriteStep) -> PostgresConnection.Statement {
         let parameters = step.arguments.map(\.postgresText)
         switch step.check {
@@ -327,6 +345,8 @@ public final class PostgresDriver: SQLDriver {
                 """, parameters + [message])
         case .version(let id, let expected):
             return .init("SELECT navigation_values_expect_version($1, $2)", [id.rawValue, "\(expected)"])
+        case .logVersion(let id, let expected):
+            return .init("SELECT navigation_values_expect_log_version($1, $2)", [id.rawValue, "\(expected)"])
         }
     }
 
@@ -429,6 +449,8 @@ struct PostgresDialect: SQLDialect {
     var lockTimeout: String? { "SELECT set_config('lock_timeout', ?1, true)" }
     /// PostgreSQL compares the values of indexed columns to decide whether an update is HOT.
     var rewritesIndexOnAssignment: Bool { false }
+    /// `synchronous_commit` off until the transaction ends: a later durable commit flushes it.
+    var unsyncedCommit: String? { "SELECT set_config('synchronous_commit', 'off', true)" }
 }
 
 extension DatabaseValue {

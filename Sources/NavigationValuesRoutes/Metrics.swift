@@ -262,7 +262,7 @@ public final class Metrics: Sendable {
     private func writeBehindExposition(_ out: inout String, _ store: StoreMetrics) {
         header(
             &out, "navigation_values_store_state_lag_events", "gauge",
-            "Committed events whose state rows are not yet written behind the log (SQLite's log-first commits).")
+            "Committed events whose state rows are not yet written behind the log (log-first commits).")
         out += "navigation_values_store_state_lag_events \(store.stateLagEvents)\n"
         header(
             &out, "navigation_values_store_state_lag_sessions", "gauge", "Sessions those events belong to.")

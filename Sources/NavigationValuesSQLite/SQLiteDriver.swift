@@ -197,6 +197,10 @@ public final class SQLiteDriver: SQLDriver {
         throw StoreError(code: .failed, message: "SQLite holds no connection for a turn")
     }
 
+    public func writeInTurn(_ write: PlannedWrite, on connection: Database) throws {
+        throw StoreError(code: .failed, message: "SQLite holds no connection for a turn")
+    }
+
     public func close() async {
         await writer.close()
         for reader in readers { await reader.close() }
@@ -347,6 +351,7 @@ struct SQLiteDialect: SQLDialect {
     var lockTimeout: String? { nil }
     /// An UPDATE rewrites the entry of every index whose columns it assigns, changed or not.
     var rewritesIndexOnAssignment: Bool { true }
+    var unsyncedCommit: String? { nil }
 }
 
 extension Database: SQLConnection {
@@ -391,7 +396,7 @@ extension Database: SQLConnection {
             guard try execute(step.sql, step.arguments) == 1 else {
                 throw StoreError(code: .invalidData, message: message)
             }
-        case .version(let id, let expected):
+        case .version(let id, let expected), .logVersion(let id, let expected):
             let current = try fetchOne(step.sql, step.arguments) { $0.int64(0) }
             guard let current else { throw StoreError(code: .invalidData, message: "session \(id) does not exist") }
             guard current == expected else {

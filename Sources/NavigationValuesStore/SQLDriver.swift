@@ -50,6 +50,10 @@ public protocol SQLDriver: Sendable {
     /// Writes `write` in the transaction a turn opened on `connection` and commits it, with what
     /// the engine adds to a commit (PostgreSQL's notifications); rolls it back when it fails.
     func commitTurn(_ write: PlannedWrite, on connection: Connection) throws
+    /// Writes `write` in the transaction a turn opened on `connection` and leaves it open (a
+    /// session's state caught up with its log before the turn's own change); rolls it back when
+    /// it fails.
+    func writeInTurn(_ write: PlannedWrite, on connection: Connection) throws
     /// Adds the engine's own figures (checkpoints, pages written) to the store's.
     func addFigures(to metrics: inout StoreMetrics)
     /// Closes every connection, once the writer's queue has run what was queued on it. Later
@@ -252,6 +256,10 @@ public protocol SQLDialect: Sendable {
     /// then assigned by a statement of their own, only when one of them changes; an engine that
     /// compares values (PostgreSQL) assigns them with the version, in one statement.
     var rewritesIndexOnAssignment: Bool { get }
+    /// A statement that lets the rest of the transaction commit without waiting for its log to
+    /// reach the disk (PostgreSQL's `synchronous_commit` off), for state written behind the event
+    /// log, which a crash lets the log rebuild; nil where a commit's sync is the connection's (SQLite).
+    var unsyncedCommit: String? { get }
 }
 
 extension SQLDialect {
@@ -289,6 +297,9 @@ public struct WriteStep: Sendable {
         /// not exist). The statement reads its version; an engine may check it its own way, as
         /// long as the session's row stays locked until the transaction ends.
         case version(SessionID, expected: Int64)
+        /// As ``version(_:expected:)``, for a log-first mutation (``WriteBehind``): the version
+        /// compared is the one the session's log reaches, which its state rows may lag.
+        case logVersion(SessionID, expected: Int64)
     }
 
     public var sql: String

@@ -11,14 +11,20 @@ extension SQLSessionStore {
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         let queries = loadQueries(of: id)
         if options.writeBehind.isOn, hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
-        // Another read may catch the same session up first; its write then stands, and this
-        // read finds it.
-        for _ in 0..<3 {
+        // Another read (or, on a shared database, another instance writing its state behind)
+        // may move the state on first; its write then stands, and this read finds it. A session
+        // whose state keeps moving while its log grows (writers on several instances) is read
+        // again as long as it does; three reads without the state moving end the wait.
+        var stateVersion: Int64?
+        var stalled = 0
+        while stalled < 3 {
             let (session, after) = try await driver.read { connection in
                 try LoadedSession.read(id, queries, on: connection)
             }
             // Without a replayer (a tool reading the file), the rows as they are.
             guard let session, !after.isEmpty, replaysStates else { return session }
+            if let stateVersion, session.record.version <= stateVersion { stalled += 1 }
+            stateVersion = session.record.version
             try await catchUp(session, with: after)
         }
         throw StoreError(code: .unavailable, message: "the state of session \(id) did not catch up with its log")
@@ -27,10 +33,12 @@ extension SQLSessionStore {
     /// The queries that read a whole session, in ``LoadedSession``'s order: its rows, then the
     /// events past the version they reflect.
     func loadQueries(of id: SessionID) -> [SQLQuery] {
-        let rows = [text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks]
-        // A file one process serves may have been written behind its log (by this process or an
-        // earlier one, whatever this one's setting); a shared database never is.
-        return (driver.isShared ? rows : rows + [text.eventsAfterState]).map { SQLQuery($0, [.text(id.rawValue)]) }
+        // The state may have been written behind its log, whatever this store's setting: by this
+        // process, an earlier one, or (a shared database) another instance.
+        [
+            text.sessionRow, text.screens, text.values, text.handlers, text.receivedPreferences, text.stacks,
+            text.eventsAfterState,
+        ].map { SQLQuery($0, [.text(id.rawValue)]) }
     }
 
     public func version(of id: SessionID) async throws -> Int64? {
@@ -110,14 +118,26 @@ extension SQLSessionStore {
         guard limit > 0 else { return [] }
         try await settleState()
         let sql = text.sessionList
-        return try await driver.read { connection in
-            try connection.fetchAll(sql, [.text(cursor?.rawValue ?? ""), .integer(limit)]) { row in
-                SessionSummary(
-                    id: SessionID(try row.string(0)), version: try row.int64(1),
-                    state: try SessionState(stored: row.string(2)),
-                    depth: try row.int(4), updatedAt: try row.date(3))
+        let read = { [driver] in
+            try await driver.read { connection in
+                try connection.fetchAll(sql, [.text(cursor?.rawValue ?? ""), .integer(limit)]) { row in
+                    (
+                        summary: SessionSummary(
+                            id: SessionID(try row.string(0)), version: try row.int64(1),
+                            state: try SessionState(stored: row.string(2)),
+                            depth: try row.int(4), updatedAt: try row.date(3)),
+                        stateVersion: try row.int64(5)
+                    )
+                }
             }
         }
+        let page = try await read()
+        // A row whose state lags its log (written behind by another instance, or by one that
+        // stopped first) is brought up to it, and the page read again.
+        let lagging = page.filter { $0.summary.version > $0.stateVersion }.map(\.summary.id)
+        guard !lagging.isEmpty, replaysStates else { return page.map(\.summary) }
+        for id in lagging { _ = try await loadSession(id) }
+        return try await read().map(\.summary)
     }
 
     public func wasPurged(_ id: SessionID) async throws -> Bool {

@@ -27,6 +27,9 @@ extension SQLSessionStore {
             guard let held = try await driver.holdConnection(until: deadline) else {
                 return StoreTurn(store: self, session: try await loadSession(id))
             }
+            // This instance's waiting state of the session first, so that the turn's commit,
+            // which writes its state inline, leaves nothing behind it.
+            if options.writeBehind.isOn, hasWaitingState(id) { await onWriter { self.writeStateBehind(only: id) } }
             // The wait bounded by the deadline, the session's row (waiting behind its other
             // writers), then the session as stored once this writer holds it.
             var queries: [SQLQuery] = []
@@ -36,15 +39,28 @@ extension SQLSessionStore {
             }
             queries.append(SQLQuery(text.expectVersion, [.text(id.rawValue)]))
             let reads = queries.count
-            queries += loadQueries(of: id)
-            let statements = queries
+            let load = loadQueries(of: id)
+            let statements = queries + load
+            let driver = driver
             do {
                 let session = try await held.run { connection -> StoredSession? in
                     var loaded = LoadedSession(id: id)
                     try connection.begin(statements) { query, row in
                         if query >= reads { try loaded.add(row, of: query - reads) }
                     }
-                    return try loaded.session()
+                    // A state behind its log (its changes wait in another instance, or that one
+                    // stopped first) is caught up in this transaction, which holds the session's
+                    // row, and read again: the turn's commit writes its own change inline on it.
+                    guard let stored = try loaded.session(), self.replaysStates,
+                        let write = try self.catchUpWrite(stored, with: loaded.eventsAfter)
+                    else { return try loaded.session() }
+                    try driver.writeInTurn(write, on: connection)
+                    var caughtUp = LoadedSession(id: id)
+                    try connection.readAll(load) { query, row in try caughtUp.add(row, of: query) }
+                    guard caughtUp.eventsAfter.isEmpty else {
+                        throw StoreError(code: .corrupt, message: "the state of session \(id) did not catch up with its log")
+                    }
+                    return try caughtUp.session()
                 }
                 return HeldTurn(store: self, held: held, session: session)
             } catch {

@@ -79,7 +79,7 @@ extension SQLSessionStore {
         var failed: [SessionID] = []
         for (session, state) in taken {
             if let write = stateWrite(of: session, state) {
-                writes.append(write)
+                writes.append(unsynced(write))
                 planned.append(session)
             } else {
                 failed.append(session)
@@ -236,8 +236,26 @@ extension SQLSessionStore {
     /// Brings `session` (read at its state's version) up to `events`, the log after it: replays
     /// them, and writes the changes they make, conditional on the state's version as read.
     func catchUp(_ session: StoredSession, with events: [StoredEvent]) async throws {
+        guard let write = try catchUpWrite(session, with: events).map(unsynced) else { return }
+        let results = await onWriter { self.driver.commitBatch([write], cleanup: nil) }
+        // A failed write (another read caught it up first) leaves the caller to read again.
+        _ = results
+    }
+
+    /// A state write in a transaction of state writes only, which need not wait for the disk
+    /// where the engine lets it: the event log, committed durably first, rebuilds what a crash
+    /// loses (never in a turn's transaction, which commits a mutation's event too).
+    func unsynced(_ write: PlannedWrite) -> PlannedWrite {
+        guard let sql = text.unsyncedCommit else { return write }
+        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps)
+    }
+
+    /// The write that brings `session` (read at its state's version) up to `events`, the log
+    /// after it: the changes their replay makes, conditional on the state's version as read.
+    /// Nil when there are no events; counted as a catch-up.
+    func catchUpWrite(_ session: StoredSession, with events: [StoredEvent]) throws -> PlannedWrite? {
         let id = session.record.id
-        guard let last = events.last else { return }
+        guard let last = events.last else { return nil }
         guard let replayer = stateReplayer.withLock({ $0 }) else {
             throw StoreError(
                 code: .unavailable,
@@ -251,13 +269,11 @@ extension SQLSessionStore {
             throw StoreError(
                 code: .corrupt, message: "replaying the events of session \(id) after \(state.from) reaches no version \(last.seq)")
         }
-        let results = await onWriter { self.driver.commitBatch([write], cleanup: nil) }
         figures.withLock { metrics in
             metrics.stateCatchUps += 1
             metrics.stateWriteEvents += events.count
         }
-        // A failed write (another read caught it up first) leaves the caller to read again.
-        _ = results
+        return write
     }
 }
 
@@ -318,6 +334,8 @@ struct PendingStates {
             sessions = [:]
             eventCount = 0
         }
-        return sessions.map { ($0.key, $0.value) }
+        // In the sessions' order: every instance's state writes lock the sessions' rows in the
+        // same order, so two of them never wait for each other (PostgreSQL).
+        return sessions.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
     }
 }

@@ -84,7 +84,7 @@ extension SQLSessionStore {
         let event = mutation.event
         var steps = [
             WriteStep(
-                text.expectLogVersion, [session], check: .version(mutation.session, expected: event.seq - 1)),
+                text.expectLogVersion, [session], check: .logVersion(mutation.session, expected: event.seq - 1)),
             WriteStep(
                 text.insertEvent,
                 [

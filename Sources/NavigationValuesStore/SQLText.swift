@@ -78,6 +78,8 @@ package struct SQLText: Sendable {
 
     // MARK: Turns
     package let lockTimeout: String?
+    /// The rest of the transaction commits without waiting for the disk (state written behind).
+    package let unsyncedCommit: String?
 
     package init(_ d: any SQLDialect) {
         func r(_ sql: String) -> String { d.render(sql) }
@@ -224,7 +226,8 @@ package struct SQLText: Sendable {
             """
             SELECT id, \(logVersion), state, \(ms("updated_at")),
                    (SELECT count(*) FROM screen_contexts
-                    WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main')
+                    WHERE screen_contexts.session = sessions.id AND screen_contexts.stack = 'main'),
+                   version
             FROM sessions WHERE id > ?1 ORDER BY id LIMIT ?2
             """)
         wasPurged = r("SELECT 1 FROM purged_sessions WHERE id = ?1")
@@ -285,5 +288,6 @@ package struct SQLText: Sendable {
         deleteObserver = r("DELETE FROM observer_tokens WHERE id = ?1")
         lockObserverScope = d.transactionLock.map(r)
         lockTimeout = d.lockTimeout.map(r)
+        unsyncedCommit = d.unsyncedCommit.map(r)
     }
 }

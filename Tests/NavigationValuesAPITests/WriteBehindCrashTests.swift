@@ -35,26 +35,8 @@ import Testing
         var told: [String: JSONValue] = [:]
         var sessions: [TestSession] = []
         for round in 0..<2 {
-            let session = try await TestSession.create(client)
+            let session = try await PostgresWriteBehindCrashTests.changeANewSession(through: client, round: round)
             sessions.append(session)
-            // Pushes, a pop of a screen pushed in the same window (nothing of it is written), a
-            // patch of the root and of a pushed screen, a handler and a preference sent up to it.
-            var answer = try await session.send("POST", "/push", json: ["name": "List", "values": ["page": 1]])
-            #expect(answer.status == 201)
-            let list = try #require(answer.json?["screen"]?["id"]?.stringValue)
-            answer = try await session.send("POST", "/push", json: ["name": "Detail", "values": ["item": 7]])
-            #expect(answer.status == 201)
-            #expect(try await session.send("POST", "/pop", json: ["count": 1]).status == 200)
-            answer = try await session.send("PATCH", "/screens/root/values", json: ["theme": "dark", "round": .integer(Int64(round))])
-            #expect(answer.status == 200)
-            answer = try await session.send("PATCH", "/screens/\(list)/values", json: ["page": 2])
-            #expect(answer.status == 200)
-            answer = try await session.send("PUT", "/screens/root/handlers/picked", json: ["passBack": false])
-            #expect(answer.status == 200)
-            answer = try await session.send("POST", "/push", json: ["name": "Picker"])
-            let picker = try #require(answer.json?["screen"]?["id"]?.stringValue)
-            answer = try await session.send("POST", "/screens/\(picker)/preferences/picked", json: ["value": "blue"])
-            #expect(answer.status == 200)
             let shown = try await client.send("GET", "/v1/sessions/\(session.id)", token: admin)
             try #require(shown.status == 200)
             told[session.id] = shown.json

@@ -90,12 +90,19 @@ public enum PostgresTestServer {
 
     /// Runs one SQL command with `psql` against `url`; throws with psql's output when it fails.
     public static func psql(_ url: String, _ command: String) async throws {
+        _ = try await psqlRows(url, command)
+    }
+
+    /// Runs one SQL query with `psql` against `url` and returns its rows, each a list of its
+    /// columns as text; throws with psql's output when it fails.
+    public static func psqlRows(_ url: String, _ query: String) async throws -> [[String]] {
         let psql = binaries?.appendingPathComponent("psql") ?? URL(fileURLWithPath: "/usr/bin/psql")
         let tool =
             FileManager.default.isExecutableFile(atPath: psql.path) ? psql : URL(fileURLWithPath: "/usr/bin/psql")
         let outcome = try await ChildProcess.run(
-            tool, arguments: ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", command])
-        guard outcome.exit == .exited(0) else { throw ChildProcessError("psql -c '\(command)' failed: \(outcome)") }
+            tool, arguments: ["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", query])
+        guard outcome.exit == .exited(0) else { throw ChildProcessError("psql -c '\(query)' failed: \(outcome)") }
+        return outcome.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
     }
 
     // MARK: - A throwaway cluster

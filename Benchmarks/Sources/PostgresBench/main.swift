@@ -1,4 +1,5 @@
 // postgres-bench [--url URL] [--seconds S] [--connections C] [--sessions N] [--samples K]
+//                [--write-behind-events N]
 //
 //     swift run --package-path Benchmarks -c release postgres-bench
 //
@@ -15,11 +16,15 @@
 //      on B (and the same with the subscriber on A, as the anchor).
 // PostgreSQL: `--url` or NAVIGATION_VALUES_BENCH_POSTGRES_URL (a role that may create databases),
 // else a throwaway cluster started with scripts/postgres-cluster.sh (fsync on: durable as shipped).
+// `--write-behind-events N` sets every server's bound of events whose state rows wait behind the
+// log (default 1000, the server's; 0 writes them in each mutation's transaction: the write path
+// before log-first commits, to compare the two on one build).
 // Each figure is compared with Benchmarks/Thresholds/postgres.json (exit 1 when one is not met).
 import BenchmarkSupport
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesStore
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,6 +37,7 @@ struct Options {
     var connections = 32
     var sessions = 256
     var samples = 500
+    var writeBehindEvents: Int?
 
     init(_ arguments: [String]) {
         var rest = arguments.dropFirst()
@@ -42,6 +48,7 @@ struct Options {
             case "--connections": connections = Int(rest.popFirst() ?? "") ?? connections
             case "--sessions": sessions = Int(rest.popFirst() ?? "") ?? sessions
             case "--samples": samples = Int(rest.popFirst() ?? "") ?? samples
+            case "--write-behind-events": writeBehindEvents = Int(rest.popFirst() ?? "")
             default:
                 FileHandle.standardError.write(Data("postgres-bench: unknown flag \(flag)\n".utf8))
                 exit(2)
@@ -76,12 +83,13 @@ func createDatabase(admin: String) throws -> String {
     return components.string ?? admin
 }
 
-func startServer(database: String) async throws -> NavigationValuesServer {
+func startServer(database: String, writeBehindEvents: Int?) async throws -> NavigationValuesServer {
     var configuration = NavigationValuesServer.Configuration()
     configuration.port = 0
     configuration.databasePath = database
     configuration.adminToken = "bench-admin"
     configuration.eventLoopCount = 2
+    if let writeBehindEvents { configuration.writeBehind.maximumEvents = writeBehindEvents }
     return try await NavigationValuesServer.start(configuration)
 }
 
@@ -308,7 +316,8 @@ do {
     // SQLite, the anchor.
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nv-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let sqlite = try await startServer(database: folder.appendingPathComponent("bench.sqlite").path)
+    let sqlite = try await startServer(
+        database: folder.appendingPathComponent("bench.sqlite").path, writeBehindEvents: options.writeBehindEvents)
     let sqliteRate = try await measure(
         "SQLite (file, sync normal), one instance", pushPorts: [sqlite.port], popPorts: [sqlite.port],
         sessions: try createSessions(port: sqlite.port, count: options.sessions), options
@@ -319,7 +328,7 @@ do {
     // PostgreSQL, one instance, and what it wrote: WAL bytes per mutation over the measured
     // seconds, and the share of the sessions' updates that were HOT (warm-up included).
     let singleDatabase = try createDatabase(admin: admin)
-    let single = try await startServer(database: singleDatabase)
+    let single = try await startServer(database: singleDatabase, writeBehindEvents: options.writeBehindEvents)
     var walStart = ""
     let singleRun = try await measure(
         "PostgreSQL, one instance", pushPorts: [single.port], popPorts: [single.port],
@@ -338,8 +347,8 @@ do {
 
     // PostgreSQL, two instances on one database.
     let database = try createDatabase(admin: admin)
-    let a = try await startServer(database: database)
-    let b = try await startServer(database: database)
+    let a = try await startServer(database: database, writeBehindEvents: options.writeBehindEvents)
+    let b = try await startServer(database: database, writeBehindEvents: options.writeBehindEvents)
     let shared = try createSessions(port: a.port, count: options.sessions)
     let splitRate = try await measure(
         "PostgreSQL, two instances (each connection on one)", pushPorts: [a.port, b.port], popPorts: [a.port, b.port],

@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import NavigationValuesWire
+import TestSupport
+import Testing
+
+@testable import NavigationValuesPostgres
+@testable import NavigationValuesSQLite
+@testable import NavigationValuesStore
+
+/// Log-first commits coalesce a session's waiting state: what one write-behind transaction
+/// writes for several events is the fewest row writes that reach the last event's state. Counted
+/// in the statements the store plans and in the rows it leaves, on both engines; nothing here is
+/// timed (the write-behind is held until the session is read).
+@Suite struct WriteBehindCoalescingTests {
+    /// Nothing is written behind on its own: the test reads the waiting state, then the session.
+    static let held = WriteBehind(maximumEvents: 1_000, maximumDelay: .seconds(60), isHeldForTests: true)
+
+    /// A push then a pop of the same screen, then three updates of one value of the root, each
+    /// its own commit of a session created before them.
+    static func commitChanges(to store: any SessionStore, _ sample: SampleSession) async throws {
+        try await store.commit(sample.creation)
+        let pushed = sample.screenRecord(1, name: "Detail")
+        try await store.commit(sample.mutation(2, [.insertScreen(pushed), .setValue(pushed.id, key: "item", json: "7")]))
+        try await store.commit(sample.mutation(3, [.deleteScreens([pushed.id])]))
+        for (seq, page) in [(4, "1"), (5, "2"), (6, "3")] {
+            try await store.commit(sample.mutation(Int64(seq), [.setValue(sample.root, key: "page", json: page)]))
+        }
+    }
+
+    /// The waiting state of events 2 to 6 as one write: no screen row, one value row, one
+    /// version; then written, the rows as event 6 left them.
+    static func expectCoalesced<Driver: SQLDriver>(_ store: SQLSessionStore<Driver>, _ sample: SampleSession)
+        async throws
+    {
+        let waiting = try #require(store.behind.withLock { $0.sessions[sample.id] })
+        #expect(waiting.from == 1 && waiting.to == 6)
+        let write = try #require(store.stateWrite(of: sample.id, waiting))
+        let statements = write.steps.map(\.sql)
+        let text = store.text
+        let screenWrites = [text.insertScreen, text.deleteScreen, text.deleteScreens]
+        #expect(statements.filter { screenWrites.contains($0) }.isEmpty, "a screen pushed and popped is not written")
+        #expect(statements.filter { $0 == text.setValue }.count == 1, "three updates of one value: one row written")
+        #expect(statements.filter { $0 == text.advanceSession }.count == 1)
+        #expect(statements.count == (store.splitsSessionUpdate ? 3 : 2), "\(statements)")
+
+        // Read, the session is written first: one transaction, its rows as event 6 left them.
+        let loaded = try #require(try await store.loadSession(sample.id))
+        #expect(loaded.record.version == 6)
+        #expect(loaded.screens.map(\.record.id) == [sample.root])
+        #expect(loaded.screens.first?.values == ["page": "3"])
+        let metrics = store.metrics
+        #expect(metrics.stateWrites == 1)
+        #expect(metrics.stateWriteSessions == 1)
+        #expect(metrics.stateWriteEvents == 5)
+        #expect(metrics.stateWriteFailures == 0)
+        #expect(metrics.stateLagEvents == 0)
+    }
+
+    @Test func sqlite() async throws {
+        try await withTemporaryDatabase { path in
+            var configuration = SQLiteSessionStore.Configuration()
+            configuration.writeBehind = Self.held
+            let store = try SQLiteSessionStore(path: path, configuration: configuration)
+            let sample = SampleSession()
+            try await Self.commitChanges(to: store, sample)
+            try await Self.expectCoalesced(store, sample)
+            await store.close()
+        }
+    }
+
+    @Test(.needsPostgres) func postgres() async throws {
+        try await PostgresTestServer.withDatabase { url in
+            var configuration = PostgresSessionStore.Configuration.testing()
+            configuration.writeBehind = Self.held
+            let store = try await PostgresSessionStore.open(url: url, configuration: configuration)
+            let sample = SampleSession()
+            try await Self.commitChanges(to: store, sample)
+            try await Self.expectCoalesced(store, sample)
+            await store.close()
+        }
+    }
+}
