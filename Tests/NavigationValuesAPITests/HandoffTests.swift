@@ -56,6 +56,10 @@ import Testing
             let other = try await TestSession.create(client)
             expectProblem(
                 try await client.send("GET", "/v1/sessions/\(other.id)", token: device), 403, type: "forbidden")
+            // It opens the session's event stream as its token does.
+            let ticket = try await client.send(
+                "POST", "/v1/tickets", json: ["session": .string(session.id)], token: device)
+            #expect(ticket.status == 200, "\(ticket.text)")
             // It may make a hand-off of its own (a third device).
             let again = try await client.send("POST", "/v1/sessions/\(session.id)/handoff", token: device)
             #expect(again.status == 201)
