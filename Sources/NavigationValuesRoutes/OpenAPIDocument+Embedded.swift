@@ -170,6 +170,12 @@ let embeddedJSON = ##"""
                   "session": "$response.body#/id",
                   "label": "support"
                 }
+              },
+              "createHandoff": {
+                "operationId": "createHandoff",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
               }
             }
           },
@@ -3462,6 +3468,14 @@ let embeddedJSON = ##"""
                   "$ref": "#/components/schemas/CreatedHandoff"
                 }
               }
+            },
+            "links": {
+              "redeemHandoff": {
+                "operationId": "redeemHandoff",
+                "requestBody": {
+                  "code": "$response.body#/code"
+                }
+              }
             }
           },
           "400": {
@@ -5728,8 +5742,8 @@ let embeddedJSON = ##"""
         "properties": {
           "code": {
             "type": "string",
-            "minLength": 1,
-            "description": "The code `POST /v1/sessions/{id}/handoff` answered."
+            "description": "The code `POST /v1/sessions/{id}/handoff` answered.",
+            "pattern": "^h_[A-Za-z0-9_-]{36}$"
           }
         }
       }
