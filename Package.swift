@@ -62,13 +62,14 @@ import PackageDescription
     ]
 #endif
 
-/// What every platform fetches: swift-log, the client's logging hook (`Configuration.logger`), and
-/// swift-argument-parser, the executable's command line (an app that depends on the libraries does
-/// not fetch it). Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at
+/// What every platform fetches: swift-log, the logging API of the client's hook
+/// (`Configuration.logger`) and of the server (1.12: the `LogEvent` handler API with its `error`,
+/// which the server's handler implements), and swift-argument-parser, the executable's command line
+/// (an app that depends on the libraries does not build it). Where GitHub cannot be reached, `scripts/swiftpm-mirrors.sh` points SwiftPM at
 /// local mirrors (CONTRIBUTING.md, "Dependencies and mirrors").
 let packageDependencies: [Package.Dependency] =
     [
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.12.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ] + platformDependencies
 
@@ -247,7 +248,7 @@ let package = Package(
             name: "NavigationValuesRoutes",
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSessions",
-                "NavigationValuesCrypto", "HTTPCore",
+                "NavigationValuesCrypto", "HTTPCore", .product(name: "Logging", package: "swift-log"),
             ]),
         // ...and the server: that API on our HTTP server, over SQLite or PostgreSQL (Linux).
         .target(
@@ -255,13 +256,14 @@ let package = Package(
             dependencies: [
                 "NavigationValues", "NavigationValuesWire", "NavigationValuesStore", "NavigationValuesSQLite",
                 "NavigationValuesPostgres", "NavigationValuesSessions", "NavigationValuesRoutes", "HTTPServer",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "NavigationValuesAPITests",
             dependencies: [
                 "NavigationValuesAPI", "NavigationValuesRoutes", "NavigationValuesSessions", "NavigationValuesWire",
                 "NavigationValuesStore", "NavigationValuesSQLite", "NavigationValuesPostgres", "api-crash-server",
-                "TestSupport",
+                "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             // A database written by an earlier release, which the tests open (found from #filePath).
             exclude: ["Fixtures"]),
@@ -274,6 +276,7 @@ let package = Package(
                 "NavigationValuesSQLite", "NavigationValuesPostgres", "NavigationValuesCrypto", "HTTPServer", "CHTTPSystem",
                 .target(name: "CLibSSL", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/NavigationValuesCLI"),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Logging
 import NavigationValues
 import NavigationValuesPostgres
 // The routes, middleware, metrics and problem mapping are NavigationValuesRoutes' (no sockets, no
@@ -119,7 +120,7 @@ public final class NavigationValuesServer: Sendable {
         let logger = configuration.logger
         httpConfiguration.tlsHandshakeFailed = { peer, reason in
             metrics.recordTLSHandshakeFailure()
-            logger?.log(.info, "tls handshake failed", ["peer": .string(peer ?? ""), "reason": .string(reason)])
+            logger.info("tls handshake failed", metadata: ["peer": .string(peer ?? ""), "reason": .string(reason)])
         }
         let http = HTTPServer(
             configuration: httpConfiguration, responder: api.responder, errorResponder: api.errorResponder)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HTTPServer
+import Logging
 import NavigationValues
 import NavigationValuesAPI
 import NavigationValuesPostgres
@@ -82,11 +83,11 @@ struct Serve: Command {
     var holdWriteBehindForTests: String?
     @Option(
         .flag("log-format", "text|json", "Shape of log lines (default text)."),
-        completion: .list(Logger.Format.allCases.map(\.rawValue)))
+        completion: .list(NavigationValuesLogHandler.Format.allCases.map(\.rawValue)))
     var logFormat: String?
     @Option(
         .flag("log-level", "LEVEL", "debug, info (default), warning or error."),
-        completion: .list(Logger.Level.allCases.map(\.rawValue)))
+        completion: .list(NavigationValuesLogHandler.levelNames))
     var logLevel: String?
     @Option(
         .flag(
@@ -168,8 +169,10 @@ struct Serve: Command {
     /// What the flags ask for, checked.
     struct Settings {
         var configuration = NavigationValuesServer.Configuration()
+        /// The lowest swift-log level written (`--log-level` names map onto swift-log's levels as
+        /// ``NavigationValuesLogHandler/level(named:)`` says).
         var logLevel = Logger.Level.info
-        var logFormat = Logger.Format.text
+        var logFormat = NavigationValuesLogHandler.Format.text
         var logBufferBytes = 1024 * 1024
 
         init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -197,11 +200,11 @@ struct Serve: Command {
             if let hold = try arguments.choice("hold-write-behind-for-tests", ["on", "off"]) {
                 configuration.writeBehind.isHeldForTests = hold == "on"
             }
-            if let format = try arguments.choice("log-format", Logger.Format.allCases.map(\.rawValue)) {
-                logFormat = Logger.Format(rawValue: format) ?? .text
+            if let format = try arguments.choice("log-format", NavigationValuesLogHandler.Format.allCases.map(\.rawValue)) {
+                logFormat = NavigationValuesLogHandler.Format(rawValue: format) ?? .text
             }
-            if let level = try arguments.choice("log-level", Logger.Level.allCases.map(\.rawValue)) {
-                logLevel = Logger.Level(rawValue: level) ?? .info
+            if let level = try arguments.choice("log-level", NavigationValuesLogHandler.levelNames) {
+                logLevel = NavigationValuesLogHandler.level(named: level) ?? .info
             }
             if let bytes = try arguments.integer("log-buffer-bytes", in: 4096...1_073_741_824) {
                 logBufferBytes = bytes
@@ -299,11 +302,13 @@ struct Serve: Command {
             while (try? await hangups.next()) != nil {
                 do {
                     try identity.reload()
-                    logger.log(
-                        .info, "tls certificate reloaded",
-                        ["subject": .string(identity.subject), "not_after": .integer(Int64(identity.notAfter ?? 0))])
+                    logger.info(
+                        "tls certificate reloaded",
+                        metadata: [
+                            "subject": .string(identity.subject), "not_after": .stringConvertible(identity.notAfter ?? 0),
+                        ])
                 } catch {
-                    logger.log(.error, "tls certificate reload refused; the pair in force stays", ["error": .string("\(error)")])
+                    logger.error("tls certificate reload refused; the pair in force stays", error: error)
                 }
             }
         }
@@ -362,7 +367,11 @@ struct Serve: Command {
         // before the command returns (after a signal's shutdown, or a failure to start).
         let writer = LogWriter(fileDescriptor: STDERR_FILENO, maxBufferedBytes: settings.logBufferBytes)
         defer { writer.close() }
-        let logger = Logger(level: settings.logLevel, format: settings.logFormat, writer: writer)
+        // The process's logging, set once: every swift-log logger of the process writes through the
+        // server's handler, and the server's own logger is one of them.
+        let (format, level) = (settings.logFormat, settings.logLevel)
+        LoggingSystem.bootstrap { _ in NavigationValuesLogHandler(format: format, level: level, writer: writer) }
+        let logger = Logger(label: "navigation-values")
         var configuration = settings.configuration
         configuration.logger = logger
         // Catch the signals before the server starts, so that one sent right after the
@@ -387,9 +396,9 @@ struct Serve: Command {
             )
         }
         let host = Self.urlHost(configuration.host)
-        logger.log(
-            .info, "started",
-            [
+        logger.info(
+            "started",
+            metadata: [
                 "db": .string(Self.describe(configuration.databasePath)), "sync": .string(configuration.sync.rawValue),
             ])
         if let metricsPort = server.metricsPort {
@@ -397,13 +406,13 @@ struct Serve: Command {
                 "metrics on http://\(Self.urlHost(configuration.metricsHost ?? configuration.host)):\(metricsPort)")
         }
         if let tls = configuration.tls {
-            logger.log(
-                .info, "tls", ["subject": .string(tls.subject), "not_after": .integer(Int64(tls.notAfter ?? 0))])
+            logger.info(
+                "tls", metadata: ["subject": .string(tls.subject), "not_after": .stringConvertible(tls.notAfter ?? 0)])
         }
         Console.out("listening on \(configuration.tls == nil ? "http" : "https")://\(host):\(server.port)")
         let signal = try await signals.next()
-        logger.log(.info, "stopping", ["signal": .integer(Int64(signal))])
+        logger.info("stopping", metadata: ["signal": .stringConvertible(signal)])
         await server.shutdown()
-        logger.log(.info, "stopped")
+        logger.info("stopped")
     }
 }

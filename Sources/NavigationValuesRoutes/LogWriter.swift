@@ -20,8 +20,8 @@ import Synchronization
 ///
 /// ```swift
 /// let writer = LogWriter(fileDescriptor: 2)
-/// let logger = Logger(level: .info, format: .text, writer: writer)
-/// logger.log(.info, "started")
+/// let logger = Logger(label: "navigation-values") { _ in NavigationValuesLogHandler(writer: writer) }
+/// logger.info("started")
 /// writer.close()  // writes what is left, then stops the thread
 /// ```
 public final class LogWriter: Sendable {

@@ -88,11 +88,11 @@ public final class Metrics: Sendable {
     /// TLS handshakes that failed since start (HTTPS only).
     private let tlsHandshakeFailures = Atomic<Int>(0)
     /// Whose dropped lines are reported (`navigation_values_log_lines_dropped_total`).
-    private let logger: Logger?
+    private let logWriter: LogWriter?
 
-    /// Creates empty figures; `logger`'s dropped lines are reported with them.
-    public init(logger: Logger? = nil) {
-        self.logger = logger
+    /// Creates empty figures; `logWriter`'s dropped lines are reported with them.
+    public init(logWriter: LogWriter? = nil) {
+        self.logWriter = logWriter
     }
 
     /// The methods that get a label of their own; any other is counted as `OTHER`, so that a
@@ -170,7 +170,7 @@ public final class Metrics: Sendable {
         header(
             &out, "navigation_values_log_lines_dropped_total", "counter",
             "Log lines dropped because the log writer fell behind (--log-buffer-bytes).")
-        out += "navigation_values_log_lines_dropped_total \(logger?.droppedLines ?? 0)\n"
+        out += "navigation_values_log_lines_dropped_total \(logWriter?.droppedLines ?? 0)\n"
         header(
             &out, "navigation_values_tls_handshake_failures_total", "counter",
             "TLS handshakes that failed: refused certificate, plain HTTP, old protocol, timeout (HTTPS only).")

@@ -28,7 +28,8 @@ struct ProcessMetrics: Sendable, Equatable {
         #if os(Linux)
             guard let stat = ProcFile.read("/proc/self/stat"), let fields = statFields(stat),
                 let bootTime = ProcFile.read("/proc/stat").flatMap(bootTimeSeconds),
-                let openFileDescriptors = ProcFile.entryCount("/proc/self/fd")
+                // Less the descriptor that lists the folder, open while it does.
+                let openFileDescriptors = ProcFile.entryCount("/proc/self/fd").map({ $0 - 1 })
             else { return nil }
             let ticksPerSecond = Double(max(1, sysconf(Int32(_SC_CLK_TCK))))
             let pageSize = max(1, sysconf(Int32(_SC_PAGESIZE)))
@@ -108,19 +109,24 @@ extension Substring {
             return String(decoding: bytes, as: UTF8.self)
         }
 
-        /// Entries of a folder, `.` and `..` left out (and the descriptor that lists it, which is
-        /// open while it does).
+        /// Entries of a folder, `.` and `..` left out.
+        ///
+        /// The name is read where it lies, never by copying the entry: readdir(3) returns records
+        /// only as long as their names need, so `entry.pointee` (a whole `dirent`, 256 bytes of
+        /// name) can read past the end of the directory's buffer and fault when that is the end
+        /// of a mapping.
         static func entryCount(_ path: String) -> Int? {
+            guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return nil }
             guard let folder = opendir(path) else { return nil }
             defer { closedir(folder) }
             var count = 0
             while let entry = readdir(folder) {
-                let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                    name[0] == 0x2E && (name[1] == 0 || (name[1] == 0x2E && name[2] == 0))
-                }
+                let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: UInt8.self)
+                // `.` or `..`; each byte is read only when the one before was not the name's end.
+                let isDot = name[0] == 0x2E && (name[1] == 0 || (name[1] == 0x2E && name[2] == 0))
                 if !isDot { count += 1 }
             }
-            return count - 1
+            return count
         }
     }
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Logging
 import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesWire
@@ -14,7 +15,9 @@ import Synchronization
 ///
 /// Probes (`/healthz`, `/readyz`, `/metrics`) log at `debug`, other requests at `info`, and a 500
 /// at `error` with what went wrong, which the client never sees (CONTRIBUTING.md, Conventions). All of it is
-/// synchronous, so a synchronous handler such as `/healthz` is still answered without a task.
+/// synchronous, so a synchronous handler such as `/healthz` is still answered without a task. A line's
+/// metadata is built only when its level is enabled (swift-log's autoclosures): a probe at `info`
+/// costs a level comparison.
 ///
 /// ```swift
 /// let router = Router()
@@ -25,13 +28,14 @@ public struct RequestLogging: Middleware {
     /// The routes answered at `debug` level, being polled by machines.
     static let probeRoutes: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
-    let logger: Logger?
+    let logger: Logger
     let metrics: Metrics
     let requestIDs: RequestIDGenerator
 
-    /// Creates the middleware; with no logger, requests are only counted. `identifiers` gives
-    /// the random key request ids are derived from.
-    public init(logger: Logger?, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
+    /// Creates the middleware, which logs to `logger` (one whose handler drops everything, such as
+    /// swift-log's `SwiftLogNoOpLogHandler`, leaves requests only counted). `identifiers` gives the
+    /// random key request ids are derived from.
+    public init(logger: Logger, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
         self.logger = logger
         self.metrics = metrics
         self.requestIDs = RequestIDGenerator(identifiers: identifiers)
@@ -74,17 +78,26 @@ public struct RequestLogging: Middleware {
         let status = response.status.code
         metrics.recordRequest(method: request.method.rawValue, route: route, status: status, duration: duration)
         let level: Logger.Level = status >= 500 ? .error : Self.isProbe(route) ? .debug : .info
-        if let logger, logger.isEnabled(level) {
-            var fields: [(String, JSONValue)] = [
-                ("method", .string(request.method.rawValue)), ("route", .string(route)),
-                ("status", .integer(Int64(status))), ("duration_ms", .number((duration * 1_000_000).rounded() / 1_000)),
-                ("request_id", .string(requestID)),
-                ("client", .string(request.remoteAddress.map(TrustedProxies.host(of:)) ?? "unknown")),
-            ]
-            if let failure { fields.append(("error", .string(String(describing: failure)))) }
-            logger.log(level, "request", fields: fields)
-        }
+        logger.log(
+            level: level, "request", error: failure,
+            metadata: Self.fields(of: request, route: route, status: status, duration: duration, requestID: requestID))
         return response
+    }
+
+    /// A request line's fields, built only when its level is on: one allocation, the dictionary's
+    /// storage, sized once for the six (a dictionary literal would allocate the array of its pairs
+    /// too; a 500's cause goes as the call's `error`).
+    private static func fields(
+        of request: Request, route: String, status: Int, duration: Double, requestID: String
+    ) -> Logger.Metadata {
+        var fields = Logger.Metadata(minimumCapacity: 6)
+        fields["method"] = .string(request.method.rawValue)
+        fields["route"] = .string(route)
+        fields["status"] = .stringConvertible(status)
+        fields["duration_ms"] = .stringConvertible((duration * 1_000_000).rounded() / 1_000)
+        fields["request_id"] = .string(requestID)
+        fields["client"] = .string(request.remoteAddress.map(TrustedProxies.host(of:)) ?? "unknown")
+        return fields
     }
 
     /// Whether `route` is one of `probeRoutes` (compared without hashing, once per request).

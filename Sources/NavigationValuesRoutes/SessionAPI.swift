@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Logging
 import NavigationValues
 import NavigationValuesSessions
 import NavigationValuesStore
@@ -49,8 +50,10 @@ public final class SessionAPI: Sendable {
             compaction: CompactionRule(keepEvents: 10_000))
         /// How often retention runs (nil: never; `navigation-values prune` runs it on demand).
         public var retentionInterval: Duration? = .seconds(60)
-        /// Where request lines and server messages go; nil writes none.
-        public var logger: Logger?
+        /// Where request lines and server messages go: a swift-log logger, which drops everything
+        /// by default. With a ``NavigationValuesLogHandler`` on a ``LogWriter``, the lines that writer
+        /// drops are counted in `/metrics`.
+        public var logger = Logger(label: "navigation-values") { _ in SwiftLogNoOpLogHandler() }
         /// The web origins browsers may call the API from (`--cors-origins`); none by default.
         public var crossOriginPolicy = CrossOriginPolicy()
         /// The body of `POST /v1/sessions/import` (an export), in bytes (`--max-import-bytes`);
@@ -114,7 +117,7 @@ public final class SessionAPI: Sendable {
         service = SessionService(
             store: store, configuration: serviceConfiguration, now: configuration.now,
             identifiers: configuration.identifiers, eventCommitted: { hub.publish($0, $1) })
-        metrics = Metrics(logger: configuration.logger)
+        metrics = Metrics(logWriter: (configuration.logger.handler as? NavigationValuesLogHandler)?.writer)
         let router = Router()
         // CORS headers outermost, so that they mark every answer, errors included; preflights are
         // answered inside the logging, so that they are logged and counted like any request.
@@ -168,16 +171,16 @@ public final class SessionAPI: Sendable {
                 do {
                     let report = try await service.retention.run(policy)
                     if !report.isEmpty {
-                        logger?.log(
-                            .info, "retention",
-                            [
-                                "ended": .integer(Int64(report.ended)), "purged": .integer(Int64(report.purged)),
-                                "compacted_events": .integer(Int64(report.compactedEvents)),
-                                "expired_records": .integer(Int64(report.expiredRecords)),
+                        logger.info(
+                            "retention",
+                            metadata: [
+                                "ended": .stringConvertible(report.ended), "purged": .stringConvertible(report.purged),
+                                "compacted_events": .stringConvertible(report.compactedEvents),
+                                "expired_records": .stringConvertible(report.expiredRecords),
                             ])
                     }
                 } catch {
-                    logger?.log(.warning, "retention failed", ["error": .string(String(describing: error))])
+                    logger.warning("retention failed", error: error)
                 }
             }
         }

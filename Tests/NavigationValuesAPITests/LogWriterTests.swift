@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NavigationValues
 import NavigationValuesAPI
 import Synchronization
@@ -68,24 +69,31 @@ final class PipeCollector: Sendable {
 @Suite struct LogWriterTests {
     static let instant = Date(timeIntervalSince1970: 1_796_000_000.123)
 
-    @Test(arguments: Logger.Format.allCases)
-    func linesArriveInOrderPromptlyAndAsTheCallbackLoggerFormatsThem(format: Logger.Format) async throws {
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases)
+    func linesArriveInOrderPromptlyAndAsTheCallbackLoggerFormatsThem(
+        format: NavigationValuesLogHandler.Format
+    ) async throws {
         let pipe = try PipeCollector()
         pipe.startReading()
         let writer = LogWriter(fileDescriptor: pipe.writeEnd)
-        let logger = Logger(level: .debug, format: format, now: { Self.instant }, writer: writer)
+        let logger = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(format: format, level: .debug, writer: writer, now: { Self.instant })
+        }
         let reference = Mutex<[String]>([])
-        let expected = Logger(level: .debug, format: format, now: { Self.instant }) { line in
-            reference.withLock { $0.append(line) }
+        let expected = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(format: format, level: .debug, now: { Self.instant }) { line in
+                reference.withLock { $0.append(line) }
+            }
         }
         for index in 0..<200 {
-            let fields: [(String, JSONValue)] = [
-                ("method", "GET"), ("route", "/v1/sessions/{id}"), ("status", .integer(Int64(200 + index % 3))),
-                ("duration_ms", .number(Double(index) / 7)), ("request_id", .string("r_\(index)")),
-                ("text", index % 2 == 0 ? "a b \"c\" = \u{1}" : "plain-é"), ("empty", ""), ("list", [1, "x", .null]),
+            let fields: Logger.Metadata = [
+                "method": "GET", "route": "/v1/sessions/{id}", "status": .stringConvertible(200 + index % 3),
+                "duration_ms": .stringConvertible(Double(index) / 7), "request_id": "r_\(index)",
+                "text": index % 2 == 0 ? "a b \"c\" = \u{1}" : "plain-é", "empty": "",
+                "list": [.stringConvertible(1), "x"],
             ]
-            logger.log(index % 4 == 0 ? .debug : .info, "request", fields: fields)
-            expected.log(index % 4 == 0 ? .debug : .info, "request", fields: fields)
+            logger.log(level: index % 4 == 0 ? .debug : .info, "request", metadata: fields)
+            expected.log(level: index % 4 == 0 ? .debug : .info, "request", metadata: fields)
         }
         // Nobody flushes: the lines must show up on their own, promptly.
         #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == 200 })
@@ -97,16 +105,18 @@ final class PipeCollector: Sendable {
     @Test func aFullBufferDropsAndCountsLinesAndNeverBlocksTheCaller() async throws {
         let pipe = try PipeCollector()  // not read yet: the pipe fills, then the buffer
         let writer = LogWriter(fileDescriptor: pipe.writeEnd, maxBufferedBytes: 4096)
-        let logger = Logger(level: .info, now: { Self.instant }, writer: writer)
+        let logger = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(format: .text, level: .info, writer: writer, now: { Self.instant })
+        }
         let total = 4_000
         let padding = String(repeating: "x", count: 100)
         for index in 0..<total {
-            logger.log(.info, "line", ["index": .integer(Int64(index)), "pad": .string(padding)])
+            logger.info("line", metadata: ["index": .stringConvertible(index), "pad": .string(padding)])
         }
         // 4,000 lines of ~150 bytes are ~600 KB: far more than a pipe (64 KiB) and the buffer hold.
         let dropped = writer.droppedLines
         #expect(dropped > 0)
-        #expect(logger.droppedLines == dropped)
+        #expect((logger.handler as? NavigationValuesLogHandler)?.droppedLines == dropped)
         pipe.startReading()
         #expect(try await offload { writer.flush(timeout: .seconds(60)) })  // blocks: off the pool
         #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == total - dropped })
@@ -125,11 +135,11 @@ final class PipeCollector: Sendable {
     @Test func metricsReportTheDroppedLines() async throws {
         let pipe = try PipeCollector()
         let writer = LogWriter(fileDescriptor: pipe.writeEnd, maxBufferedBytes: 4096)
-        let logger = Logger(level: .info, writer: writer)
+        let logger = Logger(label: "test") { _ in NavigationValuesLogHandler(level: .info, writer: writer) }
         try await withRunningServer(configure: { $0.logger = logger }) { client, _ in
             let padding = String(repeating: "y", count: 200)
             for index in 0..<2_000 {
-                logger.log(.info, "filler", ["index": .integer(Int64(index)), "pad": .string(padding)])
+                logger.info("filler", metadata: ["index": .stringConvertible(index), "pad": .string(padding)])
             }
             let dropped = writer.droppedLines
             #expect(dropped > 0)

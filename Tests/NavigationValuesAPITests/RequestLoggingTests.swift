@@ -1,18 +1,28 @@
 import Foundation
+import Logging
 import NavigationValues
 import NavigationValuesAPI
 import Synchronization
 import TestSupport
 import Testing
 
-/// Collects log lines in memory.
+/// Collects log lines in memory: a swift-log logger on the server's handler, made with
+/// `Logger(label:factory:)` (tests never bootstrap the process's logging).
 final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
     var all: [String] { lines.withLock { $0 } }
 
-    func logger(level: Logger.Level = .info, format: Logger.Format = .text) -> Logger {
-        Logger(level: level, format: format, now: { Date(timeIntervalSince1970: 1_796_000_000) }) { line in
-            self.lines.withLock { $0.append(line) }
+    func logger(
+        level: Logger.Level = .info, format: NavigationValuesLogHandler.Format = .text,
+        metadataProvider: Logger.MetadataProvider? = nil
+    ) -> Logger {
+        Logger(label: "test") { _ in
+            NavigationValuesLogHandler(
+                format: format, level: level, metadataProvider: metadataProvider,
+                now: { Date(timeIntervalSince1970: 1_796_000_000) }
+            ) { line in
+                self.lines.withLock { $0.append(line) }
+            }
         }
     }
 }
@@ -77,24 +87,216 @@ final class LogLines: Sendable {
     }
 }
 
-@Suite struct LoggerTests {
-    @Test func levelsBelowTheLoggersAreDropped() {
+/// A value whose description is all a log shows of it.
+private struct Opaque: CustomStringConvertible, Sendable {
+    var description: String { "opaque thing" }
+}
+
+private struct Failure: Error, CustomStringConvertible {
+    var description: String { "disk full" }
+}
+
+@Suite struct NavigationValuesLogHandlerTests {
+    static let at = "2026-11-30T00:53:20.000Z"
+
+    @Test func levelsBelowTheLoggersAreDroppedAndSevenLevelsCarryFourNames() {
         let log = LogLines()
         let logger = log.logger(level: .warning)
-        logger.log(.debug, "a")
-        logger.log(.info, "b")
-        logger.log(.warning, "c")
-        logger.log(.error, "d")
-        #expect(log.all == ["2026-11-30T00:53:20.000Z warning c", "2026-11-30T00:53:20.000Z error d"])
+        logger.debug("a")
+        logger.info("b")
+        logger.notice("b2")
+        logger.warning("c")
+        logger.error("d")
+        logger.critical("e")
+        #expect(log.all == ["\(Self.at) warning c", "\(Self.at) error d", "\(Self.at) error e"])
+
+        let all = LogLines()
+        let every = all.logger(level: .trace)
+        for level in Logger.Level.allCases { every.log(level: level, "\(level)") }
+        #expect(
+            all.all == [
+                "\(Self.at) debug trace", "\(Self.at) debug debug", "\(Self.at) info info", "\(Self.at) info notice",
+                "\(Self.at) warning warning", "\(Self.at) error error", "\(Self.at) error critical",
+            ])
     }
 
-    @Test func textValuesWithSpacesOrQuotesAreQuoted() {
+    /// `--log-level NAME` sets the lowest swift-log level shown under NAME, so that a line named
+    /// `debug` is never hidden at `--log-level debug`, and each name hides the ones below it.
+    @Test func aLevelNameStandsForEverySwiftLogLevelItShows() throws {
+        let names = NavigationValuesLogHandler.levelNames
+        #expect(names == ["debug", "info", "warning", "error"])
+        for (rank, name) in names.enumerated() {
+            let lowest = try #require(NavigationValuesLogHandler.level(named: name))
+            #expect(NavigationValuesLogHandler.name(of: lowest) == name)
+            for level in Logger.Level.allCases {
+                let levelRank = try #require(names.firstIndex(of: NavigationValuesLogHandler.name(of: level)))
+                #expect((level >= lowest) == (levelRank >= rank), "\(level) under --log-level \(name)")
+            }
+        }
+        #expect(NavigationValuesLogHandler.level(named: "notice") == nil)
+        #expect(NavigationValuesLogHandler.level(named: "") == nil)
+    }
+
+    @Test func textValuesWithSpacesOrQuotesAreQuotedAndOtherFieldsSortedByName() {
         let log = LogLines()
-        log.logger().log(
-            .info, "m", ["plain": "x", "spaced": "a b", "quoted": "say \"hi\"", "number": 1.5, "empty": ""])
+        log.logger().info(
+            "m",
+            metadata: ["plain": "x", "spaced": "a b", "quoted": "say \"hi\"", "number": .stringConvertible(1.5), "empty": ""])
         #expect(
             log.all == [
-                #"2026-11-30T00:53:20.000Z info m plain=x spaced="a b" quoted="say \"hi\"" number=1.5 empty="""#
+                #"2026-11-30T00:53:20.000Z info m empty="" number=1.5 plain=x quoted="say \"hi\"" spaced="a b""#
             ])
+    }
+
+    /// Every kind of metadata value, in both formats: integers, floating-point numbers and Bools
+    /// keep their type, arrays and dictionaries are JSON (keys sorted), anything else its description.
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases)
+    func metadataOfEveryTypeKeepsItsShape(format: NavigationValuesLogHandler.Format) throws {
+        let log = LogLines()
+        let metadata: Logger.Metadata = [
+            "a_string": "text", "b_int": .stringConvertible(-7), "c_int64": .stringConvertible(Int64.max),
+            "d_uint8": .stringConvertible(UInt8(255)), "e_double": .stringConvertible(0.25),
+            "f_whole": .stringConvertible(3.0), "g_float": .stringConvertible(Float(0.1)),
+            "h_bool": .stringConvertible(true), "i_opaque": .stringConvertible(Opaque()),
+            "j_array": [.stringConvertible(1), "x y"], "k_dictionary": ["z": "last", "a": .stringConvertible(1)],
+            "l_huge": .stringConvertible(UInt64.max), "m_nan": .stringConvertible(Double.nan),
+        ]
+        log.logger(format: format).info("kinds", metadata: metadata)
+        let line = try #require(log.all.first)
+        switch format {
+        case .text:
+            #expect(
+                line == "\(Self.at) info kinds a_string=text b_int=-7 c_int64=9223372036854775807 d_uint8=255"
+                    + #" e_double=0.25 f_whole=3 g_float=0.1 h_bool=true i_opaque="opaque thing" j_array=[1,"x y"]"#
+                    + #" k_dictionary={"a":1,"z":"last"} l_huge=18446744073709551615 m_nan=null"#)
+        case .json:
+            #expect(
+                line
+                    == #"{"at":"2026-11-30T00:53:20.000Z","level":"info","message":"kinds","a_string":"text","b_int":-7,"#
+                    + #""c_int64":9223372036854775807,"d_uint8":255,"e_double":0.25,"f_whole":3,"g_float":0.1,"#
+                    + #""h_bool":true,"i_opaque":"opaque thing","j_array":[1,"x y"],"k_dictionary":{"a":1,"z":"last"},"#
+                    + #""l_huge":"18446744073709551615","m_nan":null}"#)
+            let object = try JSONValue(parsing: Array(line.utf8))
+            #expect(object["b_int"] == -7)
+            #expect(object["h_bool"] == true)
+        }
+    }
+
+    /// Quotes, backslashes, newlines and other control characters never split or forge a line: a
+    /// value (and a message or name that has one) is a JSON string in text, escaped in JSON.
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases)
+    func quotesNewlinesAndControlCharactersAreEscaped(format: NavigationValuesLogHandler.Format) throws {
+        let log = LogLines()
+        log.logger(format: format).warning(
+            "two\nlines \"quoted\"",
+            metadata: ["value": "a\nb\tc\u{1}d\u{7F}e\\f\"g", "key with space": "v", "plain-é": "é"])
+        #expect(log.all.count == 1)
+        let line = try #require(log.all.first)
+        #expect(!line.contains("\n") && !line.contains("\t") && !line.contains("\u{1}"))
+        switch format {
+        case .text:
+            #expect(
+                line
+                    == #"2026-11-30T00:53:20.000Z warning "two\nlines \"quoted\"" "key with space"=v plain-é=é value="a\nb\tc\u0001d"#
+                    + "\u{7F}" + #"e\\f\"g""#)
+        case .json:
+            #expect(
+                line
+                    == #"{"at":"2026-11-30T00:53:20.000Z","level":"warning","message":"two\nlines \"quoted\"","key with space":"v","plain-é":"é","value":"a\nb\tc\u0001d"#
+                    + "\u{7F}" + #"e\\f\"g"}"#)
+            let object = try JSONValue(parsing: Array(line.utf8))
+            #expect(object["value"] == "a\nb\tc\u{1}d\u{7F}e\\f\"g")
+            #expect(object["message"] == "two\nlines \"quoted\"")
+        }
+    }
+
+    /// A message with spaces but no control character stays bare in text, as the server's own
+    /// messages always were.
+    @Test func aPlainMessageIsWrittenAsItIs() {
+        let log = LogLines()
+        log.logger().error("tls certificate reload refused; the pair in force stays", error: Failure())
+        #expect(log.all == ["\(Self.at) error tls certificate reload refused; the pair in force stays error=\"disk full\""])
+    }
+
+    /// The handler's own metadata, its provider's and the call's are merged (the call's wins),
+    /// the server's fields come in their fixed order whatever the caller's, others sorted by
+    /// name, and `error` last (the field, else the call's error).
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases)
+    func aLoggersOwnMetadataIsMergedWithACallsInTheLinesOrder(format: NavigationValuesLogHandler.Format) throws {
+        let log = LogLines()
+        let provider = Logger.MetadataProvider { ["instance": "i-1", "zone": "provided"] }
+        var logger = log.logger(format: format, metadataProvider: provider)
+        logger[metadataKey: "zone"] = "own"
+        logger[metadataKey: "component"] = "api"
+        logger[metadataKey: "status"] = "overridden"
+        logger.info(
+            "request", error: Failure(),
+            metadata: [
+                "client": "127.0.0.1", "status": .stringConvertible(200), "method": "GET", "alpha": "first",
+            ])
+        logger.info("request", error: Failure(), metadata: ["error": "given"])
+        #expect(logger[metadataKey: "zone"] == "own")
+        let copy = logger
+        logger[metadataKey: "component"] = "changed"
+        #expect(copy[metadataKey: "component"] == "api", "metadata is a value, as swift-log asks")
+        switch format {
+        case .text:
+            #expect(
+                log.all == [
+                    "\(Self.at) info request method=GET status=200 client=127.0.0.1 alpha=first component=api instance=i-1 zone=provided error=\"disk full\"",
+                    "\(Self.at) info request status=overridden component=api instance=i-1 zone=provided error=given",
+                ])
+        case .json:
+            #expect(
+                log.all.first
+                    == #"{"at":"2026-11-30T00:53:20.000Z","level":"info","message":"request","method":"GET","status":200,"client":"127.0.0.1","alpha":"first","component":"api","instance":"i-1","zone":"provided","error":"disk full"}"#
+            )
+        }
+    }
+
+    /// The request lines docs/Operations.md shows, byte for byte, from the fields RequestLogging
+    /// gives (in another order: the lines' order is the handler's).
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases)
+    func theDocumentedRequestLinesAreWrittenByteForByte(format: NavigationValuesLogHandler.Format) throws {
+        let lines = Mutex<[String]>([])
+        let logger = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(format: format, now: { Date(timeIntervalSince1970: 1_796_032_801.25) }) { line in
+                lines.withLock { $0.append(line) }
+            }
+        }
+        logger.info(
+            "request",
+            metadata: [
+                "client": "203.0.113.7", "request_id": "r_kq2VbWm1xYg9AaQe", "duration_ms": .stringConvertible(0.912),
+                "status": .stringConvertible(201), "route": "/v1/sessions/{id}/push", "method": "POST",
+            ])
+        let operations = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("docs/Operations.md"), encoding: .utf8)
+        let line = try #require(lines.withLock { $0.first })
+        #expect(operations.contains("\n\(line)\n"), "\(line)")
+        #expect(line.hasPrefix(format == .text ? "2026-11-30T10:00:01.250Z info request method=POST " : #"{"at":"#))
+    }
+
+    /// The writer's lines are exactly the ones the closure gets, for the same calls.
+    @Test func aHandlerOnAWriterAndOneOnAClosureWriteTheSameLines() async throws {
+        let pipe = try PipeCollector()
+        pipe.startReading()
+        let writer = LogWriter(fileDescriptor: pipe.writeEnd)
+        let onWriter = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(format: .json, level: .trace, writer: writer, now: { LogWriterTests.instant })
+        }
+        let reference = Mutex<[String]>([])
+        let onClosure = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(format: .json, level: .trace, now: { LogWriterTests.instant }) { line in
+                reference.withLock { $0.append(line) }
+            }
+        }
+        for logger in [onWriter, onClosure] {
+            logger.notice("n", metadata: ["x": .stringConvertible(1)])
+            logger.trace("t")
+        }
+        #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == 2 })
+        #expect(pipe.lines == reference.withLock { $0 })
+        pipe.closeWriting(after: writer)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import Logging
 import NavigationValuesAPI
 import NavigationValuesSessions
 import NavigationValuesWire
@@ -175,8 +176,8 @@ extension TestClient {
 
     /// Tickets travel in URLs, so they must never reach a log: requests that use one, succeed or
     /// fail, are logged by route pattern only, in both log formats and at every level.
-    @Test(arguments: [Logger.Format.text, .json])
-    func aTicketNeverAppearsInTheLog(format: Logger.Format) async throws {
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases)
+    func aTicketNeverAppearsInTheLog(format: NavigationValuesLogHandler.Format) async throws {
         let log = LogLines()
         let clock = ManualClock()
         var tickets: [String] = []

@@ -1,0 +1,306 @@
+import Foundation
+import Logging
+import NavigationValues
+import NavigationValuesWire
+
+/// The server's log lines as a swift-log `LogHandler`: one line per call, as text or JSON, with a
+/// timestamp, a level name, the message and the metadata as fields. Lines go to a ``LogWriter``
+/// (written from its own thread, batched, never blocking the caller) or, for tests, to a closure.
+///
+/// ```swift
+/// let writer = LogWriter(fileDescriptor: 2)
+/// let logger = Logger(label: "navigation-values") { _ in
+///     NavigationValuesLogHandler(format: .json, level: .info, writer: writer)
+/// }
+/// logger.info("request", metadata: ["method": "GET", "status": .stringConvertible(200)])
+/// ```
+///
+/// **Levels.** Lines carry four level names; swift-log's seven map onto them: `trace` and
+/// `debug` are `debug`, `info` and `notice` are `info`, `warning` is `warning`, `error` and
+/// `critical` are `error`. ``level(named:)`` gives the lowest swift-log level of a name, so that
+/// a logger set from `--log-level debug` writes every line named `debug`.
+///
+/// **Fields.** The handler's own metadata, then its metadata provider's, then the call's (a later
+/// one wins for the same key). Fields come in a fixed order: first those in ``fieldOrder`` in that
+/// order (the server's own fields, as its lines have always had them), then any others sorted by
+/// name, and `error` last (the call's `error:` when no `error` field is given). Values keep their
+/// type in JSON: a `.stringConvertible` integer, floating-point number or Bool is written as a
+/// JSON number or boolean, any other value as its description; arrays and dictionaries as JSON
+/// (a dictionary's keys sorted).
+///
+/// **Text lines** are `<at> <level> <message> name=value …`. A value is written bare when it has
+/// no space, quote, `=` or control character and is not empty; otherwise as a JSON string (quoted,
+/// escaped). A message or a name with a control character is written as a JSON string too, so
+/// that no line can be split or forged by what it carries.
+public struct NavigationValuesLogHandler: LogHandler {
+    /// The shape of a line (`--log-format`).
+    public enum Format: String, Sendable, CaseIterable {
+        /// `2026-11-30T10:00:00.000Z info request method=GET route=/healthz status=200`
+        case text
+        /// `{"at":"2026-11-30T10:00:00.000Z","level":"info","message":"request","method":"GET",…}`
+        case json
+    }
+
+    /// The level names lines carry, lowest first (`--log-level`'s choices).
+    public static let levelNames = ["debug", "info", "warning", "error"]
+
+    /// The name a line at `level` carries.
+    public static func name(of level: Logger.Level) -> String {
+        switch level {
+        case .trace, .debug: "debug"
+        case .info, .notice: "info"
+        case .warning: "warning"
+        case .error, .critical: "error"
+        }
+    }
+
+    /// The lowest swift-log level whose lines carry `name` (so a logger set to it writes all of
+    /// them), or nil for a name that is not one of ``levelNames``.
+    public static func level(named name: String) -> Logger.Level? {
+        switch name {
+        case "debug": .trace
+        case "info": .info
+        case "warning": .warning
+        case "error": .error
+        default: nil
+        }
+    }
+
+    /// The server's own fields, in the order its lines write them; other fields follow, sorted
+    /// by name, and `error` comes last.
+    public static let fieldOrder = [
+        "method", "route", "status", "duration_ms", "request_id", "client",  // a request
+        "db", "sync",  // started
+        "subject", "not_after",  // tls
+        "peer", "reason",  // tls handshake failed
+        "signal",  // stopping
+        "ended", "purged", "compacted_events", "expired_records",  // retention
+    ]
+    private static let orderedFields = Set(fieldOrder)
+
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    /// The shape of each line.
+    public let format: Format
+    /// Where lines go when a ``LogWriter`` writes them (formatted straight into its buffer).
+    public let writer: LogWriter?
+    private let write: (@Sendable (String) -> Void)?
+    private let now: @Sendable () -> Date
+
+    /// A handler whose lines `writer` writes from its own thread, batched.
+    public init(
+        format: Format = .text, level: Logger.Level = .info, writer: LogWriter,
+        metadataProvider: Logger.MetadataProvider? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.format = format
+        self.logLevel = level
+        self.writer = writer
+        self.write = nil
+        self.metadataProvider = metadataProvider
+        self.now = now
+    }
+
+    /// A handler that hands each line, without its newline, to `write` (tests collect them so).
+    public init(
+        format: Format = .text, level: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }, write: @escaping @Sendable (String) -> Void
+    ) {
+        self.format = format
+        self.logLevel = level
+        self.writer = nil
+        self.write = write
+        self.metadataProvider = metadataProvider
+        self.now = now
+    }
+
+    /// Lines the writer dropped because it could not keep up (0 without a ``LogWriter``).
+    public var droppedLines: Int { writer?.droppedLines ?? 0 }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        let at = now()
+        if let writer {
+            writer.append { buffer in appendLine(event, at: at, to: &buffer) }
+        } else if let write {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(160)
+            appendLine(event, at: at, to: &bytes)
+            write(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    /// The fields of `event`: the handler's metadata, its provider's, then the call's.
+    private func fields(of event: LogEvent) -> Logger.Metadata {
+        let provided = metadataProvider?.get() ?? [:]
+        // The common case, a handler with no metadata of its own: the call's, not copied.
+        if metadata.isEmpty && provided.isEmpty { return event.metadata ?? [:] }
+        var merged = metadata
+        merged.merge(provided) { _, new in new }
+        if let own = event.metadata { merged.merge(own) { _, new in new } }
+        return merged
+    }
+
+    /// Appends one line (without its newline) to `out`.
+    func appendLine(_ event: LogEvent, at: Date, to out: inout [UInt8]) {
+        let fields = fields(of: event)
+        let level = Self.name(of: event.level)
+        switch format {
+        case .json:
+            // Built by hand to keep the field order: at, level, message, then the fields.
+            out.append(contentsOf: #"{"at":""#.utf8)
+            Self.appendTimestamp(at, to: &out)
+            out.append(contentsOf: #"","level":""#.utf8)
+            out.append(contentsOf: level.utf8)
+            out.append(contentsOf: #"","message":"#.utf8)
+            JSONValue.writeString(event.message.description, to: &out)
+            Self.forEachField(fields, error: event.error) { name, value in
+                out.append(UInt8(ascii: ","))
+                JSONValue.writeString(name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                Self.json(value).write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        case .text:
+            Self.appendTimestamp(at, to: &out)
+            out.append(0x20)
+            out.append(contentsOf: level.utf8)
+            out.append(0x20)
+            let message = event.message.description
+            if message.utf8.contains(where: Self.isControl) {
+                JSONValue.writeString(message, to: &out)
+            } else {
+                out.append(contentsOf: message.utf8)
+            }
+            Self.forEachField(fields, error: event.error) { name, value in
+                out.append(0x20)
+                if name.isEmpty || name.utf8.contains(where: { Self.needsQuotes($0) }) {
+                    JSONValue.writeString(name, to: &out)
+                } else {
+                    out.append(contentsOf: name.utf8)
+                }
+                out.append(UInt8(ascii: "="))
+                Self.appendText(Self.json(value), to: &out)
+            }
+        }
+    }
+
+    /// Calls `body` with each field in the lines' order: ``fieldOrder``'s, the others sorted by
+    /// name, then `error` (the field, else the call's error).
+    private static func forEachField(
+        _ fields: Logger.Metadata, error: (any Error)?, _ body: (String, Logger.MetadataValue) -> Void
+    ) {
+        let errorField = fields["error"]
+        let ordinary = fields.count - (errorField == nil ? 0 : 1)
+        var written = 0
+        for name in fieldOrder where written < ordinary {
+            if let value = fields[name] {
+                body(name, value)
+                written += 1
+            }
+        }
+        if written < ordinary {
+            for name in fields.keys.filter({ $0 != "error" && !orderedFields.contains($0) }).sorted() {
+                if let value = fields[name] { body(name, value) }
+            }
+        }
+        if let errorField {
+            body("error", errorField)
+        } else if let error {
+            body("error", .string(String(describing: error)))
+        }
+    }
+
+    /// A metadata value as JSON: integers, floating-point numbers and Bools given as
+    /// `.stringConvertible` keep their type; any other value is its description.
+    static func json(_ value: Logger.MetadataValue) -> JSONValue {
+        switch value {
+        case .string(let string):
+            return .string(string)
+        case .stringConvertible(let convertible):
+            switch convertible {
+            case let number as Int: return .integer(Int64(number))
+            case let number as Double: return .number(number)
+            case let flag as Bool: return .bool(flag)
+            case let number as Int64: return .integer(number)
+            case let number as Int32: return .integer(Int64(number))
+            case let number as Int16: return .integer(Int64(number))
+            case let number as Int8: return .integer(Int64(number))
+            case let number as UInt8: return .integer(Int64(number))
+            case let number as UInt16: return .integer(Int64(number))
+            case let number as UInt32: return .integer(Int64(number))
+            case let number as UInt where number <= UInt(Int64.max): return .integer(Int64(number))
+            case let number as UInt64 where number <= UInt64(Int64.max): return .integer(Int64(number))
+            case let number as Float: return .number(Double(number.description) ?? Double(number))
+            default: return .string(convertible.description)
+            }
+        case .array(let values):
+            return .array(values.map(json))
+        case .dictionary(let members):
+            return .object(members.mapValues(json))
+        }
+    }
+
+    /// A control character (C0 or DEL), which would split or garble a line written raw.
+    private static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+
+    /// Whether a byte keeps a text value (or name) from being written bare.
+    private static func needsQuotes(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x22 || byte == 0x3D || isControl(byte)
+    }
+
+    /// A value as `key=value` shows it: bare when it is not empty and has no space, quote, `=`
+    /// or control character; otherwise as a JSON string. Numbers, Bools, arrays and objects as JSON.
+    private static func appendText(_ value: JSONValue, to out: inout [UInt8]) {
+        guard case .string(let string) = value else {
+            value.write(to: &out)
+            return
+        }
+        if !string.isEmpty && !string.utf8.contains(where: { needsQuotes($0) }) {
+            out.append(contentsOf: string.utf8)
+        } else {
+            JSONValue.writeString(string, to: &out)
+        }
+    }
+
+    /// `Timestamp.string(from:)`, written in place: `2026-11-30T10:00:00.000Z`.
+    static func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let year = Int(parts.tm_year) + 1900
+        guard (0...9999).contains(year), milliseconds >= 0 else {
+            out.append(contentsOf: Timestamp.string(from: date).utf8)  // outside the usual shape
+            return
+        }
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        out.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        out.append(UInt8(ascii: "."))
+        digits(Int(milliseconds % 1000), 3)
+        out.append(UInt8(ascii: "Z"))
+    }
+}
