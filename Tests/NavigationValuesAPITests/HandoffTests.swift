@@ -1,6 +1,7 @@
 import Foundation
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesPostgres
 import NavigationValuesSessions
 import TestSupport
 import Testing
@@ -23,7 +24,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func anotherDeviceJoinsTheSessionWithATokenOfItsOwnOnce(_ backend: Backend) async throws {
-        try await withRunningServer(on: backend) { client, _ in
+        try await withLeanServer(on: backend) { client, _ in
             let session = try await TestSession.create(client, ["root": ["name": "Home"]])
             try await session.push("Cart")
             let made = try await handoff(session)
@@ -73,7 +74,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func aForkHandoffMakesANewSessionAtTheVersionTheCodeWasMadeAt(_ backend: Backend) async throws {
-        try await withRunningServer(on: backend) { client, _ in
+        try await withLeanServer(on: backend) { client, _ in
             let session = try await TestSession.create(client, ["root": ["name": "Home"]])
             try await session.push("Cart")
             let made = try await handoff(session, ["fork": true])
@@ -129,7 +130,7 @@ import Testing
         let foreign = try await withRunningServer { client, _ in
             try #require(try await handoff(try await TestSession.create(client))["code"]?.stringValue)
         }
-        try await withRunningServer(on: backend) { client, _ in
+        try await withLeanServer(on: backend) { client, _ in
             expectProblem(try await redeem(client, foreign), 404, type: "handoff-code-unknown")
         }
         // Under another secret the same code is forged.
@@ -140,7 +141,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func aSessionEndedOrPurgedSinceTheCodeWasMadeIsRefusedAndItsDeviceTokensStop(_ backend: Backend) async throws {
-        try await withRunningServer(on: backend) { client, _ in
+        try await withLeanServer(on: backend) { client, _ in
             let ended = try await TestSession.create(client)
             let endedCode = try #require(try await handoff(ended)["code"]?.stringValue)
             #expect(try await ended.send("DELETE").status == 204)
@@ -162,7 +163,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func whoMayMakeAHandoff(_ backend: Backend) async throws {
-        try await withRunningServer(on: backend) { client, _ in
+        try await withLeanServer(on: backend) { client, _ in
             let session = try await TestSession.create(client)
             let other = try await TestSession.create(client)
             let path = "/v1/sessions/\(session.id)/handoff"
@@ -228,6 +229,21 @@ import Testing
             #expect(refused.header("Retry-After") != nil)
         }
     }
+}
+
+/// `withRunningServer(on:)` with the fewest PostgreSQL connections (one reader, one turn), so the
+/// suite's many servers running at once stay within the test cluster's connections.
+func withLeanServer<T>(
+    on backend: Backend, configure: (inout NavigationValuesServer.Configuration) -> Void = { _ in },
+    _ body: (TestClient, NavigationValuesServer) async throws -> T
+) async throws -> T {
+    try await withRunningServer(
+        on: backend,
+        configure: { configuration in
+            configuration.postgres.readerCount = 1
+            configuration.postgres.turnConnectionCount = 1
+            configure(&configuration)
+        }, body)
 }
 
 extension JSONValue {

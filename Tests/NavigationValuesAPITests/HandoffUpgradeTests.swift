@@ -52,7 +52,8 @@ import Testing
         try await PostgresTestServer.withDatabase { url in
             // A session made by a server, then the database taken back to the earlier schema: the
             // hand-off tables dropped and their migrations forgotten, as before the upgrade.
-            let (id, token) = try await withRunningServer(databasePath: url) { client, _ in
+            let (id, token) = try await withRunningServer(databasePath: url, configure: { $0.postgres.readerCount = 1 })
+            { client, _ in
                 let created = try await client.send("POST", "/v1/sessions", json: ["root": ["name": "Home"]])
                 return (
                     try #require(created.json?["id"]?.stringValue), try #require(created.json?["token"]?.stringValue)
@@ -66,7 +67,7 @@ import Testing
                 """)
             let earlier = PostgresMigrator(migrations: Array(Migration.embeddedPostgres.prefix(8)))
             #expect(try earlier.pendingMigrations(url: url).isEmpty)
-            try await withRunningServer(databasePath: url) { client, _ in
+            try await withRunningServer(databasePath: url, configure: { $0.postgres.readerCount = 1 }) { client, _ in
                 let device = try await redeem(client, session: id, token: token)
                 let pushed = try await client.send(
                     "POST", "/v1/sessions/\(id)/push", json: ["name": "FromTheTablet"], token: device)

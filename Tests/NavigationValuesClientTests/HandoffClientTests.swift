@@ -56,6 +56,13 @@ import Testing
         }) { phone, _ in
             let tablet = tablet(phone)
             await expectRemoteError(.handoffInvalid, status: 400) { try await tablet.redeem("h_not-a-code") }
+            let session = try await phone.createSession(root: ScreenSeed("Home"))
+            let code = try await session.handoff().code
+            try await Task.sleep(for: .milliseconds(1_100))
+            await expectRemoteError(.handoffExpired, status: 410) { try await tablet.redeem(code) }
+        }
+        try await withServer(configure: { $0.service.maxHandoffsPerSession = 2 }) { phone, _ in
+            let tablet = tablet(phone)
             let ended = try await phone.createSession(root: ScreenSeed("Home"))
             let endedCode = try await ended.handoff().code
             _ = try await ended.end()
@@ -66,12 +73,6 @@ import Testing
             try await purged.purge()
             await expectRemoteError(.handoffSessionPurged, status: 410) { try await tablet.redeem(purgedCode) }
 
-            let session = try await phone.createSession(root: ScreenSeed("Home"))
-            let code = try await session.handoff().code
-            try await Task.sleep(for: .milliseconds(1_100))
-            await expectRemoteError(.handoffExpired, status: 410) { try await tablet.redeem(code) }
-        }
-        try await withServer(configure: { $0.service.maxHandoffsPerSession = 2 }) { phone, _ in
             let session = try await phone.createSession(root: ScreenSeed("Home"))
             for _ in 0..<2 { _ = try await session.handoff() }
             await expectRemoteError(.tooManyHandoffs, status: 429) { try await session.handoff() }
