@@ -9,7 +9,7 @@ import Testing
 /// Hand-offs over HTTP ("continue on my other device"): a code made with a session's token,
 /// redeemed once by another device for a token of its own onto the session, or for a fork at the
 /// version the code was made at; and every way a redeem is refused, each with its own type.
-@Suite struct HandoffTests {
+@Suite(.serialized) struct HandoffTests {
     /// `POST /v1/sessions/{id}/handoff` with `body`, by `session`'s token.
     func handoff(_ session: TestSession, _ body: JSONValue = [:]) async throws -> JSONValue {
         let answer = try await session.send("POST", "/handoff", json: body)

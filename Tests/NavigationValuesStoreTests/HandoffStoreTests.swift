@@ -9,7 +9,7 @@ import Testing
 /// The store's half of hand-offs, on every store: a hand-off is used once (of concurrent
 /// consumers exactly one wins), a device token is kept with the use in one transaction and goes
 /// with its session, outstanding hand-offs are bounded, and expired ones are pruned.
-@Suite struct HandoffStoreTests {
+@Suite(.serialized) struct HandoffStoreTests {
     static let now = Date(millisecondsSince1970: 1_796_000_000_000)
 
     func handoff(_ id: String, _ session: SessionID, expiresIn seconds: TimeInterval = 300, fork: Bool = false)
