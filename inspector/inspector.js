@@ -1338,6 +1338,47 @@
     }
   }
 
+  // MARK: - Hand-off
+
+  /** Makes a hand-off code of the open session and shows it with a link that redeems it here. */
+  async function handOff() {
+    const id = view.id;
+    try {
+      const made = await api(`${sessionPath(id)}/handoff`, { method: "POST", body: {}, session: id });
+      // The code rides in the fragment, which a browser never sends to a server.
+      const link = `${location.origin}${location.pathname}#handoff=${made.code}`;
+      showDialog(
+        "Hand-off code",
+        h(
+          "div",
+          {},
+          h("p", {}, "Another device redeems it once to continue this session with a token of its own:"),
+          h("code", { class: "token", id: "handoff-code" }, made.code),
+          h("p", {}, h("a", { id: "handoff-link", href: link }, "Open it in an inspector")),
+          h("p", { class: "muted", id: "handoff-expiry" }, `Until ${new Date(made.expiresAt).toLocaleTimeString()}, once.`),
+        ),
+      );
+    } catch (error) {
+      showDialog("Hand-off failed", h("p", {}, error.message));
+    }
+  }
+
+  /** Redeems the code of a `#handoff=` link: this inspector then holds the new device's token. */
+  async function redeemFromLink(code) {
+    history.replaceState(null, "", location.pathname);
+    try {
+      const joined = await api("/v1/handoffs/redeem", { method: "POST", body: { code } });
+      Object.assign(auth, { token: joined.token, kind: "session", tokens: { [joined.id]: joined.token } });
+      saveAuth();
+      $("login").hidden = true;
+      startApp(joined.id);
+    } catch (error) {
+      $("login").hidden = false;
+      $("login-error").textContent = `This hand-off link cannot be used: ${error.message}`;
+      $("login-error").hidden = false;
+    }
+  }
+
   let dialogOpen = null;
   function showDialog(title, body, open) {
     $("dialog-title").textContent = title;
@@ -1477,6 +1518,7 @@
     });
     $("export-button").addEventListener("click", exportSession);
     $("fork-button").addEventListener("click", forkSession);
+    $("handoff-button").addEventListener("click", handOff);
     $("import-file").addEventListener("change", (event) => {
       const file = event.target.files[0];
       event.target.value = "";
@@ -1493,6 +1535,8 @@
     });
     for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showPanel(tab.dataset.panel));
     window.addEventListener("hashchange", () => {
+      // A hand-off link followed in this tab: redeemed as the page loads.
+      if (location.hash.startsWith("#handoff=")) return location.reload();
       const id = location.hash.slice(1);
       if (id && id !== view.id && auth.kind) openSession(id);
     });
@@ -1515,7 +1559,9 @@
   } catch {
     saved = null;
   }
-  if (saved && saved.token) {
+  if (location.hash.startsWith("#handoff=")) {
+    redeemFromLink(decodeURIComponent(location.hash.slice("#handoff=".length)));
+  } else if (saved && saved.token) {
     Object.assign(auth, { token: saved.token, kind: saved.kind, tokens: saved.tokens || {} });
     startApp(location.hash.slice(1) || null);
   } else {

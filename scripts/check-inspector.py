@@ -24,6 +24,7 @@ import ssl
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 from selenium import webdriver
@@ -238,6 +239,33 @@ try:
     until("the link to its origin", lambda: "forked from" in text("#session-origin"))
     forked = request("GET", f"/v1/sessions/{fork_id}", ADMIN)
     assert forked["origin"] == {"session": sid, "version": 4}, forked
+
+    step("hand the fork off, and redeem its link as another device would")
+    driver.find_element(By.ID, "handoff-button").click()
+    until("the hand-off dialog", lambda: present("#handoff-code") and present("#handoff-code")[0].is_displayed())
+    code = text("#handoff-code")
+    assert code.startswith("h_") and len(code) == 38, code
+    link = driver.find_element(By.ID, "handoff-link").get_attribute("href")
+    assert link.endswith("#handoff=" + code), link
+    driver.find_element(By.CSS_SELECTOR, '#dialog button[value="close"]').click()
+    signed_in = driver.execute_script("return sessionStorage.getItem('nv.inspector')")
+    driver.get(link)
+    until("the fork open with the device's own token", lambda: text("#session-title") == fork_id
+          and text("#who-text") == "session token")
+    until("the fork's two screens again", lambda: len(present("#stack-list .stack-row")) == 2)
+    device = json.loads(driver.execute_script("return sessionStorage.getItem('nv.inspector')"))
+    assert device["tokens"][fork_id].startswith("td_"), device
+    assert "handoff" not in driver.current_url, driver.current_url
+    try:
+        request("POST", "/v1/handoffs/redeem", None, {"code": code})
+        raise AssertionError("a hand-off code was redeemed twice")
+    except urllib.error.HTTPError as error:
+        assert error.code == 409 and json.loads(error.read())["type"] == "/problems/handoff-code-used"
+    driver.execute_script("sessionStorage.setItem('nv.inspector', arguments[0])", signed_in)
+    driver.get(f"{BASE}/inspector/#{fork_id}")
+    driver.refresh()
+    until("signed in with the admin token again", lambda: text("#who-text") == "every session"
+          and text("#session-title") == fork_id)
 
     step("export, then import the file as a new session")
     exported = subprocess.run(["curl", "-sS", "--fail", *CURL_TRUST, "-H", f"Authorization: Bearer {ADMIN}",

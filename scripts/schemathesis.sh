@@ -47,6 +47,8 @@ echo "schemathesis against $url (at most $examples examples per operation)"
 # - A stream takes a ticket (?ticket=) or an Authorization header, not both (400): the document
 #   states them as alternatives, and alternatives in OpenAPI do not forbid both, while the run
 #   authenticates every request and its stateful phase passes the tickets it was given on.
+# - A hand-off code of the right shape is still only a code when the server signed it (400 when
+#   not, 404 without a record, 409 once used, 410 expired): a schema cannot state a signature.
 # - DELETE /v1/sessions/{id} ends a session; an ended session and its history stay readable until
 #   it is purged (docs/API.md), so a read after it answers 200 by design: use_after_free is off for
 #   the reads under a session, and stays on elsewhere (observer tokens).
@@ -85,6 +87,10 @@ checks.use_after_free.enabled = false
 [[operations]]
 include-operation-id = ["watchSessionEvents", "watchAllEvents"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "410", "412", "429"]
+
+[[operations]]
+include-operation-id = ["redeemHandoff"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "404", "409", "410", "429"]
 
 [[operations]]
 include-operation-id = ["watchAllEvents"]

@@ -125,6 +125,15 @@ struct Serve: Command {
             "max-write-wait", "S",
             "Seconds a write waits for its turn on a session other instances write (default 10, at most 10)."))
     var maxWriteWait: String?
+    @Option(
+        .flag(
+            "handoff-lifetime", "S",
+            "Seconds a hand-off code can be redeemed after it is made (default 300, 10 to 3600)."))
+    var handoffLifetime: String?
+    @Option(.flag("max-handoffs", "N", "Unused hand-off codes one session may have at once (default 5)."))
+    var maxHandoffs: String?
+    @Option(.flag("max-devices", "N", "Devices one session may gain by redeeming hand-offs (default 16)."))
+    var maxDevices: String?
     @Option(.flag("max-observers", "N", "Observer tokens per session, and for every session (default 100)."))
     var maxObservers: String?
     @Option(
@@ -222,6 +231,15 @@ struct Serve: Command {
             // At most PostgreSQL's statement timeout (10 s), which ends a longer wait for the row.
             if let seconds = try arguments.integer("max-write-wait", in: 1...10) {
                 configuration.service.maxWriteWait = .seconds(seconds)
+            }
+            if let seconds = try arguments.integer("handoff-lifetime", in: 10...3_600) {
+                configuration.service.handoffLifetime = .seconds(seconds)
+            }
+            if let count = try arguments.integer("max-handoffs", in: 1...1_000) {
+                configuration.service.maxHandoffsPerSession = count
+            }
+            if let count = try arguments.integer("max-devices", in: 1...10_000) {
+                configuration.service.maxDevicesPerSession = count
             }
             if let count = try arguments.integer("max-observers", in: 1...100_000) {
                 configuration.service.maxObserversPerScope = count

@@ -356,7 +356,7 @@ final class HTTPTransport: Sendable {
             problem?.detail.isEmpty == false
             ? problem?.detail ?? "" : "HTTP \(answer.status) without a problem document"
         var error = RemoteError(
-            .forStatus(answer.status), request: request.label, detail: detail, status: answer.status, problem: problem,
+            .forProblemType(problem?.type) ?? .forStatus(answer.status), request: request.label, detail: detail, status: answer.status, problem: problem,
             currentVersion: answer.status == 412 ? answer.etagVersion : nil, attempts: answer.attempts)
         error.earlierAttemptWasUnanswered = answer.earlierAttemptWasUnanswered
         return error

@@ -174,6 +174,20 @@ public final class NavigationValuesClient: Sendable {
         try await self.session(id: session).fork(at: at, idempotencyKey: idempotencyKey)
     }
 
+    /// Redeems a hand-off code made on another device (``RemoteSession/handoff(fork:)``), in the
+    /// body of `POST /v1/handoffs/redeem` (never in a URL): the session it continues, with a
+    /// token of this device's own (the other device's keeps working), or the fork it makes. A
+    /// code works once: a redeem whose answer was lost needs a new code.
+    ///
+    /// - Throws: `RemoteError` with `.handoffInvalid`, `.handoffUnknown`, `.handoffUsed`,
+    ///   `.handoffExpired`, `.handoffSessionEnded`, `.handoffSessionPurged`, `.tooManyDevices`,
+    ///   or `.rateLimited`.
+    public func redeem(_ code: String) async throws -> RemoteSession {
+        try await transport.createdSession(
+            APIRequest(method: "POST", path: "/v1/handoffs/redeem", body: ["code": .string(code)])
+        ).session
+    }
+
     /// A stream ticket for the stream of every session (`POST /v1/tickets {"all": true}`, admin
     /// token); `RemoteSession.streamTicket()` gets one for a session.
     public func allEventsTicket() async throws -> StreamTicket {

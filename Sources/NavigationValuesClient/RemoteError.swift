@@ -59,6 +59,39 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
         /// the key's value type.
         public static let invalidValue = Code(rawValue: "invalidValue")
 
+        /// 400: the hand-off code is damaged or not of this server (mistyped, or tampered with).
+        public static let handoffInvalid = Code(rawValue: "handoffInvalid")
+        /// 404: a genuine hand-off code the server has no record of.
+        public static let handoffUnknown = Code(rawValue: "handoffUnknown")
+        /// 409: the hand-off code was redeemed before (codes work once).
+        public static let handoffUsed = Code(rawValue: "handoffUsed")
+        /// 410: the hand-off code expired.
+        public static let handoffExpired = Code(rawValue: "handoffExpired")
+        /// 410: the hand-off's session ended since the code was made.
+        public static let handoffSessionEnded = Code(rawValue: "handoffSessionEnded")
+        /// 410: the hand-off's session was purged since the code was made.
+        public static let handoffSessionPurged = Code(rawValue: "handoffSessionPurged")
+        /// 429: the session has as many unused hand-offs as the server allows (`--max-handoffs`).
+        public static let tooManyHandoffs = Code(rawValue: "tooManyHandoffs")
+        /// 409: the session has as many devices joined by hand-offs as the server allows (`--max-devices`).
+        public static let tooManyDevices = Code(rawValue: "tooManyDevices")
+
+        /// The code for a problem `type` that has one of its own (hand-offs' refusals), which
+        /// says more than its status.
+        static func forProblemType(_ type: String?) -> Code? {
+            switch type {
+            case "/problems/handoff-code-invalid": .handoffInvalid
+            case "/problems/handoff-code-unknown": .handoffUnknown
+            case "/problems/handoff-code-used": .handoffUsed
+            case "/problems/handoff-code-expired": .handoffExpired
+            case "/problems/handoff-session-ended": .handoffSessionEnded
+            case "/problems/handoff-session-purged": .handoffSessionPurged
+            case "/problems/too-many-handoffs": .tooManyHandoffs
+            case "/problems/too-many-devices": .tooManyDevices
+            default: nil
+            }
+        }
+
         /// The code for an error status.
         static func forStatus(_ status: Int) -> Code {
             switch status {

@@ -120,6 +120,23 @@ extension RemoteSession {
         ).session
     }
 
+    /// A single-use code another device redeems (``NavigationValuesClient/redeem(_:)``) to
+    /// continue this session with a token of its own (`POST /v1/sessions/{id}/handoff`), or, with
+    /// `fork`, to get a new session that starts as this one is now. It expires at `expiresAt` (a
+    /// few minutes, the server's `--handoff-lifetime`); show it as text, a QR code or a link.
+    ///
+    /// - Throws: `RemoteError`: `.tooManyHandoffs` when the session has as many unused codes as
+    ///   the server allows; `.gone` for an ended session; `.forbidden` for a read-only token.
+    public func handoff(fork: Bool = false) async throws -> CreatedHandoff {
+        let request = APIRequest(
+            method: "POST", path: "/v1/sessions/\(id.rawValue)/handoff", body: ["fork": .bool(fork)],
+            credential: credential)
+        let answer = try await transport.perform(request)
+        return try transport.decode(answer, for: request) { json throws(WireDecodingError) in
+            try CreatedHandoff(json: json)
+        }
+    }
+
     /// A stream ticket for this session's event streams (`POST /v1/tickets {"session"}`): for an
     /// `EventSource` URL (`…/events?ticket=`), where no `Authorization` header can be sent.
     public func streamTicket() async throws -> StreamTicket {

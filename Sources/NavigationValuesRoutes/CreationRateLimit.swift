@@ -8,7 +8,8 @@ import Synchronization
     import Glibc
 #endif
 
-/// Rate limits what makes a session (`POST /v1/sessions`, `…/import`, `…/fork`) per client
+/// Rate limits what makes a session (`POST /v1/sessions`, `…/import`, `…/fork`, and a hand-off's
+/// redeem, `POST /v1/handoffs/redeem`) per client
 /// address, so that an anonymous client cannot fill
 /// the server's memory and disk with sessions. A token bucket per address: `burst`
 /// creations at once, refilled at `rate` per second; past it, 429 with `Retry-After`. Requests
@@ -35,8 +36,11 @@ public struct CreationRateLimit: Middleware {
         self.buckets = TokenBuckets(rate: rate, burst: burst, maxClients: maxClients)
     }
 
-    /// The routes that make a session: creation, an import and a fork.
-    static let creatingRoutes: Set<String> = ["/v1/sessions", "/v1/sessions/import", "/v1/sessions/fork"]
+    /// The routes that make a session (creation, an import and a fork) or a token onto one (a
+    /// hand-off's redeem, which answers a device token or a fork).
+    static let creatingRoutes: Set<String> = [
+        "/v1/sessions", "/v1/sessions/import", "/v1/sessions/fork", "/v1/handoffs/redeem",
+    ]
 
     public func respond(to request: Request, next: Next) -> ResponseFuture {
         guard request.method == .post, Self.creatingRoutes.contains(request.route ?? ""), !isAdmin(request) else {

@@ -74,6 +74,7 @@ let embeddedInspectorFiles: [(name: String, text: String)] = [
           <button type="button" id="export-button" title="Download the history as NDJSON">Export</button>
           <label class="button" id="import-label" title="Import an exported history as a new session">Import<input type="file" id="import-file" accept=".ndjson,.jsonl,application/x-ndjson" hidden></label>
           <button type="button" id="fork-button" title="A new session that starts as this one was at the shown revision">Fork here</button>
+          <button type="button" id="handoff-button" title="A single-use code another device redeems to continue this session">Hand off</button>
         </div>
       </div>
 
@@ -1789,6 +1790,47 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     }
   }
 
+  // MARK: - Hand-off
+
+  /** Makes a hand-off code of the open session and shows it with a link that redeems it here. */
+  async function handOff() {
+    const id = view.id;
+    try {
+      const made = await api(`${sessionPath(id)}/handoff`, { method: "POST", body: {}, session: id });
+      // The code rides in the fragment, which a browser never sends to a server.
+      const link = `${location.origin}${location.pathname}#handoff=${made.code}`;
+      showDialog(
+        "Hand-off code",
+        h(
+          "div",
+          {},
+          h("p", {}, "Another device redeems it once to continue this session with a token of its own:"),
+          h("code", { class: "token", id: "handoff-code" }, made.code),
+          h("p", {}, h("a", { id: "handoff-link", href: link }, "Open it in an inspector")),
+          h("p", { class: "muted", id: "handoff-expiry" }, `Until ${new Date(made.expiresAt).toLocaleTimeString()}, once.`),
+        ),
+      );
+    } catch (error) {
+      showDialog("Hand-off failed", h("p", {}, error.message));
+    }
+  }
+
+  /** Redeems the code of a `#handoff=` link: this inspector then holds the new device's token. */
+  async function redeemFromLink(code) {
+    history.replaceState(null, "", location.pathname);
+    try {
+      const joined = await api("/v1/handoffs/redeem", { method: "POST", body: { code } });
+      Object.assign(auth, { token: joined.token, kind: "session", tokens: { [joined.id]: joined.token } });
+      saveAuth();
+      $("login").hidden = true;
+      startApp(joined.id);
+    } catch (error) {
+      $("login").hidden = false;
+      $("login-error").textContent = `This hand-off link cannot be used: ${error.message}`;
+      $("login-error").hidden = false;
+    }
+  }
+
   let dialogOpen = null;
   function showDialog(title, body, open) {
     $("dialog-title").textContent = title;
@@ -1928,6 +1970,7 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     });
     $("export-button").addEventListener("click", exportSession);
     $("fork-button").addEventListener("click", forkSession);
+    $("handoff-button").addEventListener("click", handOff);
     $("import-file").addEventListener("change", (event) => {
       const file = event.target.files[0];
       event.target.value = "";
@@ -1944,6 +1987,8 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
     });
     for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showPanel(tab.dataset.panel));
     window.addEventListener("hashchange", () => {
+      // A hand-off link followed in this tab: redeemed as the page loads.
+      if (location.hash.startsWith("#handoff=")) return location.reload();
       const id = location.hash.slice(1);
       if (id && id !== view.id && auth.kind) openSession(id);
     });
@@ -1966,7 +2011,9 @@ dialog .token { display: block; padding: 8px; background: var(--bg); border-radi
   } catch {
     saved = null;
   }
-  if (saved && saved.token) {
+  if (location.hash.startsWith("#handoff=")) {
+    redeemFromLink(decodeURIComponent(location.hash.slice("#handoff=".length)));
+  } else if (saved && saved.token) {
     Object.assign(auth, { token: saved.token, kind: saved.kind, tokens: saved.tokens || {} });
     startApp(location.hash.slice(1) || null);
   } else {

@@ -170,6 +170,12 @@ let embeddedJSON = ##"""
                   "session": "$response.body#/id",
                   "label": "support"
                 }
+              },
+              "createHandoff": {
+                "operationId": "createHandoff",
+                "parameters": {
+                  "id": "$response.body#/id"
+                }
               }
             }
           },
@@ -3419,6 +3425,208 @@ let embeddedJSON = ##"""
           "access"
         ]
       }
+    },
+    "/v1/sessions/{id}/handoff": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/SessionID"
+        }
+      ],
+      "post": {
+        "operationId": "createHandoff",
+        "summary": "Make a hand-off code: continue on another device",
+        "description": "A single-use code (`h_` and 36 URL-safe characters) that another device redeems with `POST /v1/handoffs/redeem` within `--handoff-lifetime` (default 300 s): for a token of its own onto this session, or, with `\"fork\": true`, for a new session that starts as this one is now (`version`). The code is signed by the server and names no session nor token; its record makes it single-use across instances. With the admin token, the session's token or a device token of the session (read-only credentials: 403). Making one appends no event. At most `--max-handoffs` (default 5) unused codes per session: past it 429 `/problems/too-many-handoffs` (`\"limit\": \"max-handoffs\"`). An ended session: 410 `/problems/gone`. It has no effect to repeat but its code, so `Idempotency-Key` is checked but a retry gets a new one.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/HandoffRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The code and when it expires.",
+            "headers": {
+              "Cache-Control": {
+                "description": "`no-store`: the answer holds a credential.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedHandoff"
+                }
+              }
+            },
+            "links": {
+              "redeemHandoff": {
+                "operationId": "redeemHandoff",
+                "requestBody": {
+                  "code": "$response.body#/code"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
+        ]
+      }
+    },
+    "/v1/handoffs/redeem": {
+      "post": {
+        "operationId": "redeemHandoff",
+        "summary": "Redeem a hand-off code",
+        "description": "Takes the code in the body (never in a URL, which proxies log) and needs no `Authorization`: the code is the credential. A code made without `fork` answers 200 with the session, as creation answers it, and a new device token (`td_…`) of the redeeming device's own, which reads and changes the session as its token does (the first device's token keeps working; the device token goes with the session when it is purged). A code made with `fork` answers 201 with a new session that starts as the session was at the hand-off's `version` (when the code was made), with its token and `Location`, as `POST /v1/sessions/fork` answers. Each code works once, across every instance sharing the database. Refusals, each with its own `type`: 400 `/problems/handoff-code-invalid` (damaged, mistyped or forged: caught by the signature before any database work), 404 `/problems/handoff-code-unknown` (genuine but without a record here), 409 `/problems/handoff-code-used`, 410 `/problems/handoff-code-expired`, 410 `/problems/handoff-session-ended`, 410 `/problems/handoff-session-purged`, 409 `/problems/too-many-devices` (the session has `--max-devices` device tokens; the code stays unused). Rate-limited with creation, per client address: 429 `/problems/too-many-requests`. A redeem appends no event.",
+        "security": [
+          {},
+          {
+            "bearer": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RedeemHandoff"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The session joined, with the redeeming device's own token.",
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "Cache-Control": {
+                "description": "`no-store`: the answer holds a token.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedSession"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The fork, with its token.",
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "Location": {
+                "description": "The new session's URL.",
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Cache-Control": {
+                "description": "`no-store`: the answer holds a token.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedSession"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem404"
+          },
+          "405": {
+            "$ref": "#/components/responses/Problem405"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem409"
+          },
+          "410": {
+            "$ref": "#/components/responses/Problem410"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem415"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        },
+        "tags": [
+          "access"
+        ]
+      }
     }
   },
   "components": {
@@ -3467,7 +3675,7 @@ let embeddedJSON = ##"""
           },
           "limit": {
             "type": "string",
-            "description": "With `/problems/limit-exceeded` (422): the limit the request would pass, named as the `serve` flag that sets it (`max-event-bytes`, `max-session-bytes`, `max-default-bytes`, `max-schema-entries`, ...); with `/problems/too-many-subscribers` (503): `max-subscribers-per-session` or `max-subscribers`; with `/problems/too-many-requests` (429): `create-rate`."
+            "description": "With `/problems/limit-exceeded` (422): the limit the request would pass, named as the `serve` flag that sets it (`max-event-bytes`, `max-session-bytes`, `max-default-bytes`, `max-schema-entries`, ...); with `/problems/too-many-subscribers` (503): `max-subscribers-per-session` or `max-subscribers`; with `/problems/too-many-requests` (429): `create-rate`; with `/problems/too-many-handoffs` (429): `max-handoffs`; with `/problems/too-many-devices` (409): `max-devices`."
           },
           "oldestSeq": {
             "type": "integer",
@@ -5477,11 +5685,72 @@ let embeddedJSON = ##"""
             }
           }
         }
+      },
+      "HandoffRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "fork": {
+            "type": [
+              "boolean",
+              "null"
+            ],
+            "description": "Whether redeeming makes a fork at the session's current version (true) or joins the session itself (false, the default)."
+          }
+        }
+      },
+      "CreatedHandoff": {
+        "type": "object",
+        "required": [
+          "code",
+          "session",
+          "fork",
+          "version",
+          "expiresAt"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "pattern": "^h_[A-Za-z0-9_-]{36}$",
+            "description": "The single-use code: type it, scan it or put it in a link; redeem it with `POST /v1/handoffs/redeem`."
+          },
+          "session": {
+            "type": "string",
+            "description": "The session it continues (or forks)."
+          },
+          "fork": {
+            "type": "boolean"
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "The session's version when the code was made: where a fork starts."
+          },
+          "expiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "After this the code is refused (`/problems/handoff-code-expired`)."
+          }
+        }
+      },
+      "RedeemHandoff": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "code"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "description": "The code `POST /v1/sessions/{id}/handoff` answered.",
+            "pattern": "^h_[A-Za-z0-9_-]{36}$"
+          }
+        }
       }
     },
     "responses": {
       "Problem400": {
-        "description": "Malformed JSON or HTTP.",
+        "description": "Malformed JSON or HTTP. A hand-off code that is damaged or not of this server: `/problems/handoff-code-invalid`.",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -5511,7 +5780,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem404": {
-        "description": "Unknown session, screen or route.",
+        "description": "Unknown session, screen or route. A genuine hand-off code without a record: `/problems/handoff-code-unknown`.",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -5531,7 +5800,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem409": {
-        "description": "Conflict, such as popping the root.",
+        "description": "Conflict, such as popping the root. A hand-off code redeemed before (`/problems/handoff-code-used`), or a session with `--max-devices` devices joined by hand-offs (`/problems/too-many-devices`).",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -5541,7 +5810,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem410": {
-        "description": "The session has ended, or the events asked for were purged (`/problems/gone`), or compacted away (`/problems/events-compacted`, with `oldestSeq`).",
+        "description": "The session has ended, or the events asked for were purged (`/problems/gone`), or compacted away (`/problems/events-compacted`, with `oldestSeq`). A hand-off code expired (`/problems/handoff-code-expired`), or its session ended or was purged since it was made (`/problems/handoff-session-ended`, `/problems/handoff-session-purged`).",
         "content": {
           "application/problem+json": {
             "schema": {
@@ -5606,7 +5875,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem429": {
-        "description": "Too many sessions made from this client address without the admin token, by creation, import or fork together (`create-rate`, `create-burst`); see `Retry-After`.",
+        "description": "Too many sessions (or hand-off redeems) made from this client address without the admin token, by creation, import, fork and redeem together (`create-rate`, `create-burst`); see `Retry-After`. Or a session with `--max-handoffs` unused hand-off codes (`/problems/too-many-handoffs`, no `Retry-After`).",
         "headers": {
           "Retry-After": {
             "$ref": "#/components/headers/RetryAfter"

@@ -29,6 +29,17 @@ struct ProblemKind: Sendable, Hashable {
     static let limitExceeded = ProblemKind(status: 422, slug: "limit-exceeded", title: "Limit exceeded")
     static let compacted = ProblemKind(status: 410, slug: "events-compacted", title: "Events compacted")
     static let tooManyRequests = ProblemKind(status: 429, slug: "too-many-requests", title: "Too many requests")
+    static let handoffInvalid = ProblemKind(
+        status: 400, slug: "handoff-code-invalid", title: "Not a hand-off code of this server")
+    static let handoffUnknown = ProblemKind(status: 404, slug: "handoff-code-unknown", title: "Unknown hand-off code")
+    static let handoffUsed = ProblemKind(status: 409, slug: "handoff-code-used", title: "Hand-off code already used")
+    static let handoffExpired = ProblemKind(status: 410, slug: "handoff-code-expired", title: "Hand-off code expired")
+    static let handoffSessionEnded = ProblemKind(
+        status: 410, slug: "handoff-session-ended", title: "Hand-off session ended")
+    static let handoffSessionPurged = ProblemKind(
+        status: 410, slug: "handoff-session-purged", title: "Hand-off session purged")
+    static let tooManyHandoffs = ProblemKind(status: 429, slug: "too-many-handoffs", title: "Too many hand-offs")
+    static let tooManyDevices = ProblemKind(status: 409, slug: "too-many-devices", title: "Too many devices")
     static let internalError = ProblemKind(status: 500, slug: "internal-error", title: "Internal Server Error")
     static let unavailable = ProblemKind(status: 503, slug: "store-unavailable", title: "Store unavailable")
     static let tooManySubscribers = ProblemKind(
@@ -118,6 +129,14 @@ enum ProblemMapping {
         case .invalid: kind = .unprocessable
         case .limitExceeded: kind = .limitExceeded
         case .compacted: kind = .compacted
+        case .handoffInvalid: kind = .handoffInvalid
+        case .handoffUnknown: kind = .handoffUnknown
+        case .handoffUsed: kind = .handoffUsed
+        case .handoffExpired: kind = .handoffExpired
+        case .handoffSessionEnded: kind = .handoffSessionEnded
+        case .handoffSessionPurged: kind = .handoffSessionPurged
+        case .tooManyHandoffs: kind = .tooManyHandoffs
+        case .tooManyDevices: kind = .tooManyDevices
         default: kind = .internalError
         }
         var members: [String: ProblemDetails.Member] = [:]

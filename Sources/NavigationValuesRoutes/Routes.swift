@@ -88,6 +88,7 @@ public struct SessionRoutes: Sendable {
         registerStacks(on: router)
         EventRoutes(routes: self, hub: hub).register(on: router)
         AccessRoutes(routes: self).register(on: router)
+        HandoffRoutes(routes: self).register(on: router)
         RevisionRoutes(routes: self).register(on: router)
     }
 
@@ -121,7 +122,7 @@ public struct SessionRoutes: Sendable {
             guard constantTimeEquals(token, createToken) else {
                 throw APIError(.forbidden, "this token may not create sessions")
             }
-        case .reader:
+        case .reader, .device:
             throw APIError(.forbidden, "a read-only credential may not create sessions")
         }
     }

@@ -29,11 +29,18 @@ package struct SessionAccess: Sendable {
     // MARK: - Resolving credentials
 
     /// The credential a bearer token stands for: an observer token becomes a read-only
-    /// credential (its scope read from the store); anything else is returned unchanged.
+    /// credential (its scope read from the store), a device token the session a hand-off gave
+    /// it; anything else is returned unchanged.
     ///
     /// - Throws: `SessionError(.unauthorized)` for an observer token that is unknown, revoked or
-    ///   expired.
+    ///   expired, or a device token that is unknown (or whose session was purged).
     package func resolve(_ credential: Credential) async throws -> Credential {
+        if case .token(let token) = credential, IdentifierGenerator.isWellFormedDeviceToken(token) {
+            guard let session = try await store.deviceTokenSession(tokenHash: TokenHasher.hash(token)) else {
+                throw SessionError(.unauthorized, "unknown device token (its session may have been purged)")
+            }
+            return .device(session)
+        }
         guard case .token(let token) = credential, IdentifierGenerator.isWellFormedObserverToken(token) else {
             return credential
         }
@@ -196,9 +203,9 @@ package struct SessionAccess: Sendable {
             throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
         case .reader(let grant):
             throw SessionError(.forbidden, "a \(grant.name) is read-only: \(what) needs the admin or a session token")
-        case .token where session == nil:
+        case .token where session == nil, .device where session == nil:
             throw SessionError(.forbidden, "\(what) for every session needs the admin token")
-        case .admin, .token:
+        case .admin, .token, .device:
             if let session { _ = try await sessions.readerHead(of: session, credential: credential, snapshot: false) }
         }
     }

@@ -363,6 +363,10 @@ actor SessionActor {
                 throw SessionError(.forbidden, "this token does not belong to session \(id.rawValue)")
             }
             verifiedToken = token
+        case .device(let session):
+            guard session == id else {
+                throw SessionError(.forbidden, "this token does not belong to session \(id.rawValue)")
+            }
         case .none:
             throw SessionError(.unauthorized, "send Authorization: Bearer <token>")
         }

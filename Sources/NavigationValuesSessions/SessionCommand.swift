@@ -108,11 +108,18 @@ package enum Credential: Sendable, Equatable {
     /// A read-only credential, already verified: an observer token or a stream ticket. It may
     /// read what its scope covers and never change anything.
     case reader(ReadGrant)
+    /// A device token (`td_…`), already verified: it reads and changes the one session a
+    /// hand-off gave it, as that session's own token does.
+    case device(SessionID)
     case none
 
     /// A token that could have been issued (an admin token matched earlier and is `.admin`).
     package var isWellFormedToken: Bool {
-        if case .token(let token) = self { IdentifierGenerator.isWellFormedToken(token) } else { false }
+        switch self {
+        case .token(let token): IdentifierGenerator.isWellFormedToken(token)
+        case .device: true
+        case .admin, .reader, .none: false
+        }
     }
 
     /// Whether it is a read-only credential.
@@ -126,7 +133,7 @@ package enum Credential: Sendable, Equatable {
         switch self {
         case .admin: true
         case .reader(let grant): grant.scope == .everySession
-        case .token, .none: false
+        case .token, .device, .none: false
         }
     }
 }

@@ -35,6 +35,22 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The session's events before the one asked for were compacted away (`oldestSeq` is
         /// the oldest seq still available).
         public static let compacted = Code("compacted")
+        /// A hand-off code that is damaged or was not signed by this server (tampered with).
+        public static let handoffInvalid = Code("handoffInvalid")
+        /// A genuine hand-off code the database has no record of.
+        public static let handoffUnknown = Code("handoffUnknown")
+        /// A hand-off code past its expiry.
+        public static let handoffExpired = Code("handoffExpired")
+        /// A hand-off code redeemed before (codes are single-use).
+        public static let handoffUsed = Code("handoffUsed")
+        /// The hand-off's session was ended since the code was made.
+        public static let handoffSessionEnded = Code("handoffSessionEnded")
+        /// The hand-off's session was purged since the code was made.
+        public static let handoffSessionPurged = Code("handoffSessionPurged")
+        /// The session has as many unused hand-offs as it may (`limit`).
+        public static let tooManyHandoffs = Code("tooManyHandoffs")
+        /// The session has as many device tokens as it may (`limit`).
+        public static let tooManyDevices = Code("tooManyDevices")
     }
 
     /// A field of the request the error points at (RFC 6901 pointer into the body).

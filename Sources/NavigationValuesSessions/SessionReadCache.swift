@@ -71,7 +71,7 @@ final class SessionReadCache: Sendable {
             case .token(let token):
                 guard let verified = entry.verifiedToken, constantTimeEquals(token, verified) else { return nil }
                 return entry
-            case .reader, .none:
+            case .reader, .device, .none:
                 return nil
             }
         }

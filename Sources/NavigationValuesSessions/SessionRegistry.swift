@@ -112,6 +112,10 @@ package final class SessionRegistry: Sendable {
             guard grant.covers(id) else {
                 throw SessionError(.forbidden, "this credential does not cover session \(id.rawValue)")
             }
+        case .device(let session):
+            guard session == id else {
+                throw SessionError(.forbidden, "this token does not belong to session \(id.rawValue)")
+            }
         case .token(let token):
             guard IdentifierGenerator.isWellFormedToken(token) else {
                 throw SessionError(.unauthorized, "invalid token")

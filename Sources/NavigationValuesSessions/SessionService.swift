@@ -30,6 +30,12 @@ public struct ServiceConfiguration: Sendable {
     /// waits for its turn in the database before it is refused (503). PostgreSQL's statement
     /// timeout (`PostgresDriver.Configuration.statementTimeout`, 10 s) ends a longer wait.
     public var maxWriteWait: Duration = .seconds(10)
+    /// How long a hand-off code (`POST /v1/sessions/{id}/handoff`) can be redeemed after it is made.
+    public var handoffLifetime: Duration = .seconds(300)
+    /// Unused, unexpired hand-offs one session may have at once.
+    public var maxHandoffsPerSession = 5
+    /// Device tokens (redeemed hand-offs) one session may have.
+    public var maxDevicesPerSession = 16
 
     public init() {}
 }
@@ -45,6 +51,7 @@ final class ServiceEnvironment: Sendable {
     /// Called once each event is committed, with its stored row and its typed form.
     let eventCommitted: @Sendable (StoredEvent, RecordedEvent) -> Void
     let tickets: StreamTicketSigner
+    let handoffCodes: HandoffCodeSigner
     /// Loaded sessions' rendered JSON for reads that need no actor; none on a shared store.
     let readCache: SessionReadCache?
 
@@ -61,8 +68,9 @@ final class ServiceEnvironment: Sendable {
         // A store that writes state behind its log brings a state left behind up to it with the
         // same `apply` as live requests.
         store.replayStates(using: LiveSession.replayedChanges)
-        tickets = StreamTicketSigner(
-            secret: configuration.ticketSecret ?? Base64URL.encode(identifiers.randomBytes(32)))
+        let secret = configuration.ticketSecret ?? Base64URL.encode(identifiers.randomBytes(32))
+        tickets = StreamTicketSigner(secret: secret)
+        handoffCodes = HandoffCodeSigner(secret: secret)
     }
 
     var newScreenID: () -> ScreenID { { [identifiers] in identifiers.screenID() } }
@@ -134,6 +142,8 @@ public final class SessionService: Sendable {
     package let copies: SessionCopies
     /// What old data goes away, and when.
     public let retention: SessionRetention
+    /// Hand-offs: codes that let another device continue a session (or a fork of it).
+    package let handoffs: SessionHandoffs
 
     /// Creates the service. `eventCommitted` is called once each event is committed (the event
     /// hub's `publish`).
@@ -151,6 +161,7 @@ public final class SessionService: Sendable {
         access = SessionAccess(environment: environment, sessions: sessions)
         copies = SessionCopies(environment: environment, sessions: sessions)
         retention = SessionRetention(environment: environment, sessions: sessions)
+        handoffs = SessionHandoffs(environment: environment, sessions: sessions, copies: copies)
     }
 
     /// The configuration the service was created with.

@@ -237,14 +237,17 @@ public final class InMemorySessionStore: SessionStoreMaintenance {
     public func removeExpiredRecords(tombstonesBefore before: Date) async throws -> Int {
         let tombstoneCutoff = before.millisecondsSince1970
         let idempotencyCutoff = idempotencyCutoff(configuration.now())
+        let now = configuration.now()
         return try tables.withLock { tables in
             guard !tables.isClosed else { throw StoreError(code: .closed, message: "the store is closed") }
-            let count = tables.tombstones.count + tables.idempotency.count
+            let count = tables.tombstones.count + tables.idempotency.count + tables.handoffs.count
             tables.tombstones = tables.tombstones.filter { $0.value.millisecondsSince1970 >= tombstoneCutoff }
             tables.idempotency = tables.idempotency.filter {
                 $0.value.createdAt.millisecondsSince1970 >= idempotencyCutoff
             }
-            return count - tables.tombstones.count - tables.idempotency.count
+            // A used hand-off is kept until it expires, so that a second redeem says "used".
+            tables.handoffs = tables.handoffs.filter { $0.value.expiresAt >= now }
+            return count - tables.tombstones.count - tables.idempotency.count - tables.handoffs.count
         }
     }
 
@@ -314,6 +317,66 @@ public final class InMemorySessionStore: SessionStoreMaintenance {
         }
     }
 
+    // MARK: - Hand-offs
+
+    public func insertHandoff(_ handoff: HandoffRecord, limit: Int, now: Date) async throws -> Bool {
+        try tables.withLock { tables throws(StoreError) -> Bool in
+            guard !tables.isClosed else { throw StoreError(code: .closed, message: "the store is closed") }
+            tables.handoffs = tables.handoffs.filter {
+                $0.value.session != handoff.session || $0.value.expiresAt > now
+            }
+            let outstanding = tables.handoffs.values.count(where: {
+                $0.session == handoff.session && $0.usedAt == nil && $0.expiresAt > now
+            })
+            guard outstanding < limit else { return false }
+            guard tables.sessions[handoff.session] != nil else {
+                throw StoreError(code: .invalidData, message: "session \(handoff.session) does not exist")
+            }
+            guard tables.handoffs[handoff.id] == nil else {
+                throw StoreError(code: .conflict, message: "hand-off \(handoff.id) exists")
+            }
+            var kept = handoff
+            kept.createdAt = kept.createdAt.storedMillisecond
+            kept.expiresAt = kept.expiresAt.storedMillisecond
+            tables.handoffs[handoff.id] = kept
+            return true
+        }
+    }
+
+    public func handoff(id: String) async throws -> HandoffRecord? {
+        try read { $0.handoffs[id] }
+    }
+
+    public func consumeHandoff(_ id: String, at: Date, device: DeviceTokenRecord?, maxDevices: Int) async throws
+        -> HandoffConsumption
+    {
+        try tables.withLock { tables throws(StoreError) -> HandoffConsumption in
+            guard !tables.isClosed else { throw StoreError(code: .closed, message: "the store is closed") }
+            guard var handoff = tables.handoffs[id], handoff.usedAt == nil else { return .notAvailable }
+            if let device {
+                guard device.session == handoff.session else {
+                    throw StoreError(code: .invalidData, message: "hand-off \(id) is not of \(device.session)")
+                }
+                guard tables.deviceTokens.values.count(where: { $0.session == handoff.session }) < maxDevices else {
+                    return .tooManyDevices
+                }
+                guard tables.sessions[handoff.session] != nil else {
+                    throw StoreError(code: .invalidData, message: "session \(handoff.session) does not exist")
+                }
+                var kept = device
+                kept.createdAt = kept.createdAt.storedMillisecond
+                tables.deviceTokens[device.tokenHash] = kept
+            }
+            handoff.usedAt = at.storedMillisecond
+            tables.handoffs[id] = handoff
+            return .consumed
+        }
+    }
+
+    public func deviceTokenSession(tokenHash: String) async throws -> SessionID? {
+        try read { $0.deviceTokens[tokenHash]?.session }
+    }
+
     /// A turn where the session's actor already orders its writers: the session read and the
     /// commit are the store's own.
     private struct Turn: SessionTurn {
@@ -371,6 +434,9 @@ private struct Tables {
     var observers: [ObserverID: ObserverRecord] = [:]
     /// Observer ids by token hash.
     var observerIDs: [String: ObserverID] = [:]
+    var handoffs: [String: HandoffRecord] = [:]
+    /// Device tokens by hash.
+    var deviceTokens: [String: DeviceTokenRecord] = [:]
     var isClosed = false
 
     /// Whether `a` sorts before `b` byte by byte, as the databases order ids.
@@ -585,6 +651,7 @@ private struct Tables {
         snapshots[id] = nil
         idempotency = idempotency.filter { $0.value.session != id }
         for observer in observers.values where observer.session == id { removeObserver(observer.id) }
+        deviceTokens = deviceTokens.filter { $0.value.session != id }
         if tombstones[id] == nil { tombstones[id] = now.storedMillisecond }
     }
 

@@ -48,11 +48,14 @@ extension SQLSessionStore: SessionStoreMaintenance {
 
     public func removeExpiredRecords(tombstonesBefore before: Date) async throws -> Int {
         let cutoff = idempotencyCutoff
+        // A used hand-off is kept until it expires, so that a second redeem says "used".
+        let handoffCutoff = options.now()
         let text = text
         return try await driver.write { connection in
             try connection.transaction {
                 try connection.execute(text.deleteTombstones, [.milliseconds(before)])
                     + connection.execute(text.deleteExpiredIdempotencyRecords, [.milliseconds(cutoff)])
+                    + connection.execute(text.pruneHandoffs, [.milliseconds(handoffCutoff)])
             }
         }
     }
@@ -134,3 +137,96 @@ extension SQLSessionStore {
         }
     }
 }
+
+// MARK: - Hand-offs
+
+extension SQLSessionStore {
+    public func insertHandoff(_ handoff: HandoffRecord, limit: Int, now: Date) async throws -> Bool {
+        let text = text
+        let session = DatabaseValue.text(handoff.session.rawValue)
+        return try await driver.write { connection in
+            try connection.transaction { () throws -> Bool in
+                // Instances issuing hand-offs of one session at once: the count and the insert
+                // are one step where write transactions do not exclude each other.
+                if let lock = text.lockObserverScope {
+                    try connection.execute(lock, [.text("handoffs " + handoff.session.rawValue)])
+                }
+                try connection.execute(text.deleteExpiredHandoffs, [session, .milliseconds(now)])
+                let count =
+                    try connection.fetchOne(text.countOutstandingHandoffs, [session, .milliseconds(now)]) {
+                        try $0.int(0)
+                    } ?? 0
+                guard count < limit else { return false }
+                guard try connection.fetchOne(text.sessionExists, [session], { _ in true }) != nil else {
+                    throw StoreError(code: .invalidData, message: "session \(handoff.session) does not exist")
+                }
+                try connection.execute(
+                    text.insertHandoff,
+                    [
+                        .text(handoff.id), session, .integer(handoff.fork ? 1 : 0), .integer(handoff.version),
+                        .milliseconds(handoff.createdAt), .milliseconds(handoff.expiresAt),
+                    ])
+                return true
+            }
+        }
+    }
+
+    public func handoff(id: String) async throws -> HandoffRecord? {
+        let sql = text.handoffByID
+        return try await driver.read { connection in
+            try connection.fetchOne(sql, [.text(id)]) { row in
+                HandoffRecord(
+                    id: try row.string(0), session: SessionID(try row.string(1)), fork: try row.int64(2) != 0,
+                    version: try row.int64(3), createdAt: try row.date(4), expiresAt: try row.date(5),
+                    usedAt: try row.optionalDate(6))
+            }
+        }
+    }
+
+    public func consumeHandoff(_ id: String, at: Date, device: DeviceTokenRecord?, maxDevices: Int) async throws
+        -> HandoffConsumption
+    {
+        let text = text
+        do {
+            return try await driver.write { connection in
+                try connection.transaction { () throws -> HandoffConsumption in
+                    // The conditional update is the single use: under PostgreSQL's row lock a
+                    // second redeemer waits, then finds used_at set and changes nothing.
+                    guard
+                        let session = try connection.fetchOne(
+                            text.consumeHandoff, [.text(id), .milliseconds(at)], { try $0.string(0) })
+                    else { return .notAvailable }
+                    guard let device else { return .consumed }
+                    guard device.session.rawValue == session else {
+                        throw StoreError(code: .invalidData, message: "hand-off \(id) is not of \(device.session)")
+                    }
+                    if let lock = text.lockObserverScope {
+                        try connection.execute(lock, [.text("device_tokens " + session)])
+                    }
+                    let count =
+                        try connection.fetchOne(text.countDeviceTokens, [.text(session)]) { try $0.int(0) } ?? 0
+                    // Thrown to roll the use back; answered below.
+                    guard count < maxDevices else { throw DeviceLimitReached() }
+                    try connection.execute(
+                        text.insertDeviceToken,
+                        [
+                            .text(device.tokenHash), .text(session), .text(id), .milliseconds(device.createdAt),
+                        ])
+                    return .consumed
+                }
+            }
+        } catch is DeviceLimitReached {
+            return .tooManyDevices
+        }
+    }
+
+    public func deviceTokenSession(tokenHash: String) async throws -> SessionID? {
+        let sql = text.deviceTokenSession
+        return try await driver.read { connection in
+            try connection.fetchOne(sql, [.text(tokenHash)]) { SessionID(try $0.string(0)) }
+        }
+    }
+}
+
+/// Rolls a hand-off's use back when its session has all the device tokens it may.
+private struct DeviceLimitReached: Error {}

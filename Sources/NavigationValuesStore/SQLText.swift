@@ -76,6 +76,18 @@ package struct SQLText: Sendable {
     package let deleteObserver: String
     package let lockObserverScope: String?
 
+    // MARK: Hand-offs
+    package let deleteExpiredHandoffs: String
+    package let countOutstandingHandoffs: String
+    package let insertHandoff: String
+    package let handoffByID: String
+    /// Sets `used_at` only while it is NULL, answering the row it changed: one winner.
+    package let consumeHandoff: String
+    package let countDeviceTokens: String
+    package let insertDeviceToken: String
+    package let deviceTokenSession: String
+    package let pruneHandoffs: String
+
     // MARK: Turns
     package let lockTimeout: String?
     /// The rest of the transaction commits without waiting for the disk (state written behind).
@@ -287,6 +299,27 @@ package struct SQLText: Sendable {
         allObservers = r("SELECT \(observerColumns) FROM observer_tokens WHERE id > ?1 ORDER BY id LIMIT ?2")
         deleteObserver = r("DELETE FROM observer_tokens WHERE id = ?1")
         lockObserverScope = d.transactionLock.map(r)
+
+        deleteExpiredHandoffs = r("DELETE FROM handoffs WHERE session = ?1 AND expires_at <= \(t("?2"))")
+        countOutstandingHandoffs = r(
+            "SELECT count(*) FROM handoffs WHERE session = ?1 AND used_at IS NULL AND expires_at > \(t("?2"))")
+        insertHandoff = r(
+            """
+            INSERT INTO handoffs (id, session, fork, version, created_at, expires_at, used_at)
+            VALUES (?1, ?2, ?3, ?4, \(t("?5")), \(t("?6")), NULL)
+            """)
+        handoffByID = r(
+            """
+            SELECT id, session, fork, version, \(ms("created_at")), \(ms("expires_at")), \(ms("used_at"))
+            FROM handoffs WHERE id = ?1
+            """)
+        consumeHandoff = r(
+            "UPDATE handoffs SET used_at = \(t("?2")) WHERE id = ?1 AND used_at IS NULL RETURNING session")
+        countDeviceTokens = r("SELECT count(*) FROM device_tokens WHERE session = ?1")
+        insertDeviceToken = r(
+            "INSERT INTO device_tokens (token_hash, session, handoff, created_at) VALUES (?1, ?2, ?3, \(t("?4")))")
+        deviceTokenSession = r("SELECT session FROM device_tokens WHERE token_hash = ?1")
+        pruneHandoffs = r("DELETE FROM handoffs WHERE expires_at < \(t("?1"))")
         lockTimeout = d.lockTimeout.map(r)
         unsyncedCommit = d.unsyncedCommit.map(r)
     }

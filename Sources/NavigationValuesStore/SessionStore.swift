@@ -131,6 +131,28 @@ public protocol SessionStore: Sendable {
 
     /// Deletes (revokes) an observer token; false when there was none.
     func deleteObserver(_ id: ObserverID) async throws -> Bool
+
+    // MARK: Hand-offs
+
+    /// Keeps a new hand-off unless its session already has `limit` unused ones unexpired at
+    /// `now`: then it returns false and keeps nothing. The session's expired hand-offs are
+    /// deleted on the way.
+    ///
+    /// - Throws: `StoreError`: `.conflict` when the id is taken; `.invalidData` when its session
+    ///   does not exist.
+    func insertHandoff(_ handoff: HandoffRecord, limit: Int, now: Date) async throws -> Bool
+
+    /// The hand-off with this id, used or not, expired or not; nil when there is none.
+    func handoff(id: String) async throws -> HandoffRecord?
+
+    /// Uses the hand-off `id` at `at`, atomically: of several calls (on any instance sharing the
+    /// database) at most one gets `.consumed`. With `device`, the device token is kept in the
+    /// same transaction, unless the session already has `maxDevices` (then nothing changes).
+    func consumeHandoff(_ id: String, at: Date, device: DeviceTokenRecord?, maxDevices: Int) async throws
+        -> HandoffConsumption
+
+    /// The session a device token (by its hash) may use; nil when there is none.
+    func deviceTokenSession(tokenHash: String) async throws -> SessionID?
 }
 
 /// The state changes that `events` (the session's log after its stored state, in order) make to

@@ -36,7 +36,7 @@ import Testing
         ("post", "/v1/tickets"), ("post", "/v1/observers"), ("get", "/v1/observers"),
         ("get", "/v1/observers/{observer}"), ("delete", "/v1/observers/{observer}"),
         ("get", "/v1/sessions/{id}/diff"), ("get", "/v1/sessions/{id}/export"), ("post", "/v1/sessions/import"),
-        ("post", "/v1/sessions/fork"),
+        ("post", "/v1/sessions/fork"), ("post", "/v1/sessions/{id}/handoff"), ("post", "/v1/handoffs/redeem"),
     ]
 
     /// Every endpoint of several stacks per session (docs/Stacks.md, Endpoints).

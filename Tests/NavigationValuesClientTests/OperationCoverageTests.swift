@@ -17,6 +17,7 @@ final class OperationFixture: @unchecked Sendable {
     var results: ScreenID?
     var export: SessionExport?
     var observer: CreatedObserver?
+    var handoffCode: String?
 
     init(client: NavigationValuesClient) {
         self.client = client
@@ -235,6 +236,21 @@ final class OperationFixture: @unchecked Sendable {
             { f throws in
                 #expect(try await f.session.streamTicket().session == f.session.id)
                 #expect(try await f.client.allEventsTicket().session == nil)
+            }
+        ),
+        op(
+            "createHandoff",
+            { f throws in
+                let made = try await f.session.handoff()
+                #expect(made.session == f.session.id && made.code.hasPrefix("h_"))
+                f.handoffCode = made.code
+            }
+        ),
+        op(
+            "redeemHandoff",
+            { f throws in
+                let joined = try await f.client.redeem(try #require(f.handoffCode))
+                #expect(joined.id == f.session.id && joined.token.hasPrefix("td_"))
             }
         ),
         op(

@@ -117,4 +117,16 @@ final class CountingStore: SessionStore {
         try await base.observers(of: session, after: cursor, limit: limit)
     }
     func deleteObserver(_ id: ObserverID) async throws -> Bool { try await base.deleteObserver(id) }
+    func insertHandoff(_ handoff: HandoffRecord, limit: Int, now: Date) async throws -> Bool {
+        try await base.insertHandoff(handoff, limit: limit, now: now)
+    }
+    func handoff(id: String) async throws -> HandoffRecord? { try await base.handoff(id: id) }
+    func consumeHandoff(_ id: String, at: Date, device: DeviceTokenRecord?, maxDevices: Int) async throws
+        -> HandoffConsumption
+    {
+        try await base.consumeHandoff(id, at: at, device: device, maxDevices: maxDevices)
+    }
+    func deviceTokenSession(tokenHash: String) async throws -> SessionID? {
+        try await base.deviceTokenSession(tokenHash: tokenHash)
+    }
 }
