@@ -40,7 +40,9 @@ case "$command" in
         as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
             || { cat "$dir/initdb.log" >&2; exit 1; }
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400"
+        # The full parallel test run keeps a few hundred connections open at its peak (every suite's
+        # servers with their readers, writers and listeners): 1000 leaves room for suites to come.
+        options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=1000"
         if [ "${3:-}" = "--fast" ]; then options="$options -c fsync=off"; fi
         # The server inherits pg_ctl's descriptors: give it none of the caller's (a pipe held open by
         # a daemon never reaches its end for whoever reads our output).
