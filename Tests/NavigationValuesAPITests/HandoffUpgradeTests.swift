@@ -46,7 +46,7 @@ import Testing
         #expect(tables == ["device_tokens", "handoffs"])
     }
 
-    /// A PostgreSQL database at today's schema before hand-offs (its first eight migrations)
+    /// A PostgreSQL database at today's schema before hand-offs (the migrations before theirs)
     /// with a session in it: the server upgrades it on start, and the session is handed off.
     @Test(.needsPostgres) func aPostgreSQLDatabaseAtTheEarlierSchemaTakesHandoffsOfItsSessions() async throws {
         try await PostgresTestServer.withDatabase { url in
@@ -59,13 +59,15 @@ import Testing
                     try #require(created.json?["id"]?.stringValue), try #require(created.json?["token"]?.stringValue)
                 )
             }
+            let handoffs = try #require(Migration.embeddedPostgres.first { $0.name == "add_handoffs" }).version
             try await PostgresTestServer.psql(
                 url,
                 """
                 DROP TABLE handoffs; DROP TABLE device_tokens;
-                DELETE FROM schema_migrations WHERE version > 8;
+                DELETE FROM schema_migrations WHERE version >= \(handoffs);
                 """)
-            let earlier = PostgresMigrator(migrations: Array(Migration.embeddedPostgres.prefix(8)))
+            let earlier = PostgresMigrator(
+                migrations: Migration.embeddedPostgres.filter { $0.version < handoffs })
             #expect(try earlier.pendingMigrations(url: url).isEmpty)
             try await withRunningServer(databasePath: url, configure: { $0.postgres.readerCount = 1 }) { client, _ in
                 let device = try await redeem(client, session: id, token: token)

@@ -33,7 +33,9 @@ import Testing
             configuration.writeBehind = WriteBehind(maximumEvents: 1_000, maximumDelay: .seconds(60), isHeldForTests: true)
             let store = try await PostgresSessionStore.open(url: url, configuration: configuration)
             let applied = try PostgresMigrator().appliedMigrations(url: url)
-            #expect(applied.map(\.version) == Array(1...9))
+            // This migration and every later one.
+            #expect(applied.map(\.version) == Migration.embeddedPostgres.map(\.version))
+            #expect(applied.map(\.version).contains(9))
             #expect(try await Self.versions(url) == [["s_sample", "1", "1"]])
             let loaded = try #require(try await store.loadSession(sample.id))
             #expect(loaded.record.version == 1)
