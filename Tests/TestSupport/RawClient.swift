@@ -132,7 +132,13 @@ public final class RawClient: @unchecked Sendable {
             SSL_set1_host(ssl, options.serverName) == 1,
             SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count)) == 0
         else { throw ClientError("cannot set up the TLS connection") }
-        guard SSL_connect(ssl) == 1 else {
+        var connected: Int32
+        repeat {
+            ERR_clear_error()
+            errno = 0
+            connected = SSL_connect(ssl)
+        } while connected != 1 && Self.wasInterrupted(ssl, connected)
+        guard connected == 1 else {
             let code = ERR_get_error()
             let reason = code == 0 ? "closed" : ERR_reason_error_string(code).map { String(cString: $0) } ?? "\(code)"
             throw ClientError("TLS handshake failed: \(reason)")
@@ -163,10 +169,19 @@ public final class RawClient: @unchecked Sendable {
         if let ssl {
             while sent < bytes.count {
                 var count = 0
-                guard bytes[sent...].withUnsafeBytes({ SSL_write_ex(ssl, $0.baseAddress, $0.count, &count) }) == 1 else {
-                    throw ClientError("SSL_write failed", isClosedBeforeAnswer: !hasReadAnswerBytes)
+                ERR_clear_error()
+                errno = 0
+                let result = bytes[sent...].withUnsafeBytes { SSL_write_ex(ssl, $0.baseAddress, $0.count, &count) }
+                if result == 1 {
+                    sent += count
+                    continue
                 }
-                sent += count
+                let code = errno
+                if Self.wasInterrupted(ssl, result) { continue }
+                let error = SSL_get_error(ssl, result)
+                throw ClientError(
+                    "SSL_write failed: SSL error \(error), \(String(cString: strerror(code)))",
+                    isClosedBeforeAnswer: !hasReadAnswerBytes)
             }
             return
         }
@@ -202,21 +217,30 @@ public final class RawClient: @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: 65536)
         if let ssl {
             var count = 0
-            if chunk.withUnsafeMutableBytes({ SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }) == 1 {
+            var result: Int32
+            repeat {
+                ERR_clear_error()
+                errno = 0
+                result = chunk.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
+            } while result != 1 && Self.wasInterrupted(ssl, result)
+            if result == 1 {
                 buffer.append(contentsOf: chunk[..<count])
                 hasReadAnswerBytes = true
                 return true
             }
-            let error = SSL_get_error(ssl, 0)
-            if error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && (errno == 0 || errno == ECONNRESET)) {
+            let code = errno
+            let error = SSL_get_error(ssl, result)
+            if error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && (code == 0 || code == ECONNRESET)) {
                 return false
             }
-            if error == SSL_ERROR_SYSCALL, errno == EAGAIN || errno == EWOULDBLOCK {
+            // The socket's SO_RCVTIMEO passed: the socket BIO reports it as a retry, a blocking socket's
+            // WANT_READ.
+            if code == EAGAIN || code == EWOULDBLOCK {
                 throw ClientError("SSL_read: no answer in time")
             }
-            let code = ERR_get_error()
-            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(error)"
-            throw ClientError("SSL_read failed: \(reason)")
+            let queued = ERR_get_error()
+            let reason = ERR_reason_error_string(queued).map { String(cString: $0) } ?? "SSL error \(error)"
+            throw ClientError("SSL_read failed: \(reason), \(String(cString: strerror(code)))")
         }
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -230,6 +254,16 @@ public final class RawClient: @unchecked Sendable {
             if errno == EAGAIN || errno == EWOULDBLOCK { throw ClientError("recv: no answer in time") }
             throw ClientError.system("recv")
         }
+    }
+
+    /// Whether an OpenSSL call that returned `result` stopped only because a signal interrupted its
+    /// system call; then it is made again, as `recv` and `send` are. A socket with SO_RCVTIMEO or
+    /// SO_SNDTIMEO is never restarted after a signal, SA_RESTART or not (signal(7)), and other
+    /// tests of this process send it signals (SIGHUP, SIGUSR1). Call it before anything changes `errno`.
+    private static func wasInterrupted(_ ssl: OpaquePointer, _ result: Int32) -> Bool {
+        let code = errno
+        let error = SSL_get_error(ssl, result)
+        return code == EINTR && (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_SYSCALL)
     }
 
     private func closedError(_ what: String) -> ClientError {
