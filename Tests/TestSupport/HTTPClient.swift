@@ -20,15 +20,24 @@ public final class HTTPClient: Sendable {
     public let tls: TLSClientOptions?
     private let idle = Mutex<[RawClient]>([])
 
+    /// How long a response may take unless a test says otherwise: 90 s (a long poll waits up to
+    /// 60 s), times `NAVIGATION_VALUES_TEST_TIMEOUT_SCALE` when that is set (1 to 20). `.ci/run` sets
+    /// it for its ThreadSanitizer runs, whose instrumented code runs many times slower: there a
+    /// request building a 60 MB answer, refused by its limit, took over 90 s on 2 shared cores.
+    public static let defaultTimeout: Duration = {
+        let scale = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_TEST_TIMEOUT_SCALE"].flatMap(Double.init) ?? 1
+        return .seconds(90 * min(max(scale, 1), 20))
+    }()
+
     /// A client for the server on 127.0.0.1:`port`, over HTTPS with `tls`.
-    public init(port: Int, timeout: Duration = .seconds(90), tls: TLSClientOptions? = nil) {
+    public init(port: Int, timeout: Duration = HTTPClient.defaultTimeout, tls: TLSClientOptions? = nil) {
         self.port = port
         self.timeout = timeout
         self.tls = tls
     }
 
     /// A client for `baseURL`, such as a `listening on http://127.0.0.1:PORT` line's address.
-    public convenience init(baseURL: URL, timeout: Duration = .seconds(90), tls: TLSClientOptions? = nil) throws {
+    public convenience init(baseURL: URL, timeout: Duration = HTTPClient.defaultTimeout, tls: TLSClientOptions? = nil) throws {
         guard let port = baseURL.port, ["127.0.0.1", "localhost"].contains(baseURL.host ?? "") else {
             throw ClientError("\(baseURL) is not a loopback address with a port")
         }
