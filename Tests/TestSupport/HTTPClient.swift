@@ -23,7 +23,7 @@ public final class HTTPClient: Sendable {
     /// How long a response may take unless a test says otherwise: 90 s (a long poll waits up to
     /// 60 s), times `NAVIGATION_VALUES_TEST_TIMEOUT_SCALE` when that is set (1 to 20). `.ci/run` sets
     /// it for its ThreadSanitizer runs, whose instrumented code runs many times slower: there a
-    /// request building a 60 MB answer, refused by its limit, took over 90 s on 2 shared cores.
+    /// request of a test on a session of 1,000 screens once waited over 90 s on 2 shared cores.
     public static let defaultTimeout: Duration = {
         let scale = ProcessInfo.processInfo.environment["NAVIGATION_VALUES_TEST_TIMEOUT_SCALE"].flatMap(Double.init) ?? 1
         return .seconds(90 * min(max(scale, 1), 20))
