@@ -132,13 +132,7 @@ public final class RawClient: @unchecked Sendable {
             SSL_set1_host(ssl, options.serverName) == 1,
             SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count)) == 0
         else { throw ClientError("cannot set up the TLS connection") }
-        var connected: Int32
-        repeat {
-            ERR_clear_error()
-            errno = 0
-            connected = SSL_connect(ssl)
-        } while connected != 1 && Self.wasInterrupted(ssl, connected)
-        guard connected == 1 else {
+        guard Self.callingAgainIfInterrupted(ssl, { SSL_connect(ssl) }).result == 1 else {
             let code = ERR_get_error()
             let reason = code == 0 ? "closed" : ERR_reason_error_string(code).map { String(cString: $0) } ?? "\(code)"
             throw ClientError("TLS handshake failed: \(reason)")
@@ -169,15 +163,13 @@ public final class RawClient: @unchecked Sendable {
         if let ssl {
             while sent < bytes.count {
                 var count = 0
-                ERR_clear_error()
-                errno = 0
-                let result = bytes[sent...].withUnsafeBytes { SSL_write_ex(ssl, $0.baseAddress, $0.count, &count) }
+                let (result, code) = Self.callingAgainIfInterrupted(ssl) {
+                    bytes[sent...].withUnsafeBytes { SSL_write_ex(ssl, $0.baseAddress, $0.count, &count) }
+                }
                 if result == 1 {
                     sent += count
                     continue
                 }
-                let code = errno
-                if Self.wasInterrupted(ssl, result) { continue }
                 let error = SSL_get_error(ssl, result)
                 throw ClientError(
                     "SSL_write failed: SSL error \(error), \(String(cString: strerror(code)))",
@@ -217,18 +209,14 @@ public final class RawClient: @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: 65536)
         if let ssl {
             var count = 0
-            var result: Int32
-            repeat {
-                ERR_clear_error()
-                errno = 0
-                result = chunk.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
-            } while result != 1 && Self.wasInterrupted(ssl, result)
+            let (result, code) = Self.callingAgainIfInterrupted(ssl) {
+                chunk.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
+            }
             if result == 1 {
                 buffer.append(contentsOf: chunk[..<count])
                 hasReadAnswerBytes = true
                 return true
             }
-            let code = errno
             let error = SSL_get_error(ssl, result)
             if error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && (code == 0 || code == ECONNRESET)) {
                 return false
@@ -256,14 +244,25 @@ public final class RawClient: @unchecked Sendable {
         }
     }
 
-    /// Whether an OpenSSL call that returned `result` stopped only because a signal interrupted its
-    /// system call; then it is made again, as `recv` and `send` are. A socket with SO_RCVTIMEO or
-    /// SO_SNDTIMEO is never restarted after a signal, SA_RESTART or not (signal(7)), and other
-    /// tests of this process send it signals (SIGHUP, SIGUSR1). Call it before anything changes `errno`.
-    private static func wasInterrupted(_ ssl: OpaquePointer, _ result: Int32) -> Bool {
-        let code = errno
-        let error = SSL_get_error(ssl, result)
-        return code == EINTR && (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_SYSCALL)
+    /// Makes an OpenSSL call on this blocking socket, and makes it again while it stopped only
+    /// because a signal interrupted its system call, as `recv` and `send` are made again: a socket
+    /// with SO_RCVTIMEO or SO_SNDTIMEO is never restarted after a signal, SA_RESTART or not
+    /// (signal(7)), and other tests of this process send it signals. Returns the last call's result
+    /// and the `errno` it left.
+    private static func callingAgainIfInterrupted(
+        _ ssl: OpaquePointer, _ call: () -> Int32
+    ) -> (result: Int32, errno: Int32) {
+        while true {
+            ERR_clear_error()
+            errno = 0
+            let result = call()
+            let code = errno
+            guard result != 1, code == EINTR else { return (result, code) }
+            let error = SSL_get_error(ssl, result)
+            guard error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_SYSCALL else {
+                return (result, code)
+            }
+        }
     }
 
     private func closedError(_ what: String) -> ClientError {
