@@ -50,6 +50,10 @@ enum TargetParser {
             cursor = pathBytes.index(after: cursor)
         }
         if !pathBytes.isEmpty { segments.append(try decode(rawPath[segmentStart...], plusAsSpace: false)) }
+        // A plain path with no query and nothing to decode is the target itself: shared, not copied.
+        if mark == nil, target.utf8.first == UInt8(ascii: "/"), !pathBytes.contains(UInt8(ascii: "%")) {
+            return (target, segments, query)
+        }
         return (try decode(rawPath, plusAsSpace: false), segments, query)
     }
 
