@@ -89,7 +89,7 @@ extension Connection {
         let generation = streamGeneration
         let loop = self.loop
         let writer = ResponseWriter(highWaterMark: loop.context.configuration.streamHighWaterMark) { bytes in
-            loop.execute { self.writeStreamChunk(bytes, generation: generation) }
+            loop.submit(.streamChunk(self, bytes, generation: generation))
         }
         current.writer = writer
         if machine.isShuttingDown { writer.close() }
@@ -102,7 +102,7 @@ extension Connection {
         inFlight = current
     }
 
-    private func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
+    func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
         guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else {
             return
         }

@@ -331,7 +331,7 @@ final class Connection: @unchecked Sendable {
             case .success(let answer): response = answer
             case .failure(let error): response = loop.context.errorResponder(error, request)
             }
-            loop.execute { self.send(response, at: loop.now) }
+            loop.submit(.respond(self, response))
         }
     }
 }
