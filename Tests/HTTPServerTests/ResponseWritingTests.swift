@@ -129,7 +129,8 @@ import Testing
             Issue.record(
                 "first difference at byte \(first): \(String(decoding: masked[first...].prefix(120), as: UTF8.self))")
         }
-        #expect(masked == expected)
+        let isIdentical = masked == expected
+        #expect(isIdentical, "the bytes received differ from those expected")
     }
 
     @Test func aPipelinedBurstOfMixedResponsesIsAnsweredByteForByteInOrder() async throws {
@@ -237,7 +238,8 @@ import Testing
         #expect(progress.calls == 1)
         #expect(progress.written == head.count + body.count + 4)
         #expect(queue.isEmpty && queue.count == 0)
-        #expect(pair.read(progress.written) == head + body + Array("next".utf8))
+        let isIdentical = pair.read(progress.written) == head + body + Array("next".utf8)
+        #expect(isIdentical, "the bytes received differ from those queued")
     }
 
     @Test func writtenBytesLeaveTheirBufferForTheNextResponseUntilASweepFindsItUnused() throws {
@@ -283,6 +285,8 @@ import Testing
         }
         received += pair.read(expected.count - received.count)
         #expect(payload == expected.count)
-        #expect(received == expected)
+        #expect(received.count == expected.count)
+        let isIdentical = received == expected
+        #expect(isIdentical, "the bytes received differ from those queued")
     }
 }
