@@ -42,13 +42,50 @@ package enum HeadParser {
         return try makeHead(request)
     }
 
-    /// The fields that decide framing and connection handling, gathered in one pass (arrays
-    /// are only allocated for fields that are present).
+    /// The values of one field, in order: the first held without an array, since these fields
+    /// rarely come twice.
+    private struct FieldValues {
+        private(set) var first: String?
+        private var others: [String] = []
+
+        var isEmpty: Bool { first == nil }
+        /// The one value, when there is exactly one.
+        var single: String? { others.isEmpty ? first : nil }
+        /// Every value (an array: for the rare paths).
+        var all: [String] { first.map { [$0] + others } ?? [] }
+
+        mutating func append(_ value: String) {
+            if first == nil {
+                first = value
+            } else {
+                others.append(value)
+            }
+        }
+
+        /// Whether an element of these comma-separated lists is `token`, in any case.
+        func containsToken(_ token: String) -> Bool {
+            guard let first else { return false }
+            return Self.list(first, contains: token) || others.contains { Self.list($0, contains: token) }
+        }
+
+        private static func list(_ value: String, contains token: String) -> Bool {
+            var start = value.startIndex
+            while true {
+                let end = value.utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+                if value[start..<end].trimmingASCIIWhitespace().equalsIgnoringASCIICase(token) { return true }
+                guard end < value.endIndex else { return false }
+                start = value.utf8.index(after: end)
+            }
+        }
+    }
+
+    /// The fields that decide framing and connection handling, gathered in one pass without an
+    /// allocation for the usual single values.
     private struct ControlFields {
         var hostCount = 0
-        var connection: [String] = []
-        var contentLength: [String] = []
-        var transferEncoding: [String] = []
+        var connection = FieldValues()
+        var contentLength = FieldValues()
+        var transferEncoding = FieldValues()
         var expect: String?
 
         init(_ headers: HTTPHeaders) {
@@ -66,9 +103,7 @@ package enum HeadParser {
         }
 
         func connectionHas(_ token: String) -> Bool {
-            connection.contains { value in
-                value.split(separator: ",").contains { $0.trimmingASCIIWhitespace().equalsIgnoringASCIICase(token) }
-            }
+            connection.containsToken(token)
         }
     }
 
@@ -91,20 +126,28 @@ package enum HeadParser {
     private static func framing(_ fields: ControlFields, minorVersion: Int) throws(HTTPRequestError)
         -> RequestParser.Framing
     {
-        let encodings = fields.transferEncoding
-        let lengths = fields.contentLength
-        if !encodings.isEmpty {
-            guard lengths.isEmpty else { throw bad("Both Transfer-Encoding and Content-Length are present.") }
+        if !fields.transferEncoding.isEmpty {
+            guard fields.contentLength.isEmpty else {
+                throw bad("Both Transfer-Encoding and Content-Length are present.")
+            }
             guard minorVersion == 1 else { throw bad("Transfer-Encoding in an HTTP/1.0 request.") }
-            let codings = encodings.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace() }
+            let codings = fields.transferEncoding.all.flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingASCIIWhitespace()
+            }
             guard codings.count == 1, codings[0].equalsIgnoringASCIICase("chunked") else {
                 throw HTTPRequestError(.notImplemented, detail: "Only the chunked transfer coding is supported.")
             }
             return .chunked
         }
-        guard !lengths.isEmpty else { return .none }
+        guard !fields.contentLength.isEmpty else { return .none }
+        // The usual field, one value of up to 18 digits (already trimmed): read without splitting.
+        if let single = fields.contentLength.single, !single.isEmpty, single.utf8.count <= 18,
+            single.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(single)
+        {
+            return .length(value)
+        }
         var length: Int?
-        for item in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+        for item in fields.contentLength.all.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
             let digits = item.trimmingASCIIWhitespace()
             guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 throw bad("Content-Length is not a number.")

@@ -12,7 +12,14 @@ package enum RouteHandler: Sendable {
         case .synchronous(let handler):
             return .ready(Result { try handler(request) })
         case .asynchronous(let handler):
-            return .async { try await handler(request) }
+            // One closure, not `.async`'s two (its own around this one).
+            return .deferred {
+                do {
+                    return .success(try await handler(request))
+                } catch {
+                    return .failure(error)
+                }
+            }
         }
     }
 }

@@ -94,6 +94,10 @@ package struct RouteMatch: Sendable {
     /// Fills in `request.route` and the path parameters.
     package func apply(to request: inout Request) {
         request.route = pattern
-        for (name, value) in parameters { request.parameters.append(name: name, value: value) }
+        if request.parameters.isEmpty {
+            request.parameters = parameters  // shared, not copied pair by pair into a new array
+        } else {
+            for (name, value) in parameters { request.parameters.append(name: name, value: value) }
+        }
     }
 }

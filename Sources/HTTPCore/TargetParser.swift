@@ -40,6 +40,10 @@ enum TargetParser {
         // The segments after the leading `/`, split before decoding so that `%2F` stays inside one.
         let pathBytes = rawPath.utf8
         var segments: [String] = []
+        // One allocation for the array, not one per doubling: a segment after each `/`.
+        var slashes = 0
+        for byte in pathBytes where byte == UInt8(ascii: "/") { slashes += 1 }
+        segments.reserveCapacity(slashes)
         var segmentStart = pathBytes.isEmpty ? pathBytes.endIndex : pathBytes.index(after: pathBytes.startIndex)
         var cursor = segmentStart
         while cursor != pathBytes.endIndex {
@@ -50,6 +54,10 @@ enum TargetParser {
             cursor = pathBytes.index(after: cursor)
         }
         if !pathBytes.isEmpty { segments.append(try decode(rawPath[segmentStart...], plusAsSpace: false)) }
+        // A plain path with no query and nothing to decode is the target itself: shared, not copied.
+        if mark == nil, target.utf8.first == UInt8(ascii: "/"), !pathBytes.contains(UInt8(ascii: "%")) {
+            return (target, segments, query)
+        }
         return (try decode(rawPath, plusAsSpace: false), segments, query)
     }
 

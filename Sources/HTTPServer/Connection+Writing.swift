@@ -7,7 +7,9 @@ import CHTTPSystem
 extension Connection {
     // MARK: - Responses
 
-    /// Queues a response to the request in flight and starts writing it.
+    /// Queues a response to the request in flight and starts writing it. A complete response
+    /// sent while pipelined requests are being answered (`isProcessing`) is written by
+    /// `processBufferedRequests`, together with the responses after it when they are ready.
     func send(_ response: Response, at now: ContinuousClock.Instant) {
         guard !isClosed, var current = inFlight, !current.isResponseQueued, current.writer == nil else { return }
         let keepAlive = machine.keepsAlive(requested: current.keepAlive)
@@ -17,40 +19,43 @@ extension Connection {
         switch response.body {
         case .bytes(let body):
             let framing: ResponseEncoder.Framing = response.status.forbidsBody ? .none : .length(body.count)
-            var bytes = ResponseEncoder.head(
-                status: response.status,
-                headers: response.headers,
-                framing: framing,
-                keepAlive: keepAlive,
-                minorVersion: current.minorVersion,
-                date: date,
-                reserving: bodyless || body.count > OutboundQueue.coalescingLimit ? 0 : body.count
-            )
-            if !bodyless {
-                if body.count > OutboundQueue.coalescingLimit {
-                    outbound.append(bytes)
-                    bytes = body
-                } else {
-                    bytes.append(contentsOf: body)
-                }
+            let copiesBody = !bodyless && body.count <= OutboundQueue.bodyCopyLimit
+            // The head, and a small body behind it, go straight into the connection's buffer; a
+            // large body is queued as it is, without a copy.
+            outbound.encode(
+                reserving: ResponseEncoder.estimatedHeadSize(response.headers) + (copiesBody ? body.count : 0)
+            ) { out in
+                ResponseEncoder.appendHead(
+                    status: response.status,
+                    headers: response.headers,
+                    framing: framing,
+                    keepAlive: keepAlive,
+                    minorVersion: current.minorVersion,
+                    date: date,
+                    to: &out
+                )
+                if copiesBody { out.append(contentsOf: body) }
             }
-            outbound.append(bytes)
+            if !bodyless && !copiesBody { outbound.append(sharing: body) }
             current.isResponseQueued = true
             inFlight = current
+            if isProcessing { return }
         case .stream(let produce):
             if bodyless {
-                outbound.append(
-                    ResponseEncoder.head(
+                outbound.encode(reserving: ResponseEncoder.estimatedHeadSize(response.headers)) { out in
+                    ResponseEncoder.appendHead(
                         status: response.status,
                         headers: response.headers,
                         framing: .none,
                         keepAlive: keepAlive,
                         minorVersion: current.minorVersion,
-                        date: date
+                        date: date,
+                        to: &out
                     )
-                )
+                }
                 current.isResponseQueued = true
                 inFlight = current
+                if isProcessing { return }
             } else {
                 startStream(produce, response: response, current: current, date: date)
             }
@@ -68,22 +73,23 @@ extension Connection {
         // HTTP/1.0 has no chunked coding: the body ends when the connection closes.
         current.isChunked = current.minorVersion == 1
         if !current.isChunked { current.keepAlive = false }
-        outbound.append(
-            ResponseEncoder.head(
+        outbound.encode(reserving: ResponseEncoder.estimatedHeadSize(response.headers)) { out in
+            ResponseEncoder.appendHead(
                 status: response.status,
                 headers: response.headers,
                 framing: current.isChunked ? .chunked : .untilClose,
                 keepAlive: current.keepAlive,
                 minorVersion: current.minorVersion,
-                date: date
+                date: date,
+                to: &out
             )
-        )
+        }
         machine.streamStarted()
         streamGeneration += 1
         let generation = streamGeneration
         let loop = self.loop
         let writer = ResponseWriter(highWaterMark: loop.context.configuration.streamHighWaterMark) { bytes in
-            loop.execute { self.writeStreamChunk(bytes, generation: generation) }
+            loop.submit(.streamChunk(self, bytes, generation: generation))
         }
         current.writer = writer
         if machine.isShuttingDown { writer.close() }
@@ -96,18 +102,24 @@ extension Connection {
         inFlight = current
     }
 
-    private func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
+    func writeStreamChunk(_ bytes: [UInt8], generation: Int) {
         guard !isClosed, generation == streamGeneration, let current = inFlight, !current.isResponseQueued else {
             return
         }
-        if current.isChunked, bytes.count > ResponseEncoder.chunkCopyLimit {
+        if bytes.count > ResponseEncoder.chunkCopyLimit {
             // A large chunk is queued as it is, between its size line and its CRLF, rather than
-            // copied into a framed buffer: a stalled reader then holds one copy of it, not two.
-            outbound.append(ResponseEncoder.chunkHead(bytes.count))
-            outbound.append(bytes, payload: bytes.count)
-            outbound.append(ResponseEncoder.crlf)
+            // copied into the buffer: a stalled reader then holds one copy of it, not two.
+            if current.isChunked {
+                outbound.encode(reserving: 18) { ResponseEncoder.appendChunkHead(bytes.count, to: &$0) }
+            }
+            outbound.append(sharing: bytes, payload: bytes.count)
+            if current.isChunked { outbound.append(copying: ResponseEncoder.crlf) }
+        } else if current.isChunked {
+            outbound.encode(reserving: bytes.count + 20, payload: bytes.count) {
+                ResponseEncoder.appendChunk(bytes, to: &$0)
+            }
         } else {
-            outbound.append(current.isChunked ? ResponseEncoder.chunk(bytes) : bytes, payload: bytes.count)
+            outbound.append(copying: bytes, payload: bytes.count)
         }
         flush(at: loop.now)
     }
@@ -115,7 +127,7 @@ extension Connection {
     private func finishStream(generation: Int) {
         guard !isClosed, generation == streamGeneration, var current = inFlight else { return }
         current.writer?.close()
-        if current.isChunked { outbound.append(ResponseEncoder.lastChunk) }
+        if current.isChunked { outbound.append(copying: ResponseEncoder.lastChunk) }
         current.isResponseQueued = true
         inFlight = current
         flush(at: loop.now)

@@ -97,6 +97,8 @@ final class Connection: @unchecked Sendable {
     }
 
     func timerFired(at now: ContinuousClock.Instant) {
+        // A connection that wrote nothing since the last sweep gives its write buffer back.
+        outbound.releaseIfIdle()
         guard machine.timerFired(at: now) == .close else { return }
         // The handshake counts toward the first head's time (the header timeout).
         if isHandshaking { handshakeFailure = "handshake timed out" }
@@ -195,26 +197,53 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Answers complete requests waiting in the parser, in order, until one cannot be answered
-    /// synchronously or more bytes are needed.
+    /// synchronously or more bytes are needed, then writes what was queued.
+    ///
+    /// Pipelined requests answered at once share the outbound buffer: while a complete response
+    /// to a kept-alive connection is queued and the next request is already here, that request
+    /// is answered behind it before anything is written, so a burst goes out in one write. Only
+    /// up to `OutboundQueue.coalescingLimit` bytes are queued so; beyond it, or when the next
+    /// request is not complete, the queue is written first and the next request waits for the
+    /// response to reach the socket, as it does when a handler runs in a task.
     private func processBufferedRequests(at now: ContinuousClock.Instant) {
         guard !isProcessing else { return }
         isProcessing = true
         defer { isProcessing = false }
-        while !isClosed, machine.isReading, inFlight == nil {
-            if case .lingering = machine.state { return }
+        // Set once the parser has answered that the next request is not complete.
+        var isNextIncomplete = false
+        while !isClosed {
+            if let current = inFlight {
+                guard !isNextIncomplete, answersNextBeforeWriting(current) else {
+                    // A handler or stream runs, or what is queued must be written first. A
+                    // response that goes out whole is done, and then the next request is answered.
+                    flush(at: now)
+                    guard !isClosed, inFlight == nil else { return }
+                    continue
+                }
+            } else {
+                guard machine.isReading else { return }
+                if case .lingering = machine.state { return }
+            }
             let event: RequestParser.Event?
             do {
                 event = try parser.next()
             } catch {
+                retireQueuedResponse(at: now)
                 respondToMalformedRequest(error, at: now)
-                return
+                continue
             }
-            switch event {
-            case nil:
+            guard let event else {
+                if inFlight != nil {
+                    isNextIncomplete = true
+                    continue
+                }
                 // A head without its body yet: from now on the idle timeout applies, not the header one.
                 if parser.isReceivingBody { machine.bytesReceived(at: now, isBody: true) }
                 return
-            case .sendContinue(var head)?:
+            }
+            retireQueuedResponse(at: now)
+            switch event {
+            case .sendContinue(var head):
                 head.remoteAddress = peer
                 let route = loop.context.responder.route(head)
                 if route.isRefusal {
@@ -224,16 +253,34 @@ final class Connection: @unchecked Sendable {
                     machine.requestReceived()
                     inFlight = InFlight(keepAlive: false, isHead: false, minorVersion: 1, lingersAfterResponse: true)
                     answer(head, route: route, at: now)
-                    return
+                    continue
                 }
                 expectedRoute = route
                 machine.bytesReceived(at: now, isBody: true)
-                outbound.append(ResponseEncoder.continueHead)
+                outbound.append(copying: ResponseEncoder.continueHead)
                 flush(at: now)
-            case .request(let request, let keepAlive)?:
+            case .request(let request, let keepAlive):
                 dispatch(request, keepAlive: keepAlive, at: now)
             }
         }
+    }
+
+    /// Whether the next pipelined request may be answered before `current`, complete and
+    /// queued, is written: the connection stays open after it, and the queue has room.
+    private func answersNextBeforeWriting(_ current: InFlight) -> Bool {
+        current.isResponseQueued && current.writer == nil && current.keepAlive && !current.lingersAfterResponse
+            && !machine.isShuttingDown && parser.hasBufferedBytes
+            && outbound.count < OutboundQueue.coalescingLimit
+    }
+
+    /// Ends the request in flight whose complete response is queued but not yet written, because
+    /// the next request is answered behind it (see `processBufferedRequests`): the state machine
+    /// goes through idle straight to the next request, so no timeout starts in between, and
+    /// the socket is written when that request's response is queued too.
+    private func retireQueuedResponse(at now: ContinuousClock.Instant) {
+        guard let current = inFlight, current.isResponseQueued, current.writer == nil else { return }
+        inFlight = nil
+        _ = machine.responseSent(at: now, keepAlive: current.keepAlive)
     }
 
     private func respondToMalformedRequest(_ error: HTTPRequestError, at now: ContinuousClock.Instant) {
@@ -284,7 +331,7 @@ final class Connection: @unchecked Sendable {
             case .success(let answer): response = answer
             case .failure(let error): response = loop.context.errorResponder(error, request)
             }
-            loop.execute { self.send(response, at: loop.now) }
+            loop.submit(.respond(self, response))
         }
     }
 }

@@ -22,8 +22,19 @@ final class EventLoop: @unchecked Sendable {
     // @unchecked: `connections`, `readBuffer`, `now` and the other plain vars are used only on
     // the loop's own thread; what other threads touch is in `inbox` (a Mutex) and atomics.
 
+    /// What other threads hand a loop: a closure, or one of the hand-offs every deferred response
+    /// and every stream write makes, carried as values so that handing them over allocates no
+    /// closure context.
+    enum Work: Sendable {
+        case run(@Sendable () -> Void)
+        /// A handler's response, for `Connection.send`.
+        case respond(Connection, Response)
+        /// Bytes a stream wrote, for `Connection.writeStreamChunk`.
+        case streamChunk(Connection, [UInt8], generation: Int)
+    }
+
     private struct Inbox {
-        var work: [@Sendable () -> Void] = []
+        var work: [Work] = []
         var isWakePending = false
         var hasStopped = false
     }
@@ -40,6 +51,8 @@ final class EventLoop: @unchecked Sendable {
     private var listenFD: Int32 = -1
     private var isAcceptPaused = false
     private var connections: [Int32: Connection] = [:]
+    /// The inbox's previous array, emptied, kept to be swapped in for the next round.
+    private var spareWork: [Work] = []
     private var isRunning = true
     private var isShuttingDown = false
     private var forceCloseAt: ContinuousClock.Instant?
@@ -98,6 +111,12 @@ final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop's thread, after what was submitted before it.
     /// Work submitted after the loop has stopped is dropped: its connections are closed.
     func execute(_ work: @escaping @Sendable () -> Void) {
+        submit(.run(work))
+    }
+
+    /// Hands `work` to the loop's thread, after what was submitted before it; dropped, as
+    /// `execute`'s, once the loop has stopped.
+    func submit(_ work: Work) {
         let (mustWake, hasStopped) = inbox.withLock { inbox -> (Bool, Bool) in
             if inbox.hasStopped { return (false, true) }
             inbox.work.append(work)
@@ -147,21 +166,35 @@ final class EventLoop: @unchecked Sendable {
             defer { inbox.work = [] }
             return inbox.work
         }
-        for work in leftover { work() }
+        for work in leftover { perform(work) }
         siblings = []
         stoppedContinuation?.resume()
     }
 
     /// Runs what other threads (and tasks) submitted, a few rounds at most so that I/O is not starved.
+    /// The inbox and `spareWork` trade their arrays, so that taking a round allocates nothing.
     private func runSubmittedWork() {
         for _ in 0..<4 {
-            let work = inbox.withLock { inbox -> [@Sendable () -> Void] in
+            var batch: [Work] = []
+            swap(&batch, &spareWork)
+            inbox.withLock { inbox in
                 inbox.isWakePending = false
-                defer { inbox.work.removeAll(keepingCapacity: true) }
-                return inbox.work
+                swap(&inbox.work, &batch)
             }
-            if work.isEmpty { return }
-            for item in work { item() }
+            let isEmpty = batch.isEmpty
+            for item in batch { perform(item) }
+            batch.removeAll(keepingCapacity: batch.capacity <= 1024)
+            spareWork = batch
+            if isEmpty { return }
+        }
+    }
+
+    private func perform(_ work: Work) {
+        switch work {
+        case .run(let body): body()
+        case .respond(let connection, let response): connection.send(response, at: now)
+        case .streamChunk(let connection, let bytes, let generation):
+            connection.writeStreamChunk(bytes, generation: generation)
         }
     }
 
@@ -225,7 +258,9 @@ final class EventLoop: @unchecked Sendable {
             }
             var tls: TLSStream?
             if let identity = context.configuration.tls {
-                guard let stream = identity.makeStream(fd: fd) else { throw SocketError(call: "SSL_new", errno: ENOMEM) }
+                guard let stream = identity.makeStream(fd: fd) else {
+                    throw SocketError(call: "SSL_new", errno: ENOMEM)
+                }
                 tls = stream
             }
             try register(fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)

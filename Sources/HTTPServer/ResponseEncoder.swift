@@ -2,7 +2,8 @@
     import Glibc
 #endif
 
-/// Writes response heads (RFC 9112 §4, §6) into byte arrays.
+/// Encodes response heads (RFC 9112 §4, §6) and chunk framing straight into a connection's
+/// outbound buffer.
 enum ResponseEncoder {
     enum Framing {
         case length(Int)
@@ -13,17 +14,16 @@ enum ResponseEncoder {
         case none
     }
 
-    static func head(
+    /// Appends a head to `out`.
+    static func appendHead(
         status: HTTPStatus,
         headers: HTTPHeaders,
         framing: Framing,
         keepAlive: Bool,
         minorVersion: Int,
         date: [UInt8],
-        reserving extra: Int = 0
-    ) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(160 + headers.count * 48 + extra)
+        to out: inout [UInt8]
+    ) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(status.code, to: &out)
         out.append(0x20)
@@ -54,26 +54,40 @@ enum ResponseEncoder {
             out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
         out.append(contentsOf: "\r\n".utf8)
-        return out
     }
 
-    /// Frames one chunk: size in hex, CRLF, data, CRLF.
-    static func chunk(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 12)
-        out.append(contentsOf: String(bytes.count, radix: 16).utf8)
-        out.append(contentsOf: "\r\n".utf8)
-        out.append(contentsOf: bytes)
-        out.append(contentsOf: "\r\n".utf8)
-        return out
+    /// About how many bytes `appendHead` writes for `headers`: at least that many, unless a
+    /// reason phrase is very long, so that the buffer grows once.
+    static func estimatedHeadSize(_ headers: HTTPHeaders) -> Int {
+        // Status line, Content-Length or Transfer-Encoding, Date, Connection and the empty line.
+        var size = 160
+        for field in headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
+        return size
     }
 
-    /// Chunks larger than this are queued without being copied into a framed buffer.
+    /// Chunks larger than this are queued without being copied into the outbound buffer.
     static let chunkCopyLimit = 4 * 1024
 
-    /// A chunk's size line.
-    static func chunkHead(_ count: Int) -> [UInt8] {
-        Array(String(count, radix: 16).utf8) + crlf
+    /// Appends a chunk's size line: size in hex, CRLF.
+    static func appendChunkHead(_ size: Int, to out: inout [UInt8]) {
+        var digits = 0
+        var rest = size
+        repeat {
+            digits += 1
+            rest >>= 4
+        } while rest > 0
+        for index in stride(from: digits - 1, through: 0, by: -1) {
+            let nibble = UInt8((size >> (index * 4)) & 0xF)
+            out.append(nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10)
+        }
+        out.append(contentsOf: "\r\n".utf8)
+    }
+
+    /// Appends a whole chunk: size line, data, CRLF.
+    static func appendChunk(_ bytes: [UInt8], to out: inout [UInt8]) {
+        appendChunkHead(bytes.count, to: &out)
+        out.append(contentsOf: bytes)
+        out.append(contentsOf: "\r\n".utf8)
     }
 
     static let crlf: [UInt8] = Array("\r\n".utf8)

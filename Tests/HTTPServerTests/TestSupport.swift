@@ -16,6 +16,7 @@ func withRunningServer(
     headerTimeout: Duration = .seconds(600),
     idleTimeout: Duration = .seconds(600),
     streamHighWaterMark: Int = 64 * 1024,
+    sendBufferSize: Int? = nil,
     eventLoopCount: Int = 2,
     tls: TLSIdentity? = nil,
     tlsHandshakeFailed: (@Sendable (_ peer: String?, _ reason: String) -> Void)? = nil,
@@ -28,7 +29,8 @@ func withRunningServer(
         headerTimeout: headerTimeout,
         idleTimeout: idleTimeout,
         shutdownGracePeriod: .seconds(5),
-        streamHighWaterMark: streamHighWaterMark
+        streamHighWaterMark: streamHighWaterMark,
+        sendBufferSize: sendBufferSize
     )
     configuration.tls = tls
     configuration.tlsHandshakeFailed = tlsHandshakeFailed
