@@ -44,9 +44,7 @@ package struct HandoffCodeSigner: Sendable {
     package func code(id: [UInt8], expiresAt: Date) -> String {
         var payload: [UInt8] = [Self.format] + id.prefix(Self.idBytes)
         let seconds = UInt32(clamping: Int64(expiresAt.timeIntervalSince1970.rounded(.down)))
-        for shift in stride(from: 24, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: seconds >> shift))
-        }
+        payload.appendBigEndian(seconds)
         return Self.prefix + Base64URL.encode(payload + mac(payload))
     }
 
@@ -70,8 +68,7 @@ package struct HandoffCodeSigner: Sendable {
         guard constantTimeEquals(bytes.suffix(Self.macBytes), mac(payload)), payload[0] == Self.format else {
             throw invalid
         }
-        var seconds: UInt32 = 0
-        for byte in payload[(1 + Self.idBytes)...] { seconds = seconds << 8 | UInt32(byte) }
+        let seconds = UInt32(bigEndianBytes: payload[(1 + Self.idBytes)...])
         return Contents(
             id: Base64URL.encode(Array(payload[1...Self.idBytes])),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(seconds)))

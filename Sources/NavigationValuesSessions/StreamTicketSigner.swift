@@ -45,9 +45,7 @@ package struct StreamTicketSigner: Sendable {
     package func ticket(for scope: ReadGrant.Scope, observer: ObserverID?, expiresAt: Date) -> String {
         var payload: [UInt8] = [Self.version]
         let milliseconds = UInt64(bitPattern: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded(.down)))
-        for shift in stride(from: 56, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: milliseconds >> UInt64(shift)))
-        }
+        payload.appendBigEndian(milliseconds)
         let observerBytes = Array((observer?.rawValue ?? "").utf8.prefix(255))
         payload.append(UInt8(observerBytes.count))
         payload += observerBytes
@@ -78,8 +76,7 @@ package struct StreamTicketSigner: Sendable {
         guard constantTimeEquals(mac, HMAC.sha256(key: key, message: payload)), payload[0] == Self.version else {
             throw invalid
         }
-        var milliseconds: UInt64 = 0
-        for byte in payload[1...8] { milliseconds = milliseconds << 8 | UInt64(byte) }
+        let milliseconds = UInt64(bigEndianBytes: payload[1...8])
         let expiresAt = Date(timeIntervalSince1970: Double(Int64(bitPattern: milliseconds)) / 1000)
         let observerCount = Int(payload[9])
         guard payload.count >= 11 + observerCount else { throw invalid }

@@ -90,6 +90,25 @@ extension SQLSessionStore {
                 if case .failure = result { failed.append(session) }
             }
         }
+        // The snapshots taken with a write that failed are still true of the log (each was made
+        // from the session at its event, which is committed), and the catch-up below makes none:
+        // written on their own, so that later loads still start their replay from the newest.
+        // A session purged since refuses them (its rows are gone); one already there is kept.
+        if !failed.isEmpty {
+            let failedSessions = Set(failed)
+            let snapshotWrites = taken.filter { failedSessions.contains($0.session) && !$0.state.snapshots.isEmpty }
+                .map { session, state in
+                    unsynced(
+                        PlannedWrite(
+                            mutations: [],
+                            steps: state.snapshots.map { snapshot in
+                                WriteStep(
+                                    text.insertSnapshotUnlessPresent,
+                                    [.text(session.rawValue), .integer(snapshot.seq), .text(snapshot.json)])
+                            }))
+                }
+            if !snapshotWrites.isEmpty { _ = driver.commitBatch(snapshotWrites, cleanup: nil) }
+        }
         let spent = threadCPUSeconds() - cpuStart
         figures.withLock { metrics in
             metrics.stateWrites += 1
@@ -141,7 +160,7 @@ extension SQLSessionStore {
             return nil
         }
         for snapshot in state.snapshots {
-            steps.append(WriteStep(text.insertSnapshot, [id, .integer(snapshot.seq), .text(snapshot.json)]))
+            steps.append(WriteStep(text.insertSnapshotUnlessPresent, [id, .integer(snapshot.seq), .text(snapshot.json)]))
         }
         return PlannedWrite(mutations: [], steps: steps)
     }
@@ -304,9 +323,14 @@ struct PendingStates {
         var state = mutation.session == mutation.event.session ? sessions[mutation.session] : nil
         if state == nil || state?.to != seq - 1 {
             // Nothing waits (or what waited does not lead here): the state is taken to be at
-            // the version this mutation was made from, which its write checks.
-            if let dropped = state { eventCount -= Int(dropped.to - dropped.from) }
-            state = PendingState(from: seq - 1, to: seq - 1, changes: [], snapshots: [], state: .active, since: now)
+            // the version this mutation was made from, which its write checks. Snapshots of what
+            // waited are kept: they are true of the log whatever the state's rows say.
+            var kept: [StoredSnapshot] = []
+            if let dropped = state {
+                eventCount -= Int(dropped.to - dropped.from)
+                kept = dropped.snapshots.filter { $0.seq < seq }
+            }
+            state = PendingState(from: seq - 1, to: seq - 1, changes: [], snapshots: kept, state: .active, since: now)
         }
         guard var pending = state else { return }
         pending.to = seq

@@ -24,6 +24,8 @@ package struct SQLText: Sendable {
     package let setStackPosition: String
     package let insertEvent: String
     package let insertSnapshot: String
+    /// A snapshot kept apart from its state write, which failed: none is written twice.
+    package let insertSnapshotUnlessPresent: String
     package let expectVersion: String
     /// The session's version as its log says, for a mutation that commits its event only.
     package let expectLogVersion: String
@@ -164,6 +166,8 @@ package struct SQLText: Sendable {
         insertEvent = r(
             "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, ?2, ?3, ?4, \(t("?5")), ?6)")
         insertSnapshot = r("INSERT INTO snapshots (session, seq, json) VALUES (?1, ?2, ?3)")
+        insertSnapshotUnlessPresent = r(
+            "INSERT INTO snapshots (session, seq, json) VALUES (?1, ?2, ?3) ON CONFLICT (session, seq) DO NOTHING")
         expectVersion = r("SELECT version FROM sessions WHERE id = ?1" + d.lockingRead)
         expectLogVersion = r("SELECT \(logVersion) FROM sessions WHERE id = ?1" + d.lockingRead)
         advanceSession = r(

@@ -22,6 +22,15 @@ import Testing
         #expect(signer.code(id: id, expiresAt: expiry.addingTimeInterval(1)) != code)
     }
 
+    /// The expiry is carried most significant byte first, after the format byte and the id, so
+    /// that a code made by one instance (or release) verifies on another.
+    @Test func theExpiryIsCarriedBigEndianAfterTheID() throws {
+        let code = signer.code(id: id, expiresAt: Date(timeIntervalSince1970: 0x6B0C_1D2E))
+        let bytes = try #require(Base64URL.decode(code.dropFirst(2)))
+        #expect(Array(bytes[1...10]) == id)
+        #expect(Array(bytes[11...14]) == [0x6B, 0x0C, 0x1D, 0x2E])
+    }
+
     @Test func everyChangedCharacterAndAnotherSecretAreRefused() throws {
         let code = signer.code(id: id, expiresAt: expiry)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

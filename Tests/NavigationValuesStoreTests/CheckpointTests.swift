@@ -132,7 +132,16 @@ struct CheckpointTests {
                     return store.metrics.busyForcedCheckpoints >= 1
                 })
             #expect(store.metrics.walPages >= 128)
-            #expect(store.metrics.partialCheckpoints + store.metrics.failedCheckpoints >= 1)
+            // Background rounds report the reader too (their checkpoints stop at its snapshot),
+            // but not always before the first forced one: when the rounds ran before the reader
+            // began and handed the rest to the writer, the log can reach the hard limit before
+            // they run again. They do once the log outgrows what the writer finishes itself.
+            #expect(
+                try await eventually(timeout: .seconds(300)) {
+                    if store.metrics.partialCheckpoints + store.metrics.failedCheckpoints >= 1 { return true }
+                    try await write()
+                    return false
+                })
             #expect(store.metrics.forcedCheckpoints == 0)
             // The reader still sees its snapshot.
             #expect(try reader.fetchOne("SELECT count(*) FROM events") { $0.int(0) } == 1)

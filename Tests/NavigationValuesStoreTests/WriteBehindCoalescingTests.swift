@@ -69,6 +69,34 @@ import Testing
         }
     }
 
+    /// A state write that fails (another instance brought the state to another version first)
+    /// still writes the snapshots taken with its events, so that a later load starts its replay
+    /// from them; the catch-up that follows makes none.
+    @Test func snapshotsOfAFailedStateWriteAreWrittenOnTheirOwn() async throws {
+        try await withTemporaryDatabase { path in
+            var configuration = SQLiteSessionStore.Configuration()
+            configuration.writeBehind = Self.held
+            let store = try SQLiteSessionStore(path: path, configuration: configuration)
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            for seq in 2...3 {
+                var mutation = sample.mutation(Int64(seq), [.setValue(sample.root, key: "page", json: "\(seq)")])
+                if seq == 2 { mutation.snapshot = StoredSnapshot(session: sample.id, seq: 2, json: #"{"at":2}"#) }
+                try await store.commit(mutation)
+            }
+            // Another writer moves the state's version on, as an instance catching the session up
+            // would: the waiting write, conditional on version 1, fails.
+            let other = try Database(path: path, access: .readWrite)
+            try other.execute("UPDATE sessions SET version = 3 WHERE id = '\(sample.id.rawValue)'")
+            await store.onWriter { store.writeStateBehind() }
+            #expect(store.metrics.stateWriteFailures == 1)
+            let snapshot = try await store.snapshot(of: sample.id, atOrBefore: 3)
+            #expect(snapshot?.seq == 2)
+            #expect(snapshot?.json == #"{"at":2}"#)
+            await store.close()
+        }
+    }
+
     @Test(.needsPostgres) func postgres() async throws {
         try await PostgresTestServer.withDatabase { url in
             var configuration = PostgresSessionStore.Configuration.testing()
