@@ -124,12 +124,30 @@ public struct NavigationValuesLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let at = now()
+        emit { out in appendLine(event, at: at, to: &out) }
+    }
+
+    /// Writes one line of `fields` at `level`, as ``log(event:)`` writes a call's metadata, but
+    /// without a `LogEvent` or a metadata dictionary: ``RequestLogging``'s lines, for a handler
+    /// with no metadata of its own and no metadata provider (whose fields would join a call's).
+    /// The caller checks the level first, as `Logger` does with ``logLevel``.
+    func logLine<Fields: LogLineFields>(level: Logger.Level, message: String, fields: Fields, error: (any Error)?) {
+        let at = now()
+        emit { out in
+            Self.appendLine(
+                format: format, at: at, level: level, message: message, fields: fields, error: error, to: &out)
+        }
+    }
+
+    /// Hands one line, which `appendLine` writes (without its newline), to the writer, formatted
+    /// straight into its buffer, or to the closure as a string.
+    private func emit(_ appendLine: (inout [UInt8]) -> Void) {
         if let writer {
-            writer.append { buffer in appendLine(event, at: at, to: &buffer) }
+            writer.append(appendLine)
         } else if let write {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(160)
-            appendLine(event, at: at, to: &bytes)
+            appendLine(&bytes)
             write(String(decoding: bytes, as: UTF8.self))
         }
     }
@@ -145,67 +163,83 @@ public struct NavigationValuesLogHandler: LogHandler {
         return merged
     }
 
-    /// Appends one line (without its newline) to `out`.
+    /// Appends the line of `event` (without its newline) to `out`.
     func appendLine(_ event: LogEvent, at: Date, to out: inout [UInt8]) {
-        let fields = fields(of: event)
-        let level = Self.name(of: event.level)
+        Self.appendLine(
+            format: format, at: at, level: event.level, message: event.message.description,
+            fields: MetadataFields(metadata: fields(of: event)), error: event.error, to: &out)
+    }
+
+    /// Appends one line (without its newline) to `out`: the one formatter of every line, whether
+    /// its fields come from swift-log metadata or straight from ``RequestLogging``.
+    static func appendLine<Fields: LogLineFields>(
+        format: Format, at: Date, level: Logger.Level, message: String, fields: Fields, error: (any Error)?,
+        to out: inout [UInt8]
+    ) {
+        let levelName = name(of: level)
         switch format {
         case .json:
             // Built by hand to keep the field order: at, level, message, then the fields.
             out.append(contentsOf: #"{"at":""#.utf8)
-            Self.appendTimestamp(at, to: &out)
+            appendTimestamp(at, to: &out)
             out.append(contentsOf: #"","level":""#.utf8)
-            out.append(contentsOf: level.utf8)
+            out.append(contentsOf: levelName.utf8)
             out.append(contentsOf: #"","message":"#.utf8)
-            JSONValue.writeString(event.message.description, to: &out)
-            Self.forEachField(fields, error: event.error) { name, value in
-                out.append(UInt8(ascii: ","))
-                JSONValue.writeString(name, to: &out)
-                out.append(UInt8(ascii: ":"))
-                Self.json(value).write(to: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+            JSONValue.writeString(message, to: &out)
         case .text:
-            Self.appendTimestamp(at, to: &out)
+            appendTimestamp(at, to: &out)
             out.append(0x20)
-            out.append(contentsOf: level.utf8)
+            out.append(contentsOf: levelName.utf8)
             out.append(0x20)
-            let message = event.message.description
-            if message.utf8.contains(where: Self.isControl) {
+            if message.utf8.contains(where: isControl) {
                 JSONValue.writeString(message, to: &out)
             } else {
                 out.append(contentsOf: message.utf8)
             }
-            Self.forEachField(fields, error: event.error) { name, value in
-                out.append(0x20)
-                if name.isEmpty || name.utf8.contains(where: { Self.needsQuotes($0) }) {
-                    JSONValue.writeString(name, to: &out)
-                } else {
-                    out.append(contentsOf: name.utf8)
-                }
-                out.append(UInt8(ascii: "="))
-                Self.appendText(Self.json(value), to: &out)
+        }
+        forEachField(fields, error: error) { name, value in appendField(name, value, format: format, to: &out) }
+        if format == .json { out.append(UInt8(ascii: "}")) }
+    }
+
+    /// Appends one field: `,"name":value` in JSON, ` name=value` in text.
+    private static func appendField(
+        _ name: String, _ value: Logger.MetadataValue, format: Format, to out: inout [UInt8]
+    ) {
+        switch format {
+        case .json:
+            out.append(UInt8(ascii: ","))
+            JSONValue.writeString(name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            json(value).write(to: &out)
+        case .text:
+            out.append(0x20)
+            if name.isEmpty || name.utf8.contains(where: { needsQuotes($0) }) {
+                JSONValue.writeString(name, to: &out)
+            } else {
+                out.append(contentsOf: name.utf8)
             }
+            out.append(UInt8(ascii: "="))
+            appendText(json(value), to: &out)
         }
     }
 
     /// Calls `body` with each field in the lines' order: ``fieldOrder``'s, the others sorted by
     /// name, then `error` (the field, else the call's error).
-    private static func forEachField(
-        _ fields: Logger.Metadata, error: (any Error)?, _ body: (String, Logger.MetadataValue) -> Void
+    private static func forEachField<Fields: LogLineFields>(
+        _ fields: Fields, error: (any Error)?, _ body: (String, Logger.MetadataValue) -> Void
     ) {
-        let errorField = fields["error"]
+        let errorField = fields.value(named: "error")
         let ordinary = fields.count - (errorField == nil ? 0 : 1)
         var written = 0
         for name in fieldOrder where written < ordinary {
-            if let value = fields[name] {
+            if let value = fields.value(named: name) {
                 body(name, value)
                 written += 1
             }
         }
         if written < ordinary {
-            for name in fields.keys.filter({ $0 != "error" && !orderedFields.contains($0) }).sorted() {
-                if let value = fields[name] { body(name, value) }
+            for name in fields.otherNames().filter({ $0 != "error" && !orderedFields.contains($0) }).sorted() {
+                if let value = fields.value(named: name) { body(name, value) }
             }
         }
         if let errorField {
@@ -304,3 +338,24 @@ public struct NavigationValuesLogHandler: LogHandler {
         out.append(UInt8(ascii: "Z"))
     }
 }
+
+/// The fields of one line, looked up by name: what the handler's formatter reads, in the lines'
+/// order (``NavigationValuesLogHandler/fieldOrder``'s, the others sorted, `error` last). A call's
+/// swift-log metadata is one such; a request line is another, laid out without a dictionary.
+protocol LogLineFields {
+    /// How many fields there are, `error` included.
+    var count: Int { get }
+    /// The field named `name`, if there is one.
+    func value(named name: String) -> Logger.MetadataValue?
+    /// The names of every field, or at least of those not in `fieldOrder` (read only when there are some).
+    func otherNames() -> [String]
+}
+
+/// A call's swift-log metadata, as a line's fields.
+struct MetadataFields: LogLineFields {
+    let metadata: Logger.Metadata
+    var count: Int { metadata.count }
+    func value(named name: String) -> Logger.MetadataValue? { metadata[name] }
+    func otherNames() -> [String] { Array(metadata.keys) }
+}
+

@@ -3435,7 +3435,7 @@ let embeddedJSON = ##"""
       "post": {
         "operationId": "createHandoff",
         "summary": "Make a hand-off code: continue on another device",
-        "description": "A single-use code (`h_` and 36 URL-safe characters) that another device redeems with `POST /v1/handoffs/redeem` within `--handoff-lifetime` (default 300 s): for a token of its own onto this session, or, with `\"fork\": true`, for a new session that starts as this one is now (`version`). The code is signed by the server and names no session nor token; its record makes it single-use across instances. With the admin token, the session's token or a device token of the session (read-only credentials: 403). Making one appends no event. At most `--max-handoffs` (default 5) unused codes per session: past it 429 `/problems/too-many-handoffs` (`\"limit\": \"max-handoffs\"`). An ended session: 410 `/problems/gone`. It has no effect to repeat but its code, so `Idempotency-Key` is checked but a retry gets a new one.",
+        "description": "A single-use code (`h_` and 36 URL-safe characters) that another device redeems with `POST /v1/handoffs/redeem` within `--handoff-lifetime` (default 300 s): for a token of its own onto this session, or, with `\"fork\": true`, for a new session that starts as this one is now (`version`). The code is signed by the server and names no session nor token; its record makes it single-use across instances. With the admin token, the session's token or a device token of the session (read-only credentials: 403). Making one appends no event. At most `--max-handoffs` (default 5) unused codes per session: past it 429 `/problems/too-many-handoffs` (`\"limit\": \"max-handoffs\"`), whose `Retry-After` is `--handoff-lifetime`: by then every code unused at the refusal has expired. An ended session: 410 `/problems/gone`. It has no effect to repeat but its code, so `Idempotency-Key` is checked but a retry gets a new one.",
         "parameters": [
           {
             "$ref": "#/components/parameters/IdempotencyKey"
@@ -5875,7 +5875,7 @@ let embeddedJSON = ##"""
         }
       },
       "Problem429": {
-        "description": "Too many sessions (or hand-off redeems) made from this client address without the admin token, by creation, import, fork and redeem together (`create-rate`, `create-burst`); see `Retry-After`. Or a session with `--max-handoffs` unused hand-off codes (`/problems/too-many-handoffs`, no `Retry-After`).",
+        "description": "Too many sessions (or hand-off redeems) made from this client address without the admin token, by creation, import, fork and redeem together (`create-rate`, `create-burst`); see `Retry-After`. Or a session with `--max-handoffs` unused hand-off codes (`/problems/too-many-handoffs`), whose `Retry-After` is `--handoff-lifetime`: by then every code unused at the refusal has expired.",
         "headers": {
           "Retry-After": {
             "$ref": "#/components/headers/RetryAfter"

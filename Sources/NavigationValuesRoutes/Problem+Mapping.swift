@@ -135,7 +135,9 @@ enum ProblemMapping {
         case .handoffExpired: kind = .handoffExpired
         case .handoffSessionEnded: kind = .handoffSessionEnded
         case .handoffSessionPurged: kind = .handoffSessionPurged
-        case .tooManyHandoffs: kind = .tooManyHandoffs
+        case .tooManyHandoffs:
+            kind = .tooManyHandoffs
+            if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
         case .tooManyDevices: kind = .tooManyDevices
         default: kind = .internalError
         }

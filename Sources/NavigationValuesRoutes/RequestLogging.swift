@@ -16,8 +16,15 @@ import Synchronization
 /// Probes (`/healthz`, `/readyz`, `/metrics`) log at `debug`, other requests at `info`, and a 500
 /// at `error` with what went wrong, which the client never sees (CONTRIBUTING.md, Conventions). All of it is
 /// synchronous, so a synchronous handler such as `/healthz` is still answered without a task. A line's
-/// metadata is built only when its level is enabled (swift-log's autoclosures): a probe at `info`
-/// costs a level comparison.
+/// fields are gathered only when its level is enabled: a probe at `info` costs a level comparison.
+///
+/// When the logger's handler is the server's own ``NavigationValuesLogHandler`` with no metadata
+/// of its own and no metadata provider (decided once, here), a line is written straight into the
+/// handler's ``LogWriter`` buffer by the handler's formatter, without the swift-log metadata
+/// dictionary a call would need (the one heap allocation a line cost); the level is checked
+/// against the handler's `logLevel`, as `Logger` checks it. Any other handler (an embedder's, a
+/// `MultiplexLogHandler`, one with metadata) gets every line through swift-log. The bytes are
+/// the same either way.
 ///
 /// ```swift
 /// let router = Router()
@@ -29,6 +36,11 @@ public struct RequestLogging: Middleware {
     static let probeRoutes: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
     let logger: Logger
+    /// `logger`'s handler when request lines may bypass swift-log: the server's own, adding
+    /// nothing to a line's fields (no metadata of its own, no metadata provider), so that writing
+    /// a line to it directly changes nothing but the cost. The logger is a value held here, so its
+    /// handler cannot change afterwards.
+    let directHandler: NavigationValuesLogHandler?
     let metrics: Metrics
     let requestIDs: RequestIDGenerator
 
@@ -37,6 +49,13 @@ public struct RequestLogging: Middleware {
     /// random key request ids are derived from.
     public init(logger: Logger, metrics: Metrics, identifiers: IdentifierGenerator = .live) {
         self.logger = logger
+        if let handler = logger.handler as? NavigationValuesLogHandler, handler.metadata.isEmpty,
+            handler.metadataProvider == nil
+        {
+            self.directHandler = handler
+        } else {
+            self.directHandler = nil
+        }
         self.metrics = metrics
         self.requestIDs = RequestIDGenerator(identifiers: identifiers)
     }
@@ -77,27 +96,28 @@ public struct RequestLogging: Middleware {
         let duration = (ContinuousClock.now - started).seconds
         let status = response.status.code
         metrics.recordRequest(method: request.method.rawValue, route: route, status: status, duration: duration)
-        let level: Logger.Level = status >= 500 ? .error : Self.isProbe(route) ? .debug : .info
-        logger.log(
-            level: level, "request", error: failure,
-            metadata: Self.fields(of: request, route: route, status: status, duration: duration, requestID: requestID))
+        log(request, route: route, status: status, duration: duration, requestID: requestID, failure: failure)
         return response
     }
 
-    /// A request line's fields, built only when its level is on: one allocation, the dictionary's
-    /// storage, sized once for the six (a dictionary literal would allocate the array of its pairs
-    /// too; a 500's cause goes as the call's `error`).
-    private static func fields(
-        of request: Request, route: String, status: Int, duration: Double, requestID: String
-    ) -> Logger.Metadata {
-        var fields = Logger.Metadata(minimumCapacity: 6)
-        fields["method"] = .string(request.method.rawValue)
-        fields["route"] = .string(route)
-        fields["status"] = .stringConvertible(status)
-        fields["duration_ms"] = .stringConvertible((duration * 1_000_000).rounded() / 1_000)
-        fields["request_id"] = .string(requestID)
-        fields["client"] = .string(request.remoteAddress.map(TrustedProxies.host(of:)) ?? "unknown")
-        return fields
+    /// Writes the line of `request`, answered with `status` after `duration` seconds: at `error`
+    /// for a 500 (with `failure`, the cause the client never sees), `debug` for a probe, else
+    /// `info`; through ``directHandler`` when there is one, else through swift-log.
+    func log(
+        _ request: Request, route: String, status: Int, duration: Double, requestID: String, failure: (any Error)?
+    ) {
+        let level: Logger.Level = status >= 500 ? .error : Self.isProbe(route) ? .debug : .info
+        if let directHandler {
+            // What `Logger` does before calling a handler.
+            guard directHandler.logLevel <= level else { return }
+            let line = RequestLine(request, route: route, status: status, duration: duration, requestID: requestID)
+            directHandler.logLine(level: level, message: "request", fields: line, error: failure)
+        } else {
+            logger.log(
+                level: level, "request", error: failure,
+                metadata: RequestLine(request, route: route, status: status, duration: duration, requestID: requestID)
+                    .metadata)
+        }
     }
 
     /// Whether `route` is one of `probeRoutes` (compared without hashing, once per request).
@@ -112,6 +132,56 @@ public struct RequestLogging: Middleware {
             value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return nil }
         return value
+    }
+}
+
+/// The fields of a request's log line: the one account of what the line carries, which the
+/// direct path hands to ``NavigationValuesLogHandler``'s formatter as it is, and the swift-log
+/// path turns into metadata.
+struct RequestLine: LogLineFields {
+    /// The fields' names, in the lines' order (``NavigationValuesLogHandler/fieldOrder``'s).
+    static let names = ["method", "route", "status", "duration_ms", "request_id", "client"]
+
+    var method: String
+    var route: String
+    var status: Int
+    /// Milliseconds, to the microsecond.
+    var durationMilliseconds: Double
+    var requestID: String
+    /// The client's host (the one a trusted proxy names), or `unknown`.
+    var client: String
+
+    init(_ request: Request, route: String, status: Int, duration: Double, requestID: String) {
+        method = request.method.rawValue
+        self.route = route
+        self.status = status
+        durationMilliseconds = (duration * 1_000_000).rounded() / 1_000
+        self.requestID = requestID
+        client = request.remoteAddress.map(TrustedProxies.host(of:)) ?? "unknown"
+    }
+
+    var count: Int { Self.names.count }
+
+    func value(named name: String) -> Logger.MetadataValue? {
+        switch name {
+        case "method": .string(method)
+        case "route": .string(route)
+        case "status": .stringConvertible(status)
+        case "duration_ms": .stringConvertible(durationMilliseconds)
+        case "request_id": .string(requestID)
+        case "client": .string(client)
+        default: nil
+        }
+    }
+
+    func otherNames() -> [String] { Self.names }
+
+    /// The fields as swift-log metadata: one allocation, the dictionary's storage, sized once for
+    /// the six (a dictionary literal would allocate the array of its pairs too).
+    var metadata: Logger.Metadata {
+        var fields = Logger.Metadata(minimumCapacity: Self.names.count)
+        for name in Self.names { fields[name] = value(named: name) }
+        return fields
     }
 }
 

@@ -74,6 +74,9 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     public var limit: String?
     /// With `.compacted`: the oldest seq a reader may still name (`after` or `at`).
     public var oldestSeq: Int64?
+    /// With `.tooManyHandoffs`: the seconds after which the same request succeeds, unless more
+    /// codes are made meanwhile (`Retry-After`).
+    public var retryAfterSeconds: Int?
 
     public init(_ code: Code, _ detail: String, fieldErrors: [FieldError] = [], currentVersion: Int64? = nil) {
         self.code = code

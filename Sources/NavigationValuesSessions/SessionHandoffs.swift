@@ -64,6 +64,10 @@ package struct SessionHandoffs: Sendable {
                 "session \(id.rawValue) already has \(limit) unused hand-offs: redeem one or let it expire (--max-handoffs)"
             )
             error.limit = "max-handoffs"
+            // Every code standing in the way expires within the lifetime of a code (its expiry is
+            // carried rounded down): by then, at the latest, there is room again. When the oldest
+            // of them expires would take another query on a path that has just been refused.
+            error.retryAfterSeconds = Int(configuration.handoffLifetime.timeInterval.rounded(.up))
             throw error
         }
         return CreatedHandoff(

@@ -51,12 +51,13 @@ public struct AppliedMigration: Sendable, Equatable {
 }
 
 extension Migration {
-    /// The migrations of `known` not in `applied` yet, after checking that `applied` is a
-    /// prefix of `known`: same numbers, names and checksums, no gaps, none newer. Both stores'
-    /// migrators check their history with it.
+    /// The migrations of `known` not in `applied` yet, after checking that `known` is numbered
+    /// 1, 2, 3… (``checkNumbering(_:)``) and that `applied` is a prefix of it: same numbers, names
+    /// and checksums, no gaps, none newer. Both stores' migrators check their history with it.
     ///
     /// - Throws: ``StoreError`` with code `.migrationRefused` when they do not match.
     package static func pending(after applied: [AppliedMigration], of known: [Migration]) throws -> [Migration] {
+        try checkNumbering(known)
         for record in applied {
             guard record.version >= 1 else {
                 throw refusal("the database records a migration numbered \(record.version); versions start at 1")
@@ -79,6 +80,29 @@ extension Migration {
             throw refusal("the database's applied migrations \(versions) have gaps")
         }
         return Array(known.dropFirst(applied.count))
+    }
+
+    /// Checks that `migrations` are numbered 1, 2, 3… in order, as a binary's list must be: a
+    /// number missing (a file left out of the build), repeated or out of order would apply the
+    /// wrong scripts, or record them under the wrong numbers.
+    ///
+    /// - Throws: ``StoreError`` with code `.migrationRefused`, naming the first number out of place.
+    package static func checkNumbering(_ migrations: [Migration]) throws {
+        for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
+            let expected = offset + 1
+            let problem: String
+            if migration.version > expected {
+                let missing =
+                    migration.version == expected + 1
+                    ? "migration \(expected) is missing" : "migrations \(expected) to \(migration.version - 1) are missing"
+                problem = "\(missing), before \(migration.fileName)"
+            } else if offset == 0 {
+                problem = "the first is \(migration.fileName), numbered \(migration.version); numbers start at 1"
+            } else {
+                problem = "\(migration.fileName) follows \(migrations[offset - 1].fileName): a number repeats or goes back"
+            }
+            throw refusal("this binary's migrations are not numbered 1, 2, 3… without gaps: \(problem)")
+        }
     }
 
     /// A `.migrationRefused` error.

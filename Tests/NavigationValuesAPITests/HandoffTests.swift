@@ -188,6 +188,24 @@ import Testing
         }
     }
 
+    /// A refused hand-off says when to retry: by then the codes in the way have expired, and the
+    /// same request succeeds.
+    @Test func aRefusedHandoffSaysWhenARetrySucceeds() async throws {
+        try await withRunningServer(configure: {
+            $0.service.handoffLifetime = .seconds(2)
+            $0.service.maxHandoffsPerSession = 1
+        }) { client, _ in
+            let session = try await TestSession.create(client)
+            _ = try await handoff(session)
+            let refused = try await session.send("POST", "/handoff")
+            expectProblem(refused, 429, type: "too-many-handoffs")
+            let seconds = try #require(refused.header("Retry-After").flatMap { Int($0) })
+            #expect(seconds == 2)
+            try await Task.sleep(for: .seconds(seconds))
+            #expect(try await session.send("POST", "/handoff").status == 201)
+        }
+    }
+
     @Test(arguments: Backend.available)
     func outstandingHandoffsAndJoinedDevicesAreBounded(_ backend: Backend) async throws {
         try await withRunningServer(
@@ -203,6 +221,8 @@ import Testing
             let refused = try await session.send("POST", "/handoff")
             expectProblem(refused, 429, type: "too-many-handoffs")
             #expect(refused.json?["limit"] == "max-handoffs")
+            // By then every code standing in the way has expired: the hand-off lifetime (300 s).
+            #expect(refused.header("Retry-After") == "300")
             // A redeemed code no longer counts.
             #expect(try await redeem(client, first).status == 200)
             // One device may join: the second is refused and its code stays unused.

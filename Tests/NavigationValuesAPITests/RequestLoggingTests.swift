@@ -1,10 +1,14 @@
 import Foundation
+import HTTPCore
 import Logging
 import NavigationValues
 import NavigationValuesAPI
+import NavigationValuesSessions
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import NavigationValuesRoutes
 
 /// Collects log lines in memory: a swift-log logger on the server's handler, made with
 /// `Logger(label:factory:)` (tests never bootstrap the process's logging).
@@ -298,5 +302,187 @@ private struct Failure: Error, CustomStringConvertible {
         #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == 2 })
         #expect(pipe.lines == reference.withLock { $0 })
         pipe.closeWriting(after: writer)
+    }
+}
+
+/// A cause of a 500 whose description needs quoting and escaping.
+private struct StoreFault: Error, CustomStringConvertible {
+    var description: String { "disk \"full\"\nretry later" }
+}
+
+/// Request lines written straight into the handler's buffer (the server's own handler, adding no
+/// fields of its own) and through swift-log (any other handler) are the same bytes.
+@Suite struct RequestLoggingDirectPathTests {
+    /// One request as the middleware logs it.
+    struct Logged {
+        var request: Request
+        var route: String
+        var status: Int
+        var duration: Double
+        var requestID: String
+        var failure: (any Error)?
+    }
+
+    /// Every shape a request line takes: info, a debug probe, a 500 with its cause, a client's
+    /// request id (the longest there is), a generated one, IPv4, IPv6 and an unknown client.
+    static func requests() -> [Logged] {
+        func request(_ method: HTTPMethod, _ path: String, from address: String?) -> Request {
+            var request = Request(method: method, path: path)
+            request.remoteAddress = address
+            return request
+        }
+        let generated = RequestIDGenerator(identifiers: .live).next()
+        return [
+            Logged(
+                request: request(.get, "/v1/sessions/s_1", from: "203.0.113.7:52100"), route: "/v1/sessions/{id}",
+                status: 200, duration: 0.000_912_4, requestID: generated),
+            Logged(
+                request: request(.post, "/v1/sessions/s_1/push", from: "[2001:db8::1]:443"),
+                route: "/v1/sessions/{id}/push", status: 201, duration: 12.345_678_9, requestID: "client-7"),
+            Logged(
+                request: request(.get, "/healthz", from: "127.0.0.1:40000"), route: "/healthz", status: 200,
+                duration: 0, requestID: String(repeating: "~", count: 128)),
+            Logged(
+                request: request(.post, "/v1/sessions", from: "127.0.0.1:40001"), route: "/v1/sessions", status: 500,
+                duration: 0.25, requestID: "r_kq2VbWm1xYg9AaQe", failure: StoreFault()),
+            Logged(
+                request: request(.delete, "/nowhere", from: nil), route: "unmatched", status: 404, duration: 0.001,
+                requestID: "a=b"),
+            Logged(
+                request: request(.get, "/metrics", from: nil), route: "/metrics", status: 503, duration: 1,
+                requestID: "r_AAAAAAAAAAAAAAAA", failure: StoreFault()),
+        ]
+    }
+
+    /// Logs each of `requests` to `logger` through the middleware.
+    static func logEach(_ requests: [Logged], to logger: Logger) {
+        let logging = RequestLogging(logger: logger, metrics: Metrics())
+        for logged in requests {
+            logging.log(
+                logged.request, route: logged.route, status: logged.status, duration: logged.duration,
+                requestID: logged.requestID, failure: logged.failure)
+        }
+    }
+
+    /// `handler` behind swift-log's `MultiplexLogHandler`, which the direct path does not take.
+    static func wrapped(_ handler: any LogHandler) -> Logger {
+        Logger(label: "test") { _ in MultiplexLogHandler([handler]) }
+    }
+
+    @Test(arguments: NavigationValuesLogHandler.Format.allCases, [Logger.Level.trace, .info])
+    func bothPathsWriteTheSameBytes(format: NavigationValuesLogHandler.Format, level: Logger.Level) async throws {
+        let direct = LogLines()
+        let directLogger = direct.logger(level: level, format: format)
+        let throughSwiftLog = LogLines()
+        let wrappedLogger = Self.wrapped(throughSwiftLog.logger(level: level, format: format).handler)
+        #expect(RequestLogging(logger: directLogger, metrics: Metrics()).directHandler != nil)
+        #expect(RequestLogging(logger: wrappedLogger, metrics: Metrics()).directHandler == nil)
+
+        // The direct path into a LogWriter's buffer, as the server runs.
+        let pipe = try PipeCollector()
+        pipe.startReading()
+        let writer = LogWriter(fileDescriptor: pipe.writeEnd)
+        let onWriter = Logger(label: "test") { _ in
+            NavigationValuesLogHandler(
+                format: format, level: level, writer: writer, now: { Date(timeIntervalSince1970: 1_796_000_000) })
+        }
+        #expect(RequestLogging(logger: onWriter, metrics: Metrics()).directHandler != nil)
+
+        let requests = Self.requests()  // one generated id for all three
+        Self.logEach(requests, to: directLogger)
+        Self.logEach(requests, to: wrappedLogger)
+        Self.logEach(requests, to: onWriter)
+
+        let lines = direct.all
+        // Probes are at debug: shown under trace, hidden under info, on both paths alike.
+        #expect(lines.count == (level == .trace ? 6 : 5))
+        #expect(lines == throughSwiftLog.all)
+        #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.count == lines.count })
+        #expect(pipe.lines == lines)
+        pipe.closeWriting(after: writer)
+
+        // What the lines say, so that equal lines are not equally wrong.
+        switch format {
+        case .text:
+            #expect(
+                lines.contains(
+                    "2026-11-30T00:53:20.000Z info request method=POST route=/v1/sessions/{id}/push status=201"
+                        + " duration_ms=12345.679 request_id=client-7 client=2001:db8::1"))
+            #expect(
+                lines.contains(
+                    "2026-11-30T00:53:20.000Z error request method=POST route=/v1/sessions status=500 duration_ms=250"
+                        + #" request_id=r_kq2VbWm1xYg9AaQe client=127.0.0.1 error="disk \"full\"\nretry later""#))
+            #expect(
+                lines.contains(
+                    "2026-11-30T00:53:20.000Z info request method=DELETE route=unmatched status=404 duration_ms=1"
+                        + #" request_id="a=b" client=unknown"#))
+        case .json:
+            #expect(
+                lines.contains(
+                    #"{"at":"2026-11-30T00:53:20.000Z","level":"info","message":"request","method":"POST","#
+                        + #""route":"/v1/sessions/{id}/push","status":201,"duration_ms":12345.679,"#
+                        + #""request_id":"client-7","client":"2001:db8::1"}"#))
+            #expect(
+                lines.contains(
+                    #"{"at":"2026-11-30T00:53:20.000Z","level":"error","message":"request","method":"POST","#
+                        + #""route":"/v1/sessions","status":500,"duration_ms":250,"request_id":"r_kq2VbWm1xYg9AaQe","#
+                        + #""client":"127.0.0.1","error":"disk \"full\"\nretry later"}"#))
+            for line in lines {
+                let object = try JSONValue(parsing: Array(line.utf8))
+                if case .integer? = object["status"] {} else { Issue.record("status is not a number: \(line)") }
+            }
+        }
+        if level == .trace {
+            #expect(lines.contains { $0.contains("debug") && $0.contains("/healthz") })
+        }
+    }
+
+    /// Fields the logger adds (its own metadata, a metadata provider's) keep every line on the
+    /// swift-log path, where they are merged in; so does any handler not the server's.
+    @Test func aLoggerWithFieldsOfItsOwnGoesThroughSwiftLog() throws {
+        let log = LogLines()
+        var withMetadata = log.logger()
+        withMetadata[metadataKey: "instance"] = "i-1"
+        let provided = LogLines()
+        let withProvider = provided.logger(metadataProvider: Logger.MetadataProvider { ["zone": "z"] })
+        #expect(RequestLogging(logger: withMetadata, metrics: Metrics()).directHandler == nil)
+        #expect(RequestLogging(logger: withProvider, metrics: Metrics()).directHandler == nil)
+        let noOp = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        #expect(RequestLogging(logger: noOp, metrics: Metrics()).directHandler == nil)
+        Self.logEach(Self.requests(), to: withMetadata)
+        Self.logEach(Self.requests(), to: withProvider)
+        #expect(log.all.count == 5)
+        #expect(log.all.allSatisfy { $0.contains(" instance=i-1") })
+        #expect(provided.all.count == 5)
+        #expect(provided.all.allSatisfy { $0.contains(" zone=z") })
+        let first = try #require(log.all.first)
+        #expect(first.hasPrefix("2026-11-30T00:53:20.000Z info request method=GET route=/v1/sessions/{id} status=200 "))
+    }
+
+    /// Request lines the writer cannot take are dropped and counted in `/metrics`, on the direct
+    /// path as on swift-log's.
+    @Test func requestLinesTheWriterDropsAreCountedInMetrics() async throws {
+        let pipe = try PipeCollector()  // not read yet: the pipe fills, then the buffer
+        let writer = LogWriter(fileDescriptor: pipe.writeEnd, maxBufferedBytes: 4096)
+        let logger = Logger(label: "test") { _ in NavigationValuesLogHandler(level: .info, writer: writer) }
+        try await withRunningServer(configure: { $0.logger = logger }) { client, _ in
+            // About 250 bytes a line: 600 lines are more than the pipe (64 KiB) and the buffer hold.
+            let id = String(repeating: "i", count: 128)
+            for _ in 0..<600 {
+                let answer = try await client.send("GET", "/v1/sessions/s_x", headers: ["X-Request-Id": id])
+                #expect(answer.status == 401)
+            }
+            let dropped = writer.droppedLines
+            #expect(dropped > 0)
+            let figure = try await SessionReadCacheTests.figure(client, "navigation_values_log_lines_dropped_total")
+            #expect(figure >= dropped)
+            #expect(figure <= writer.droppedLines)
+            pipe.startReading()  // let the server's own lines through, so that it can stop
+        }
+        pipe.closeWriting(after: writer)
+        // The lines kept are whole.
+        let kept = "info request method=GET route=/v1/sessions/{id} status=401 "
+        #expect(try await eventually(timeout: .seconds(30)) { pipe.lines.filter { $0.contains(kept) }.count > 100 })
+        #expect(pipe.lines.allSatisfy { !$0.contains("request method=") || $0.hasSuffix(" client=127.0.0.1") })
     }
 }

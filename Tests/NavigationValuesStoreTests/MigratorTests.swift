@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValuesPostgres
 import NavigationValuesSQLite
 import NavigationValuesStore
 import TestSupport
@@ -68,6 +69,47 @@ import Testing
                 try Migrator(migrations: edited).migrate(Database(path: path))
             }
             #expect(error?.message.contains("0001_create_schema.sql") == true)
+        }
+    }
+
+    /// A binary whose list of migrations has a gap, a repeat or a number out of order is refused
+    /// with an error naming it, by both migrators, before any database is touched (the check is
+    /// a function of the list alone); constructing a migrator with such a list no longer traps.
+    @Test func aListOfMigrationsWithAGapIsRefusedNamingIt() async throws {
+        func list(_ versions: [Int]) -> [Migration] {
+            versions.map { Migration(version: $0, name: "step_\($0)", sql: "SELECT \($0);") }
+        }
+        let refused: [([Int], String)] = [
+            ([1, 3], "migration 2 is missing, before 0003_step_3.sql"),
+            ([1, 2, 6], "migrations 3 to 5 are missing, before 0006_step_6.sql"),
+            ([2, 3], "migration 1 is missing, before 0002_step_2.sql"),
+            ([1, 2, 2], "0002_step_2.sql follows 0002_step_2.sql: a number repeats or goes back"),
+            ([0, 1], "the first is 0000_step_0.sql, numbered 0; numbers start at 1"),
+        ]
+        for (versions, problem) in refused {
+            let error = await expectStoreError(.migrationRefused) { try Migration.checkNumbering(list(versions)) }
+            #expect(
+                error?.message == "this binary's migrations are not numbered 1, 2, 3… without gaps: \(problem)",
+                "\(versions)")
+            await expectStoreError(.migrationRefused) {
+                _ = try Migration.pending(after: [], of: list(versions))
+            }
+        }
+        try Migration.checkNumbering(list([1, 2, 3]))
+        try Migration.checkNumbering([])
+        try Migration.checkNumbering(Migration.embedded)
+        try Migration.checkNumbering(Migration.embeddedPostgres)
+
+        // Both migrators take such a list and refuse it when they would migrate.
+        let gapped = list([1, 3])
+        #expect(PostgresMigrator(migrations: gapped).migrations == gapped)
+        try await withTemporaryDatabase { path in
+            let error = await expectStoreError(.migrationRefused) {
+                try Migrator(migrations: gapped).migrate(Database(path: path))
+            }
+            #expect(error?.message.contains("migration 2 is missing") == true)
+            let applied = try Migrator().appliedMigrations(in: try Database(path: path))
+            #expect(applied.isEmpty)
         }
     }
 
