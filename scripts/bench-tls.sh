@@ -39,7 +39,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 scripts/make-test-ca.sh "$work"
 
-# Starts `serve` with more arguments; prints its base URL.
+# Starts `serve` with more arguments; sets `started` to its base URL. (Not called in `$(...)`: a
+# subshell's `pids` would be lost, and cleanup would leave the server running.)
 start() {
     local name=$1
     shift
@@ -50,10 +51,12 @@ start() {
         sleep 0.1
     done
     grep -q "listening on" "$work/$name.out" || { echo "bench-tls: $name did not start" >&2; cat "$work/$name.err" >&2; exit 1; }
-    sed -n 's/^listening on //p' "$work/$name.out"
+    started="$(sed -n 's/^listening on //p' "$work/$name.out")"
 }
-ours_tls="$(start ours-tls --tls-cert "$work/cert.pem" --tls-key "$work/key.pem")"
-ours_plain="$(start ours-plain)"
+start ours-tls --tls-cert "$work/cert.pem" --tls-key "$work/key.pem"
+ours_tls="$started"
+start ours-plain
+ours_plain="$started"
 
 
 # A session of 4 screens on an instance; prints "PATH TOKEN".
