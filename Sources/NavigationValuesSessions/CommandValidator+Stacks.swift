@@ -152,7 +152,7 @@ extension CommandValidator {
         if let presented = tree.presentation(presentedBy: presenter.id) {
             throw SessionError(.conflict, "screen \(presenter.id.rawValue) already presents '\(presented)'")
         }
-        guard tree.stack(stackID)?.entries.last?.id == presenter.id else {
+        guard tree.stack(stackID)?.lastEntry?.id == presenter.id else {
             throw SessionError(
                 .conflict,
                 "screen \(presenter.id.rawValue) is not the topmost screen of stack '\(stackID)': only that one presents"
@@ -250,8 +250,8 @@ extension CommandValidator {
     private func screen(_ reference: String, on stack: ScreenStack<String>) throws(SessionError) -> LiveSession.Screen {
         let entry: LiveSession.Screen?
         switch reference {
-        case "root": entry = stack.entries.first
-        case "top": entry = stack.entries.last
+        case "root": entry = stack.firstEntry
+        case "top": entry = stack.lastEntry
         default: entry = session.screen(reference: reference)
         }
         guard let entry else { throw SessionError(.notFound, "no screen '\(reference)'") }
@@ -274,7 +274,7 @@ extension CommandValidator {
 
     /// Refuses a push onto a stack whose topmost screen presents (docs/Stacks.md §1).
     private func checkUncovered(_ stack: ScreenStack<String>, _ id: StackID) throws(SessionError) {
-        if let top = stack.entries.last?.id, let presented = session.tree.presentation(presentedBy: top) {
+        if let top = stack.lastEntry?.id, let presented = session.tree.presentation(presentedBy: top) {
             throw SessionError(
                 .conflict,
                 "the topmost screen of stack '\(id)', \(top.rawValue), presents '\(presented)': dismiss it first")
