@@ -87,6 +87,20 @@ public final class ScreenStack<Element> {
         return result
     }
 
+    /// The ids of the topmost `count` screens (at most all of them), topmost first: one array, made
+    /// from the contexts without the whole `ids`.
+    package func topIDs(_ count: Int) -> [ScreenID] {
+        let count = min(max(count, 0), contexts.count)
+        var result: [ScreenID] = []
+        result.reserveCapacity(count)
+        var index = contexts.count - 1
+        while result.count < count {
+            result.append(contexts[index].stackScreenID)
+            index -= 1
+        }
+        return result
+    }
+
     /// The number of screens, root included.
     public var count: Int { contexts.count }
 
@@ -259,7 +273,7 @@ public final class ScreenStack<Element> {
     }
 
     private func popIDs(count: Int) -> [ScreenID] {
-        let ids = Array(contexts.suffix(max(0, min(count, contexts.count - 1))).reversed().map { $0.stackScreenID })
+        let ids = topIDs(min(count, contexts.count - 1))
         pop(count: ids.count)
         return ids
     }

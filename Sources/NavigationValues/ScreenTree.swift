@@ -199,7 +199,7 @@ public final class ScreenTree<Element> {
         case .tab: break
         }
         var result = recording(id) {
-            let screens = Array(node.stack.ids.reversed())
+            let screens = node.stack.topIDs(node.stack.count)
             node.stack.removeAll()
             return screens
         }
@@ -269,7 +269,7 @@ public final class ScreenTree<Element> {
                 .conflict, "cannot pop \(count) screen(s) from stack '\(stack)': \(max(above, 0)) above its root")
         }
         return recording(stack) {
-            let ids = Array(node.stack.ids.suffix(count).reversed())
+            let ids = node.stack.topIDs(count)
             node.stack.pop(count: count)
             return ids
         }
@@ -443,7 +443,7 @@ extension ScreenTree {
     /// Empties a presentation and takes it out of the tree; returns its screens, topmost first.
     private func clear(presentation id: StackID) -> [ScreenID] {
         guard let node = nodes[id] else { return [] }
-        let screens = Array(node.stack.ids.reversed())
+        let screens = node.stack.topIDs(node.stack.count)
         node.stack.removeAll()  // dismisses what its topmost screen presents first
         node.stack.context.detach()
         nodes[id] = nil
