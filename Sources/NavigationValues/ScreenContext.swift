@@ -58,13 +58,15 @@ public final class ScreenContext: Observable, Identifiable {
     }
 
     /// The behaviour this context was created with; it decides how it links itself.
-    public let behavior: any ScreenContextBehavior
+    public var behavior: any ScreenContextBehavior { behaviorStorage.behavior }
+    /// The behaviour, held in one word: the library's own behaviours (stateless, or a style) by
+    /// case, any other in a box (see `BehaviorStorage`).
+    private let behaviorStorage: BehaviorStorage
     /// `.screen` or `.navigationStack`, stamped by the behaviour.
     public let role: ScreenContextRole
-    /// Whether the behaviour is `PresentationBehavior` (a presented stack), decided once here so
-    /// that `ScreenStack.isCoveredByPresentation` tests a flag instead of casting an existential at
-    /// every push. A struct type is `PresentationBehavior` exactly when its metatype is.
-    let isPresentation: Bool
+    /// Whether the behaviour is `PresentationBehavior` (a presented stack): a tested case, so that
+    /// `ScreenStack.isCoveredByPresentation` casts no existential at every push.
+    var isPresentation: Bool { behaviorStorage.isPresentation }
 
     private weak var parentStorage: ScreenContext?
     private var childrenStorage: [ScreenContext] = []
@@ -94,16 +96,41 @@ public final class ScreenContext: Observable, Identifiable {
 
     /// Local value overrides, typed and named, in one storage.
     var values = EntryTable()
-    /// Preference handlers with their memory of the last delivery.
-    var handlers: [EntryID: PreferenceHandler] = [:]
-    /// The last value this screen's handlers received, per key; kept when a handler goes.
-    var received: [EntryID: Any] = [:]
-    /// The walk that brought each received value, when this process saw it (not after a restore).
-    var arrivals: [EntryID: PreferenceArrival] = [:]
+    /// Handlers, received preferences and arrivals: created when the first of them is stored, so
+    /// that a screen that takes part in no preference walk (most of them) holds one nil word
+    /// instead of three dictionaries and a counter.
+    private var preferenceState: PreferenceState?
     /// The id the `ScreenStack` holding this screen gave it; nil for a context outside a stack.
     public internal(set) var screenID: ScreenID?
+
+    /// The preference storage, created on first write.
+    private var writablePreferenceState: PreferenceState {
+        if let preferenceState { return preferenceState }
+        let created = PreferenceState()
+        preferenceState = created
+        return created
+    }
+
+    /// Preference handlers with their memory of the last delivery.
+    var handlers: [EntryID: PreferenceHandler] {
+        get { preferenceState?.handlers ?? [:] }
+        _modify { yield &writablePreferenceState.handlers }
+    }
+    /// The last value this screen's handlers received, per key; kept when a handler goes.
+    var received: [EntryID: Any] {
+        get { preferenceState?.received ?? [:] }
+        _modify { yield &writablePreferenceState.received }
+    }
+    /// The walk that brought each received value, when this process saw it (not after a restore).
+    var arrivals: [EntryID: PreferenceArrival] {
+        get { preferenceState?.arrivals ?? [:] }
+        _modify { yield &writablePreferenceState.arrivals }
+    }
     /// Bumped on every handler change, so that a late `passBack` of a replaced handler is ignored.
-    var handlerGeneration = 0
+    var handlerGeneration: Int {
+        get { preferenceState?.handlerGeneration ?? 0 }
+        _modify { yield &writablePreferenceState.handlerGeneration }
+    }
 
     /// Creates a context with a behaviour (default `.screen`) and runs `configure` on it at once,
     /// like `.screenContext(.navigation) { context in … }`.
@@ -111,9 +138,8 @@ public final class ScreenContext: Observable, Identifiable {
         _ behavior: some ScreenContextBehavior = .screen,
         configure: (ScreenContext) -> Void = { _ in }
     ) {
-        self.behavior = behavior
+        self.behaviorStorage = BehaviorStorage(behavior)
         self.role = behavior.role
-        self.isPresentation = type(of: behavior) == PresentationBehavior.self
         configure(self)
     }
 
@@ -276,10 +302,11 @@ public final class ScreenContext: Observable, Identifiable {
                 _ = received.removeValue(forKey: id)
             }
         }
-        if !arrivals.isEmpty { arrivals.removeAll() }
-        if !handlers.isEmpty {
-            handlers.removeAll()
-            handlerGeneration &+= 1
+        guard let preferenceState else { return }
+        if !preferenceState.arrivals.isEmpty { preferenceState.arrivals.removeAll() }
+        if !preferenceState.handlers.isEmpty {
+            preferenceState.handlers.removeAll()
+            preferenceState.handlerGeneration &+= 1
         }
     }
 
@@ -297,6 +324,68 @@ public final class ScreenContext: Observable, Identifiable {
     /// Key paths through which observation tracks one entry of one context.
     subscript(observedValue id: EntryID) -> Int { 0 }
     subscript(observedPreference id: EntryID) -> Int { 0 }
+}
+
+/// A context's preference storage (see `ScreenContext.preferenceState`).
+private final class PreferenceState {
+    var handlers: [EntryID: PreferenceHandler] = [:]
+    var received: [EntryID: Any] = [:]
+    var arrivals: [EntryID: PreferenceArrival] = [:]
+    var handlerGeneration = 0
+}
+
+/// A context's behaviour in one word. The library's behaviours carry no state but a presentation's
+/// style, so each is a case and `behavior` makes the same value again; any other behaviour is kept
+/// as given, boxed (an existential takes five words, on every context).
+private enum BehaviorStorage {
+    case screen
+    case navigation
+    case navigationStack
+    case tabView
+    case sheet
+    case fullScreenCover
+    case other(OtherBehavior)
+
+    final class OtherBehavior {
+        let behavior: any ScreenContextBehavior
+        init(_ behavior: any ScreenContextBehavior) { self.behavior = behavior }
+    }
+
+    init<B: ScreenContextBehavior>(_ behavior: B) {
+        // Metatype comparisons: no cast of the value at every context made.
+        if B.self == NavigationBehavior.self {
+            self = .navigation
+        } else if B.self == NavigationStackBehavior.self {
+            self = .navigationStack
+        } else if B.self == ScreenBehavior.self {
+            self = .screen
+        } else if B.self == TabViewBehavior.self {
+            self = .tabView
+        } else if let presentation = behavior as? PresentationBehavior {
+            self = presentation.style == .sheet ? .sheet : .fullScreenCover
+        } else {
+            self = .other(OtherBehavior(behavior))
+        }
+    }
+
+    var behavior: any ScreenContextBehavior {
+        switch self {
+        case .screen: ScreenBehavior()
+        case .navigation: NavigationBehavior()
+        case .navigationStack: NavigationStackBehavior()
+        case .tabView: TabViewBehavior()
+        case .sheet: PresentationBehavior(style: .sheet)
+        case .fullScreenCover: PresentationBehavior(style: .fullScreenCover)
+        case .other(let box): box.behavior
+        }
+    }
+
+    var isPresentation: Bool {
+        switch self {
+        case .sheet, .fullScreenCover: true
+        default: false
+        }
+    }
 }
 
 /// A context's registrar, boxed (see `ScreenContext.observation`).

@@ -31,20 +31,29 @@ public final class ScreenStack<Element> {
 
     /// The stack's own context (role `.navigationStack`).
     public let context: ScreenContext
-    /// The screens, root first; the same order as `context`'s children.
-    public private(set) var entries: [Screen] = []
-    /// The screens' ids and contexts, in the same order as `entries` (changed with it, in `push` and
-    /// `removeTop` only). Called from another module, this generic class's methods run
-    /// unspecialised, and every use of `entries` looks up the metadata of `Screen` and `[Screen]` in
-    /// the runtime's cache; these arrays do not depend on `Element`, so lookups, counts and the top
-    /// screen cost no such lookup (callgrind put them at about a fifth of a push and pop).
-    private var screenIDs: [ScreenID] = []
+    /// The screens, root first; the same order as `context`'s children. Made on each call from
+    /// what the stack keeps (`firstEntry`, `lastEntry` and `entry(at:)` make one screen only).
+    public var entries: [Screen] {
+        var result: [Screen] = []
+        result.reserveCapacity(contexts.count)
+        for index in 0..<contexts.count { result.append(entry(at: index)) }
+        return result
+    }
+
+    /// The screens' contexts, root first, and their elements, in the same order (changed together,
+    /// in `push` and `removeTop` only). A screen's id is its context's `screenID`, which `push`
+    /// sets, so it is kept once. Called from another module, this generic class's methods run
+    /// unspecialised, and every use of an array of `Element` or of `Screen` looks up its metadata
+    /// in the runtime's cache; `contexts` does not depend on `Element`, so lookups, counts and the
+    /// top screen cost no such lookup (callgrind put them at about a fifth of a push and pop).
     private var contexts: [ScreenContext] = []
+    private var elements: [Element] = []
     private let generator: ScreenIDGenerator
 
-    /// Called with the screens about to leave, topmost first, before they are detached: the tree
-    /// that owns this stack dismisses what they present (docs/Stacks.md §1).
-    var willRemoveScreens: (([ScreenContext]) -> Void)?
+    /// The tree that owns this stack, if any: told of the screens about to leave, topmost first,
+    /// before they are detached, it dismisses what they present (docs/Stacks.md §1). A weak
+    /// reference rather than a closure capturing one, so a stack allocates no closure context.
+    weak var tree: ScreenTree<Element>?
 
     /// Creates an empty stack; screens pushed without an id get one from `ids`.
     public init(ids: ScreenIDGenerator = .incrementing()) {
@@ -65,17 +74,38 @@ public final class ScreenStack<Element> {
     /// The screens' ids, root first.
     // Closures, not key paths, here and below: a key path into a generic type is instantiated at
     // run time on every evaluation, which measured 6% of a mutation's CPU through the server.
-    public var ids: [ScreenID] { screenIDs }
+    public var ids: [ScreenID] { contexts.map { $0.stackScreenID } }
 
     /// The stack as a value: each screen's id and element, root first. `Sendable`, `Equatable` and
     /// `Codable` when the element is, so it can leave the stack's isolation domain.
-    public var path: [StackEntry<Element>] { entries.map { StackEntry(id: $0.id, element: $0.element) } }
+    public var path: [StackEntry<Element>] {
+        var result: [StackEntry<Element>] = []
+        result.reserveCapacity(contexts.count)
+        for index in 0..<contexts.count {
+            result.append(StackEntry(id: contexts[index].stackScreenID, element: elements[index]))
+        }
+        return result
+    }
+
+    /// The ids of the topmost `count` screens (at most all of them), topmost first: one array, made
+    /// from the contexts without the whole `ids`.
+    package func topIDs(_ count: Int) -> [ScreenID] {
+        let count = min(max(count, 0), contexts.count)
+        var result: [ScreenID] = []
+        result.reserveCapacity(count)
+        var index = contexts.count - 1
+        while result.count < count {
+            result.append(contexts[index].stackScreenID)
+            index -= 1
+        }
+        return result
+    }
 
     /// The number of screens, root included.
     public var count: Int { contexts.count }
 
     /// The topmost screen's id, nil while the stack is empty.
-    var topID: ScreenID? { screenIDs.last }
+    var topID: ScreenID? { contexts.last?.stackScreenID }
 
     /// The root screen, nil while the stack is empty.
     public var root: ScreenContext? { context.children.first }
@@ -97,16 +127,30 @@ public final class ScreenStack<Element> {
 
     /// The screen with this id. Searched from the top: most lookups name a screen near the top,
     /// and stacks are short, so no index is kept beside the array.
-    public func screen(id: ScreenID) -> Screen? { index(of: id).map { entries[$0] } }
+    public func screen(id: ScreenID) -> Screen? { index(of: id).map { entry(at: $0) } }
+
+    /// The screen at `index` (0 for the root), as `entries[index]` without making every screen.
+    ///
+    /// - Precondition: `index` is in `0..<count`.
+    public func entry(at index: Int) -> Screen {
+        let context = contexts[index]
+        return Screen(id: context.stackScreenID, element: elements[index], context: context)
+    }
+
+    /// The root screen, as `entries.first` without making every screen.
+    public var firstEntry: Screen? { contexts.isEmpty ? nil : entry(at: 0) }
+
+    /// The topmost screen, as `entries.last` without making every screen.
+    public var lastEntry: Screen? { contexts.isEmpty ? nil : entry(at: contexts.count - 1) }
 
     /// The position of the screen with this id, 0 for the root.
     public func index(of id: ScreenID) -> Int? {
         // Loops over indexes rather than `lastIndex(where:)`: called from outside this module,
         // a generic class's methods run unspecialised, and the collection adaptors would look up
         // their generic metadata at every call (most of a push's and a pop's time, by perf).
-        var index = screenIDs.count - 1
+        var index = contexts.count - 1
         while index >= 0 {
-            if screenIDs[index] == id { return index }
+            if contexts[index].screenID == id { return index }
             index -= 1
         }
         return nil
@@ -123,7 +167,7 @@ public final class ScreenStack<Element> {
     }
 
     /// The id of a context of this stack, nil when it is not one of its screens.
-    public func id(of screen: ScreenContext) -> ScreenID? { index(of: screen).map { screenIDs[$0] } }
+    public func id(of screen: ScreenContext) -> ScreenID? { index(of: screen).map { contexts[$0].stackScreenID } }
 
     // MARK: - Pushing
 
@@ -146,9 +190,8 @@ public final class ScreenStack<Element> {
         let screen = ScreenContext(behavior)
         screen.screenID = id
         screen.attach(to: context)
-        entries.append(Screen(id: id, element: element, context: screen))
-        screenIDs.append(id)
         contexts.append(screen)
+        elements.append(element)
         configure(screen)
         return screen
     }
@@ -172,21 +215,20 @@ public final class ScreenStack<Element> {
     }
 
     /// Removes the topmost `count` screens (at most all of them) and cleans them up; returns their
-    /// contexts, topmost first. Only `entries` itself is touched generically (see `contexts`).
+    /// contexts, topmost first. Only `elements` is touched generically (see `contexts`).
     @discardableResult
     private func removeTop(_ count: Int) -> [ScreenContext] {
         let end = contexts.count
         let start = max(0, end - count)
         guard start < end else { return [] }
         let removed = Array(contexts[start..<end].reversed())
-        willRemoveScreens?(removed)
+        tree?.dismissPresentations(of: removed)
         // One screen at a time (removeLast(_:) goes through replaceSubrange, several times dearer
-        // for the usual one screen), and for `entries` Array's own remove(at:): unspecialised,
+        // for the usual one screen), and for `elements` Array's own remove(at:): unspecialised,
         // removeLast() is the generic RangeReplaceableCollection default, which looks up Array's
         // conformances' witness tables at every call.
         for _ in start..<end {
-            entries.remove(at: entries.count - 1)
-            screenIDs.removeLast()
+            elements.remove(at: elements.count - 1)
             contexts.removeLast()
         }
         for screen in removed { screen.detach() }
@@ -231,7 +273,7 @@ public final class ScreenStack<Element> {
     }
 
     private func popIDs(count: Int) -> [ScreenID] {
-        let ids = Array(screenIDs.suffix(max(0, min(count, screenIDs.count - 1))).reversed())
+        let ids = topIDs(min(count, contexts.count - 1))
         pop(count: ids.count)
         return ids
     }
@@ -301,4 +343,9 @@ public struct ScreenIDGenerator {
             return ScreenID(prefix.isEmpty ? String(counter.next) : prefix + String(counter.next))
         }
     }
+}
+
+extension ScreenContext {
+    /// The id of a screen of a stack, which `ScreenStack.push` set before the stack kept it.
+    fileprivate var stackScreenID: ScreenID { screenID ?? ScreenID("") }
 }

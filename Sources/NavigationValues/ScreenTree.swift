@@ -52,8 +52,10 @@ public final class ScreenTree<Element> {
     private var presentedBy: [ScreenID: StackID] = [:]
     private var presentedByContext: [ObjectIdentifier: StackID] = [:]
     private let generator: ScreenIDGenerator
-    /// What the change in progress removed, while a public change runs.
-    private var removal: TreeRemoval?
+    /// What the changes in progress removed, innermost last, while a public change runs. An
+    /// array rather than an optional: empty between changes, it takes one word in every tree
+    /// instead of the six of an inline `TreeRemoval?`.
+    private var removals: [TreeRemoval] = []
 
     /// Creates a tree with an empty main stack; screens pushed without an id get one from `ids`,
     /// shared by every stack of the tree.
@@ -61,7 +63,7 @@ public final class ScreenTree<Element> {
         generator = ids
         context = ScreenContext(.tabView)
         main = ScreenStack(ids: ids)
-        nodes = Nodes(main: Node(stack: main, kind: .main, presenter: nil, presenterContext: nil))
+        nodes = Nodes(main: main)
         adopt(main)
         main.context.attach(to: context)
     }
@@ -197,7 +199,7 @@ public final class ScreenTree<Element> {
         case .tab: break
         }
         var result = recording(id) {
-            let screens = node.stack.entries.reversed().map { $0.id }
+            let screens = node.stack.topIDs(node.stack.count)
             node.stack.removeAll()
             return screens
         }
@@ -267,7 +269,7 @@ public final class ScreenTree<Element> {
                 .conflict, "cannot pop \(count) screen(s) from stack '\(stack)': \(max(above, 0)) above its root")
         }
         return recording(stack) {
-            let ids = Array(node.stack.ids.suffix(count).reversed())
+            let ids = node.stack.topIDs(count)
             node.stack.pop(count: count)
             return ids
         }
@@ -354,17 +356,17 @@ public final class ScreenTree<Element> {
 
     /// Makes the tree dismiss what a screen presents whenever its stack pops it.
     private func adopt(_ stack: ScreenStack<Element>) {
-        stack.willRemoveScreens = { [weak self] screens in self?.dismissPresentations(of: screens) }
+        stack.tree = self
     }
 
     /// Runs a change that removes screens from `stack`, and returns them with the presentations
     /// dismissed on the way.
     private func recording(_ stack: StackID, _ change: () -> [ScreenID]) -> TreeRemoval {
-        let outer = removal
-        removal = TreeRemoval(stack: stack)
+        removals.append(TreeRemoval(stack: stack))
         let screens = change()
-        var result = removal ?? TreeRemoval(stack: stack)
-        removal = outer
+        var result = removals.popLast() ?? TreeRemoval(stack: stack)
+        // Give the buffer back between changes, so a tree that popped keeps none.
+        if removals.isEmpty { removals = [] }
         result.screens = screens
         return result
     }
@@ -389,7 +391,7 @@ extension ScreenTree {
         if let presented = presentedBy[presenter] {
             throw NavigationError(.conflict, "screen \(presenter) already presents '\(presented)'")
         }
-        guard let owner = nodes[stackID], index == owner.stack.count - 1, let presenterEntry = owner.stack.entries.last
+        guard let owner = nodes[stackID], index == owner.stack.count - 1, let presenterEntry = owner.stack.lastEntry
         else {
             throw NavigationError(
                 .conflict, "screen \(presenter) is not the topmost screen of stack '\(stackID)': only that one presents"
@@ -427,19 +429,21 @@ extension ScreenTree {
 
     /// Dismisses what these screens present (the hook of every stack of the tree, run before they
     /// are popped), recording the presentations in the change in progress.
-    fileprivate func dismissPresentations(of screens: [ScreenContext]) {
+    func dismissPresentations(of screens: [ScreenContext]) {
         for screen in screens {
             guard let id = presentedByContext[ObjectIdentifier(screen)] else { continue }
             let cleared = clear(presentation: id)
-            removal?.dismissed.append(id)
-            removal?.dismissedScreens += cleared
+            if !removals.isEmpty {
+                removals[removals.count - 1].dismissed.append(id)
+                removals[removals.count - 1].dismissedScreens += cleared
+            }
         }
     }
 
     /// Empties a presentation and takes it out of the tree; returns its screens, topmost first.
     private func clear(presentation id: StackID) -> [ScreenID] {
         guard let node = nodes[id] else { return [] }
-        let screens = node.stack.entries.reversed().map { $0.id }
+        let screens = node.stack.topIDs(node.stack.count)
         node.stack.removeAll()  // dismisses what its topmost screen presents first
         node.stack.context.detach()
         nodes[id] = nil
@@ -488,12 +492,16 @@ extension ScreenTree {
     /// The stacks' nodes by id. The main stack's is held apart, since every tree has it (and
     /// never loses it) and most trees have no other: a tree of one stack allocates no dictionary.
     struct Nodes {
-        let main: Node
+        /// The main stack; its node is made on each read (it is always `.main`, presented by
+        /// none), so a tree keeps one word for it rather than a whole node.
+        private let mainStack: ScreenStack<Element>
         private var others: [StackID: Node] = [:]
 
-        init(main: Node) {
-            self.main = main
+        init(main: ScreenStack<Element>) {
+            mainStack = main
         }
+
+        private var main: Node { Node(stack: mainStack, kind: .main, presenter: nil, presenterContext: nil) }
 
         /// The node of the stack with this id. The main stack's is set once, at creation: the
         /// tree refuses to add another stack with its id or to remove it before it gets here.

@@ -19,7 +19,7 @@ extension CommandValidator {
     func pop(_ body: JSONValue, from reference: String) throws(SessionError) -> SessionOperation {
         let (stackID, stack) = try stack(reference)
         let fields = try object(body, allowed: ["count", "to"])
-        let above = stack.entries.dropFirst()  // the screens above the root, read in place
+        let above = max(stack.count - 1, 0)  // the screens above the root
         let ids: [ScreenID]
         switch (fields["count"], fields["to"]) {
         case (.some, .some):
@@ -28,11 +28,11 @@ extension CommandValidator {
             guard let count = count.integerValue, count >= 1 else {
                 throw SessionError(.invalid, "expected an integer of at least 1", pointer: "/count")
             }
-            guard count <= above.count else {
+            guard count <= above else {
                 throw SessionError(
-                    .conflict, "cannot pop \(count) screen(s): only \(above.count) above the root; the root stays")
+                    .conflict, "cannot pop \(count) screen(s): only \(above) above the root; the root stays")
             }
-            ids = above.suffix(Int(count)).reversed().map { $0.id }
+            ids = stack.topIDs(Int(count))
         case (nil, .some(let to)):
             guard let reference = to.stringValue else {
                 throw SessionError(.invalid, "expected a screen id, root or top", pointer: "/to")
@@ -41,10 +41,10 @@ extension CommandValidator {
             guard let index = stack.index(of: target.id) else {
                 throw SessionError(.notFound, "no screen '\(reference)' on stack '\(stackID)'")
             }
-            ids = stack.entries[(index + 1)...].reversed().map { $0.id }
+            ids = stack.topIDs(stack.count - 1 - index)
         case (nil, nil):
             // An empty body pops the topmost screen, like a back button.
-            guard let top = above.last else {
+            guard above > 0, let top = stack.lastEntry else {
                 throw SessionError(.conflict, "only the root is left; the root cannot be popped")
             }
             ids = [top.id]
@@ -152,7 +152,7 @@ extension CommandValidator {
         if let presented = tree.presentation(presentedBy: presenter.id) {
             throw SessionError(.conflict, "screen \(presenter.id.rawValue) already presents '\(presented)'")
         }
-        guard tree.stack(stackID)?.entries.last?.id == presenter.id else {
+        guard tree.stack(stackID)?.lastEntry?.id == presenter.id else {
             throw SessionError(
                 .conflict,
                 "screen \(presenter.id.rawValue) is not the topmost screen of stack '\(stackID)': only that one presents"
@@ -250,8 +250,8 @@ extension CommandValidator {
     private func screen(_ reference: String, on stack: ScreenStack<String>) throws(SessionError) -> LiveSession.Screen {
         let entry: LiveSession.Screen?
         switch reference {
-        case "root": entry = stack.entries.first
-        case "top": entry = stack.entries.last
+        case "root": entry = stack.firstEntry
+        case "top": entry = stack.lastEntry
         default: entry = session.screen(reference: reference)
         }
         guard let entry else { throw SessionError(.notFound, "no screen '\(reference)'") }
@@ -274,7 +274,7 @@ extension CommandValidator {
 
     /// Refuses a push onto a stack whose topmost screen presents (docs/Stacks.md §1).
     private func checkUncovered(_ stack: ScreenStack<String>, _ id: StackID) throws(SessionError) {
-        if let top = stack.entries.last?.id, let presented = session.tree.presentation(presentedBy: top) {
+        if let top = stack.lastEntry?.id, let presented = session.tree.presentation(presentedBy: top) {
             throw SessionError(
                 .conflict,
                 "the topmost screen of stack '\(id)', \(top.rawValue), presents '\(presented)': dismiss it first")

@@ -110,6 +110,55 @@ enum TokenHasher {
     static func hash(_ token: String) -> String { SHA256.hexDigest(of: Array(token.utf8)) }
 }
 
+/// A token's SHA-256 in four words, for what stays in memory per session (the hex text
+/// `TokenHasher.hash` gives takes 64 characters on the heap).
+struct TokenDigest: Sendable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    /// The digest of `token`.
+    init(of token: String) {
+        let digest = SHA256.digest(of: Array(token.utf8))
+        words = Self.words(digest)
+    }
+
+    /// The digest that 64 hex digits spell (`TokenHasher.hash`); nil for any other text.
+    init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        words = Self.words(bytes)
+    }
+
+    /// Whether the two are the same digest, compared without an early exit (constant time).
+    func matches(_ other: TokenDigest) -> Bool {
+        ((words.0 ^ other.words.0) | (words.1 ^ other.words.1) | (words.2 ^ other.words.2)
+            | (words.3 ^ other.words.3)) == 0
+    }
+
+    private static func words(_ bytes: [UInt8]) -> (UInt64, UInt64, UInt64, UInt64) {
+        func word(_ start: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for index in start..<start + 8 { value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0) }
+            return value
+        }
+        return (word(0), word(8), word(16), word(24))
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
 extension IdentifierGenerator {
     /// An observer token's id: `o_` and 72 random bits, like session ids (unique, not secret).
     package func observerID() -> ObserverID { ObserverID(Base64URL.encode(randomBytes(9), prefix: "o_")) }

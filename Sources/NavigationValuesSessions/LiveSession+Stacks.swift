@@ -138,7 +138,7 @@ extension LiveSession {
     private func applyNewStack(
         _ id: StackID, kind: StackKind, presenter: ScreenID?, root seed: ScreenSeed
     ) throws(CorruptSessionError) -> Applied {
-        guard let stack = tree.stack(id), let entry = stack.entries.first else {
+        guard let stack = tree.stack(id), let entry = stack.firstEntry else {
             throw corrupt("stack '\(id)' has no root")
         }
         for (name, value) in seed.values {

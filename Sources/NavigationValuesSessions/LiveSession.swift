@@ -16,13 +16,22 @@ package final class LiveSession {
     typealias Screen = ScreenStack<String>.Screen
 
     var record: SessionRecord
-    let schema: SessionSchema
+    /// The SHA-256 of the session's token, which `record.tokenHash` holds as 64 hex characters on
+    /// the heap: kept here in 32 bytes instead (the record's copy is emptied). Nil when the stored
+    /// hash is not one (a snapshot's stand-in record, a damaged row): then no token matches.
+    let tokenDigest: TokenDigest?
+    /// The schema and what is derived from it, in one shared object (see `SchemaInfo`).
+    private let schemaInfo: SchemaInfo
+    var schema: SessionSchema { schemaInfo.schema }
     /// The schema's value keys (defaults, observation flags), for every write and rendering.
-    let keys: SchemaValueKeys
+    var keys: SchemaValueKeys { schemaInfo.keys }
     /// What the schema adds to the session's rendered size, measured once (the schema never
     /// changes): its JSON's bytes, and what its defaults put in every root's `resolved`.
-    let schemaFootprint: SchemaFootprint
-    let tree = ScreenTree<String>()
+    var schemaFootprint: SchemaFootprint { schemaInfo.footprint }
+    /// Every screen is pushed with the id its operation carries, so the generator is never asked;
+    /// it captures nothing, so a session allocates nothing for it (an incrementing one allocates a
+    /// counter and a closure context per session).
+    let tree = ScreenTree<String>(ids: ScreenIDGenerator { IdentifierGenerator.live.screenID() })
     /// The `position` the next tab or presentation is stored with (creation order).
     var nextStackPosition = 1
     /// Each tab's stored `position`: ascending in the order of the tabs (`ScreenTree.tabIDs`),
@@ -41,9 +50,9 @@ package final class LiveSession {
         // The schema lives parsed in `schema`; its stored text is needed only when the row is
         // inserted, so a live session does not keep a second copy.
         self.record.schemaJSON = ""
-        self.schema = schema
-        self.keys = SchemaValueKeys(schema.values.map { ($0.key, $0.value.defaultValue, $0.value.isObservationIgnored) })
-        self.schemaFootprint = SchemaFootprint(schema)
+        self.tokenDigest = TokenDigest(hex: record.tokenHash)
+        self.record.tokenHash = ""
+        self.schemaInfo = schema == .empty ? SchemaInfo.empty : SchemaInfo(schema)
     }
 
     var id: SessionID { record.id }
@@ -57,15 +66,15 @@ package final class LiveSession {
     /// `STACK:root` and `STACK:top` (the ends of the stack `STACK` names).
     func screen(reference: String) -> Screen? {
         switch reference {
-        case "root": return stack.entries.first
-        case "top": return tree.visibleStack.entries.last
+        case "root": return stack.firstEntry
+        case "top": return tree.visibleStack.lastEntry
         default:
             if let colon = reference.firstIndex(of: ":") {
                 guard let stackID = stackID(reference: String(reference[..<colon])), let named = tree.stack(stackID)
                 else { return nil }
                 switch reference[reference.index(after: colon)...] {
-                case "root": return named.entries.first
-                case "top": return named.entries.last
+                case "root": return named.firstEntry
+                case "top": return named.lastEntry
                 default: return nil
                 }
             }
@@ -184,7 +193,7 @@ package final class LiveSession {
         for (name, value) in seed.values {
             context.setValue(value, for: valueKey(name))
         }
-        guard let entry = tree.stack(stackID)?.entries.last else { throw corrupt("stack '\(stackID)' lost its top") }
+        guard let entry = tree.stack(stackID)?.lastEntry else { throw corrupt("stack '\(stackID)' lost its top") }
         return entry
     }
 
@@ -264,4 +273,21 @@ package final class LiveSession {
 
     /// The named key for a value name, with the schema's default and observation flag.
     func valueKey(_ name: String) -> NamedValueKey { keys.key(name) }
+}
+
+/// A session's schema with its keys and footprint, derived once. Immutable, so sessions without
+/// a schema (most) share one: each holds a reference instead of eight words of its own.
+final class SchemaInfo: Sendable {
+    let schema: SessionSchema
+    let keys: SchemaValueKeys
+    let footprint: SchemaFootprint
+
+    init(_ schema: SessionSchema) {
+        self.schema = schema
+        keys = SchemaValueKeys(schema.values.map { ($0.key, $0.value.defaultValue, $0.value.isObservationIgnored) })
+        footprint = SchemaFootprint(schema)
+    }
+
+    /// What every session without a schema shares.
+    static let empty = SchemaInfo(.empty)
 }

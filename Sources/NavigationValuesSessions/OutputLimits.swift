@@ -71,7 +71,7 @@ struct OutputLimits {
     func preflight(_ operation: SessionOperation, on session: LiveSession) throws(SessionError) {
         switch operation {
         case .replacePath(let stack, _, let pushed) where stack == .main:
-            guard let root = session.stack.entries.first else { return }
+            guard let root = session.stack.firstEntry else { return }
             let footprint = SessionFootprint(
                 layers: [SessionFootprint.Layer(root)] + pushed.map(SessionFootprint.Layer.init),
                 defaults: session.schema.values.mapValues(\.defaultValue), envelopeBytes: session.envelopeBytes)

@@ -56,8 +56,9 @@ actor SessionActor {
     private var rendered: RenderedSession?
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
-    /// The turn a command runs in after its conflicts: its commit goes through it.
-    private var turn: (any SessionTurn)?
+    /// The turn a command runs in after its conflicts: its commit goes through it. Boxed: an
+    /// optional existential takes six words in every loaded session's actor, and turns are rare.
+    private var turn: TurnBox?
     /// How many times a command runs on a copy (reloaded after a conflict) before it waits for
     /// its turn: a second try usually lands and holds no lock, where a turn holds the session's
     /// row while it reloads, and the writers that meet it conflict too (16 writers pushing 50
@@ -183,7 +184,7 @@ actor SessionActor {
             }
             let session = try LiveSession.load(stored)
             live = session
-            self.turn = turn
+            self.turn = TurnBox(turn)
             defer { self.turn = nil }
             let outcome = try await run(command, context: context, on: session)
             await turn.end()
@@ -303,7 +304,7 @@ actor SessionActor {
         }
         do {
             if let turn {
-                try await turn.commit(mutation)
+                try await turn.turn.commit(mutation)
             } else {
                 try await environment.store.commit(mutation)
             }
@@ -359,7 +360,7 @@ actor SessionActor {
                 throw SessionError(.unauthorized, "invalid token")
             }
             if let verifiedToken, constantTimeEquals(token, verifiedToken) { return }
-            guard constantTimeEquals(TokenHasher.hash(token), session.record.tokenHash) else {
+            guard let digest = session.tokenDigest, digest.matches(TokenDigest(of: token)) else {
                 throw SessionError(.forbidden, "this token does not belong to session \(id.rawValue)")
             }
             verifiedToken = token
@@ -376,6 +377,12 @@ actor SessionActor {
     func install(_ session: LiveSession) {
         live = session
     }
+}
+
+/// A turn held by a command (see `SessionActor.turn`).
+private final class TurnBox: Sendable {
+    let turn: any SessionTurn
+    init(_ turn: any SessionTurn) { self.turn = turn }
 }
 
 extension StoredEvent {

@@ -138,7 +138,7 @@ extension SessionFootprint {
         let tree = session.tree
         var presentedRoots: [ScreenID: ScreenID] = [:]
         for id in tree.stackIDs.dropFirst() {
-            if let presenter = tree.presenter(of: id), let root = tree.stack(id)?.entries.first?.id {
+            if let presenter = tree.presenter(of: id), let root = tree.stack(id)?.firstEntry?.id {
                 presentedRoots[presenter] = root
             }
         }
@@ -204,7 +204,7 @@ extension LiveSession {
         SessionResource(
             id: record.id, version: record.version, state: record.state, createdAt: record.createdAt,
             updatedAt: record.updatedAt, schema: .object([:]), screens: [], selectedStack: tree.selectedStackID,
-            visibleScreen: tree.visibleStack.entries.last?.id, stacks: []
+            visibleScreen: tree.visibleStack.lastEntry?.id, stacks: []
         ).json.serializedByteCount - 2 + schemaFootprint.bytes
     }
 }

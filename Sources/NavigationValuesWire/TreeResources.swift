@@ -129,7 +129,7 @@ extension ScreenTree where Element == String {
         if index + 1 < entries.count {
             next = entries[index + 1].id
         } else if let presented = presentation(presentedBy: entry.id) {
-            next = stack(presented)?.entries.first?.id
+            next = stack(presented)?.firstEntry?.id
         }
         return ScreenResource(
             id: entry.id, index: index, name: entry.element, role: context.role,
