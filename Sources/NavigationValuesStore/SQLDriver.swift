@@ -267,7 +267,8 @@ public protocol SQLDialect: Sendable {
     var rewritesIndexOnAssignment: Bool { get }
     /// A statement that lets the rest of the transaction commit without waiting for its log to
     /// reach the disk (PostgreSQL's `synchronous_commit` off), for state written behind the event
-    /// log, which a crash lets the log rebuild; nil where a commit's sync is the connection's (SQLite).
+    /// log, which a crash lets the log rebuild; nil where a commit's sync is the connection's and
+    /// the driver sets it around the transaction (SQLite, ``PlannedWrite/isUnsynced``).
     var unsyncedCommit: String? { get }
 }
 
@@ -327,10 +328,16 @@ public struct WriteStep: Sendable {
 public struct PlannedWrite: Sendable {
     public var mutations: [StoredMutation]
     public var steps: [WriteStep]
+    /// True for state written behind the event log (``WriteBehind``): its transaction need not
+    /// wait for the disk, since the log, committed durably first, rebuilds what a crash loses.
+    /// A driver may then commit a batch of such writes only without a sync of its own (SQLite:
+    /// `synchronous=NORMAL` for that transaction; the next synced commit or checkpoint syncs it).
+    public var isUnsynced: Bool
 
-    public init(mutations: [StoredMutation], steps: [WriteStep]) {
+    public init(mutations: [StoredMutation], steps: [WriteStep], isUnsynced: Bool = false) {
         self.mutations = mutations
         self.steps = steps
+        self.isUnsynced = isUnsynced
     }
 }
 

@@ -323,8 +323,10 @@ extension SQLSessionStore {
     /// where the engine lets it: the event log, committed durably first, rebuilds what a crash
     /// loses (never in a turn's transaction, which commits a mutation's event too).
     func unsynced(_ write: PlannedWrite) -> PlannedWrite {
-        guard let sql = text.unsyncedCommit else { return write }
-        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps)
+        guard let sql = text.unsyncedCommit else {
+            return PlannedWrite(mutations: write.mutations, steps: write.steps, isUnsynced: true)
+        }
+        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps, isUnsynced: true)
     }
 
     /// The write that brings `session` (read at its state's version) up to `events`, the log
