@@ -61,6 +61,23 @@ public final class ResponseWriter: Sendable {
         }
     }
 
+    /// Sends `bytes` as one chunk if that needs no waiting: the stream is open, no write is
+    /// suspended, and the bytes keep what waits for the socket within the high-water mark.
+    /// Otherwise sends nothing and returns false (a `write` of them would wait, or throw).
+    ///
+    /// For a publisher that writes to many streams from one thread: it never blocks on a slow
+    /// client, and leaves the bytes a stream cannot take now to the stream's own task.
+    package func writeIfReady(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        return state.withLock { state in
+            guard !state.isClosed, state.writeWaiters.isEmpty, state.bufferedBytes + bytes.count <= highWaterMark
+            else { return false }
+            state.bufferedBytes += bytes.count
+            send(bytes)
+            return true
+        }
+    }
+
     /// Sends a string's UTF-8 bytes as one chunk.
     /// - Throws: `ResponseWriter.ClosedError` once the client is gone or the stream has ended.
     public func write(_ string: String) async throws {

@@ -81,7 +81,14 @@ struct EventRoutes: Sendable {
             // after a later one of ours).
             var ended = try await catchUp(id, after: &last, upTo: nil, writer: writer)
             if ended || isEnded { return }
-            for await item in subscription.items {
+            // Between items the stream is parked: the hub writes the next events in order
+            // straight to the connection, while it has room, and the task sleeps on (see
+            // EventHub). Whatever wakes the task finds `last` moved past what was written so.
+            var items = subscription.items.makeAsyncIterator()
+            while true {
+                subscription.park(after: last, on: writer)
+                guard let item = await items.next() else { break }
+                last = max(last, subscription.unpark())
                 switch item {
                 case .keepAlive:
                     try await writer.writeComment("keep-alive")
@@ -260,6 +267,15 @@ extension StoredEvent {
     /// `event: <type>`, and the event's JSON, which is one line, as one `data:` line.
     var frame: [UInt8] {
         ResponseWriter.eventFrame(id: String(seq), event: type, data: json)
+    }
+}
+
+/// A parked stream's writer: the hub writes the next event's shared frame to it, unless the
+/// event ends the session (the stream's task writes that one, then ends the stream).
+extension ResponseWriter: LiveEventSink {
+    package func writeIfReady(_ event: StoredEvent, _ frame: SharedFrame) -> Bool {
+        guard !event.isSessionEnded else { return false }
+        return writeIfReady(frame.bytes { event.frame })
     }
 }
 

@@ -16,6 +16,14 @@ import Synchronization
 ///
 /// Subscribers of one event share one encoded frame (`Item.frame`), so a hundred stalled
 /// readers of one large event hold it once.
+///
+/// A stream that has caught up parks its subscription on its connection (`Subscription.park`):
+/// while parked, the next event in seq order (and a keep-alive) is written by the publisher
+/// straight to the connection's writer, if the connection has room for it, without waking the
+/// stream's task, so a fan-out to a thousand caught-up streams is a thousand queued writes
+/// for their event loops rather than a thousand task wake-ups. Anything else (a gap, a resync,
+/// a connection behind, the session's end) goes through the subscription's buffer to the task,
+/// which unparks first and so writes after everything written for it while it was parked.
 public final class EventHub: Sendable {
     /// How many subscribers, and how far behind each may fall.
     public struct Limits: Sendable, Equatable {
@@ -47,6 +55,9 @@ public final class EventHub: Sendable {
         var continuation: AsyncStream<Item>.Continuation
         var budget: SubscriberBudget
     }
+
+    /// Written to a parked stream on each keep-alive tick: one array for every stream.
+    private static let keepAliveComment = Array(": keep-alive\n\n".utf8)
 
     private struct State {
         var nextID: UInt64 = 0
@@ -174,7 +185,9 @@ public final class EventHub: Sendable {
         if !sessionTargets.isEmpty {
             let frame = SharedFrame()
             let charge = event.json.utf8.count + SharedFrame.overhead
-            for subscriber in sessionTargets { deliver(.event(event, frame: frame, charge: charge), to: subscriber) }
+            for subscriber in sessionTargets where !subscriber.budget.writeIfParked(event, frame) {
+                deliver(.event(event, frame: frame, charge: charge), to: subscriber)
+            }
         }
         guard !everyTargets.isEmpty else { return }
         var tagged = event
@@ -189,7 +202,9 @@ public final class EventHub: Sendable {
         let targets = state.withLock { state in
             state.bySession.values.flatMap(\.values) + Array(state.everySession.values)
         }
-        for subscriber in targets { deliver(.keepAlive, to: subscriber) }
+        for subscriber in targets where !subscriber.budget.writeIfParked(keepAlive: Self.keepAliveComment) {
+            deliver(.keepAlive, to: subscriber)
+        }
     }
 
     private func deliver(_ item: Item, to subscriber: Subscriber) {
@@ -243,21 +258,96 @@ package struct Subscription: Sendable {
     let continuation: AsyncStream<EventHub.Item>.Continuation
     let budget: SubscriberBudget
 
-    package func cancel() { continuation.finish() }
+    package func cancel() {
+        budget.detach()
+        continuation.finish()
+    }
 
     /// Gives back an event's bytes once the stream has handed it to the client's connection.
     package func release(_ item: EventHub.Item) {
         if case .event(_, _, let charge) = item { budget.release(charge) }
     }
+
+    /// Lets the hub write the events after `last`, in seq order, straight to `sink` until the
+    /// stream takes its next item: for a stream that has written everything up to `last` and
+    /// is about to wait for more. Everything the stream wrote before parking is ahead of them.
+    package func park(after last: Int64, on sink: any LiveEventSink) {
+        budget.park(after: last, on: sink)
+    }
+
+    /// Takes the stream back from the hub (before it writes anything else); returns the last
+    /// seq written while it was parked, or the one it parked after.
+    package func unpark() -> Int64 {
+        budget.unpark()
+    }
 }
 
-/// The bytes a subscriber holds: charged when an event is queued for it, released once its
-/// stream has written it.
+/// A stream's connection, as the hub sees it while the stream is parked: where the next events
+/// can be written at once, by the publishing thread, without waking the stream's task.
+package protocol LiveEventSink: AnyObject, Sendable {
+    /// Queues `event`'s frame for the client if the stream would write it as it is (not the
+    /// session's end, which ends the stream) and the connection has room for it now (nothing
+    /// waiting, under its high-water mark); false, having written nothing, otherwise.
+    func writeIfReady(_ event: StoredEvent, _ frame: SharedFrame) -> Bool
+    /// Queues `bytes` (a comment) if the connection has room for them now; false otherwise.
+    func writeIfReady(_ bytes: [UInt8]) -> Bool
+}
+
+/// One subscriber's state beside its buffer: the bytes it holds, charged when an event is
+/// queued for it and released once its stream has written it; and whether its stream is
+/// parked, with the connection events may be written to meanwhile.
 final class SubscriberBudget: Sendable {
+    private struct Parking {
+        /// Set while parked.
+        var sink: (any LiveEventSink)?
+        /// The last seq written to the stream.
+        var last: Int64 = 0
+    }
+
     private let used = Atomic<Int>(0)
     let limit: Int
+    private let parking = Mutex(Parking())
 
     init(limit: Int) { self.limit = limit }
+
+    func park(after last: Int64, on sink: any LiveEventSink) {
+        parking.withLock { parking in
+            parking.sink = sink
+            parking.last = last
+        }
+    }
+
+    func unpark() -> Int64 {
+        parking.withLock { parking in
+            parking.sink = nil
+            return parking.last
+        }
+    }
+
+    /// Unparks for good: the subscription ends (and the sink is not kept).
+    func detach() {
+        parking.withLock { $0.sink = nil }
+    }
+
+    /// Writes `event` to the parked stream's connection when it is the one after the last
+    /// written, and the connection takes it now; the stream stays parked.
+    func writeIfParked(_ event: StoredEvent, _ frame: SharedFrame) -> Bool {
+        parking.withLock { parking in
+            guard let sink = parking.sink, event.seq == parking.last + 1, sink.writeIfReady(event, frame) else {
+                return false
+            }
+            parking.last = event.seq
+            return true
+        }
+    }
+
+    /// Writes a keep-alive comment to the parked stream's connection, if it takes it now.
+    func writeIfParked(keepAlive comment: [UInt8]) -> Bool {
+        parking.withLock { parking in
+            guard let sink = parking.sink else { return false }
+            return sink.writeIfReady(comment)
+        }
+    }
 
     /// Takes `bytes` if they fit, or if nothing is held (so that one event larger than the whole
     /// budget still gets through to a subscriber that keeps up).

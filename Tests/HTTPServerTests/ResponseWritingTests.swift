@@ -13,9 +13,17 @@ import Testing
 /// bodies copied behind them, large ones queued as they are, pipelined responses sharing the
 /// buffer; byte for byte, in order, over plain HTTP and TLS, with the queue bounded.
 @Suite struct ResponseWritingTests {
-    /// A body of `size` letters that differs from every other size's.
+    /// A body of `size` letters that differs from every other size's. It repeats every 26 bytes,
+    /// so it is made from one period: a byte at a time, the 2 MiB bodies took seconds each in the
+    /// sanitized debug build, long enough that the client's read timed out waiting for the handler.
     static func body(_ size: Int) -> [UInt8] {
-        (0..<size).map { UInt8(ascii: "a") + UInt8((($0 &* 7) &+ size) % 26) }
+        let period = (0..<26).map { UInt8(ascii: "a") + UInt8((($0 &* 7) &+ size) % 26) }
+        var body: [UInt8] = []
+        body.reserveCapacity(size)
+        while body.count < size {
+            body.append(contentsOf: period.prefix(size - body.count))
+        }
+        return body
     }
 
     /// How many requests a handler answered.
@@ -98,7 +106,7 @@ import Testing
         out.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
-            if bytes[index...].starts(with: marker) {
+            if bytes[index] == marker[0], bytes[index...].starts(with: marker) {
                 out += marker
                 index += marker.count
                 let end = index + 29  // "Thu, 03 Dec 2026 18:00:00 GMT"
@@ -125,17 +133,19 @@ import Testing
         let expected = Self.burst.flatMap(\.response)
         let masked = try withDatesMasked(received)
         #expect(masked.count == expected.count)
-        if let first = (0..<min(masked.count, expected.count)).first(where: { masked[$0] != expected[$0] }) {
+        let isIdentical = masked == expected
+        #expect(isIdentical, "the bytes received differ from those expected")
+        if !isIdentical,
+            let first = (0..<min(masked.count, expected.count)).first(where: { masked[$0] != expected[$0] })
+        {
             Issue.record(
                 "first difference at byte \(first): \(String(decoding: masked[first...].prefix(120), as: UTF8.self))")
         }
-        let isIdentical = masked == expected
-        #expect(isIdentical, "the bytes received differ from those expected")
     }
 
     @Test func aPipelinedBurstOfMixedResponsesIsAnsweredByteForByteInOrder() async throws {
         try await withRunningServer(Self.makeRouter()) { server in
-            let client = try RawClient(port: server.port, timeout: .seconds(30), receiveBufferSize: 16 * 1024)
+            let client = try RawClient(port: server.port, timeout: HTTPClient.defaultTimeout, receiveBufferSize: 16 * 1024)
             try await Self.expectBurstAnswered(by: client)
         }
     }
@@ -145,7 +155,7 @@ import Testing
         defer { authority.remove() }
         try await withRunningServer(Self.makeRouter(), tls: identity) { server in
             let client = try RawClient(
-                port: server.port, timeout: .seconds(30), receiveBufferSize: 16 * 1024,
+                port: server.port, timeout: HTTPClient.defaultTimeout, receiveBufferSize: 16 * 1024,
                 tls: TLSClientOptions(trusting: authority.certificate))
             try await Self.expectBurstAnswered(by: client)
         }

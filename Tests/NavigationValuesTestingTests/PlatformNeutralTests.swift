@@ -191,15 +191,22 @@ import Testing
         }
 
         /// This package's manifest, dumped in a scratch folder of its own so that it does not wait
-        /// for the build this test runs in.
+        /// for the build this test runs in. SwiftPM puts its lock files in the temporary directory,
+        /// named after the scratch path, so the child's `TMPDIR` is that folder too: removing it
+        /// leaves nothing behind in /tmp.
         static func read() async throws -> Manifest {
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("nv-dump-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: scratch) }
+            var environment = ProcessInfo.processInfo.environment
+            environment["TMPDIR"] = scratch.path
             let output = try await ChildProcess.output(
                 of: try ChildProcess.toolchain("swift", overriddenBy: "SWIFT"),
                 arguments: [
-                    "package", "--package-path", repositoryRoot.path, "--scratch-path", scratch.path, "dump-package",
-                ])
+                    "package", "--package-path", repositoryRoot.path,
+                    "--scratch-path", scratch.appendingPathComponent("build").path, "dump-package",
+                ],
+                environment: environment)
             let json = try JSONValue(parsing: output)
             var manifest = Manifest()
             for target in json["targets"]?.arrayValue ?? [] {

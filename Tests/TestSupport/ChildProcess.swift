@@ -247,10 +247,12 @@ public final class ChildProcess: Sendable {
         return Outcome(exit: exit, stdout: await standardOutput.text(), stderr: await standardError.text())
     }
 
-    /// Runs a tool (`/usr/bin/sha256sum`, say) to its end and returns its stdout; throws
-    /// ``ChildProcessError`` with what it printed when it does not exit 0.
-    public static func output(of executable: URL, arguments: [String] = []) async throws -> String {
-        let outcome = try await run(executable, arguments: arguments)
+    /// Runs a tool (`/usr/bin/sha256sum`, say), with `environment` (default: ours), to its end and
+    /// returns its stdout; throws ``ChildProcessError`` with what it printed when it does not exit 0.
+    public static func output(
+        of executable: URL, arguments: [String] = [], environment: [String: String]? = nil
+    ) async throws -> String {
+        let outcome = try await run(executable, arguments: arguments, environment: environment)
         guard outcome.exit == .exited(0) else {
             throw ChildProcessError("\(executable.path) \(arguments) ended with \(outcome)")
         }
