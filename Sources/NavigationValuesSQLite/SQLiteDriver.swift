@@ -85,6 +85,10 @@ public final class SQLiteDriver: SQLDriver {
     private let nextReader = Mutex(0)
     /// Pages the writer has written, as of its latest batch.
     private let pagesWritten = Atomic<Int>(0)
+    /// Transactions of state written behind the log committed without the log's sync.
+    let unsyncedTransactions = Atomic<Int>(0)
+    /// Whether the writer's connection is left at `synchronous=NORMAL` (setting it back failed).
+    private let isWriterUnsynced = Atomic<Bool>(false)
 
     /// Opens (creating and migrating it when needed) the database at `path`; `:memory:` keeps
     /// everything in memory on one connection. Blocks while it opens and migrates.
@@ -179,8 +183,17 @@ public final class SQLiteDriver: SQLDriver {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await writer.run { db in
             try db.checkWritable()
+            try self.restoreSync(db)
             return try body(db)
         }
+    }
+
+    /// Sets the writer's `synchronous=FULL` back where setting it back after a transaction of
+    /// state written behind failed: nothing else commits on the writer until it is.
+    private func restoreSync(_ db: Database) throws {
+        guard isWriterUnsynced.load(ordering: .relaxed) else { return }
+        try db.execute("PRAGMA synchronous = \(Database.Synchronous.full.rawValue)")
+        isWriterUnsynced.store(false, ordering: .relaxed)
     }
 
     public func enqueueOnWriter(_ work: @escaping @Sendable () -> Void) {
@@ -213,7 +226,30 @@ public final class SQLiteDriver: SQLDriver {
         do {
             return try writer.onQueue { db in
                 defer { pagesWritten.store(db.pagesWritten, ordering: .relaxed) }
-                return runBatch(writes, cleanup: cleanup, in: db)
+                // State written behind the log only: under `--sync full`, committed without the
+                // log's sync (as `--sync normal` commits); the next commit's sync, or the
+                // checkpoint's, makes it durable, and until then the event log rebuilds it. A
+                // mutation's own transaction never goes without. Not changeable inside a
+                // transaction, so set around it (and set back even when the batch fails).
+                guard configuration.sync == .full else { return runBatch(writes, cleanup: cleanup, in: db) }
+                let skipsSync = !writes.isEmpty && writes.allSatisfy(\.isUnsynced) && cleanup == nil
+                if !skipsSync {
+                    do {
+                        try restoreSync(db)
+                    } catch {
+                        return Array(repeating: .failure(error), count: writes.count)
+                    }
+                }
+                guard skipsSync, !db.isInTransaction,
+                    (try? db.execute("PRAGMA synchronous = \(Database.Synchronous.normal.rawValue)")) != nil
+                else { return runBatch(writes, cleanup: cleanup, in: db) }
+                isWriterUnsynced.store(true, ordering: .relaxed)
+                unsyncedTransactions.add(1, ordering: .relaxed)
+                let results = runBatch(writes, cleanup: cleanup, in: db)
+                if (try? db.execute("PRAGMA synchronous = \(Database.Synchronous.full.rawValue)")) != nil {
+                    isWriterUnsynced.store(false, ordering: .relaxed)
+                }
+                return results
             }
         } catch {
             return Array(repeating: .failure(error), count: writes.count)

@@ -54,24 +54,78 @@ extension SQLSessionStore {
             DispatchQueue.global().asyncAfter(deadline: .now() + delay.seconds) { [self] in
                 driver.enqueueOnWriter {
                     self.behind.withLock { $0.isTimerSet = false }
-                    self.writeStateBehind()
+                    self.startWritingStateBehind()
                 }
             }
         }
     }
 
-    /// Between batches: writes the waiting state once it passes ``WriteBehind/maximumEvents``.
+    /// Between batches: starts writing the waiting state once it passes
+    /// ``WriteBehind/maximumEvents``; past twice that (writes behind cannot keep up with the
+    /// commits), writes it down to the bound before the next batch, so that memory stays bounded.
     func writeStateBehindIfDue() {
         guard options.writeBehind.isOn, !options.writeBehind.isHeldForTests else { return }
-        let isDue = behind.withLock { $0.eventCount >= options.writeBehind.maximumEvents }
-        if isDue { writeStateBehind() }
+        let count = behind.withLock { $0.eventCount }
+        guard count >= options.writeBehind.maximumEvents else { return }
+        if count >= 2 * options.writeBehind.maximumEvents {
+            let cutoff = ContinuousClock.now
+            while behind.withLock({ $0.eventCount >= options.writeBehind.maximumEvents }),
+                writeStateBehindPart(waitingSince: cutoff)
+            {}
+        }
+        startWritingStateBehind()
     }
 
-    /// Writes the waiting state of every session (or of `only` one), one transaction; on the
-    /// writer's queue. A session whose write fails (its state was not at the version its changes
-    /// start from) is brought up to its log by replaying it instead.
-    func writeStateBehind(only id: SessionID? = nil) {
-        let taken = behind.withLock { $0.take(only: id) }
+    /// On the writer's queue: writes the state waiting now, one part
+    /// (``WriteBehind/maximumSessionsPerWrite`` sessions) at a time, each part queued behind
+    /// what waits on the writer meanwhile, so that the group commit's batches run between two
+    /// parts and a commit never waits for more than one part. What is committed after the start
+    /// waits for the next round (the timer, or the event bound). One round at a time.
+    func startWritingStateBehind() {
+        let start = behind.withLock { pending -> Bool in
+            guard !pending.isWriting, pending.eventCount > 0 else { return false }
+            pending.isWriting = true
+            return true
+        }
+        if start { continueWritingStateBehind(waitingSince: .now) }
+    }
+
+    private func continueWritingStateBehind(waitingSince cutoff: ContinuousClock.Instant) {
+        if writeStateBehindPart(waitingSince: cutoff) {
+            driver.enqueueOnWriter { self.continueWritingStateBehind(waitingSince: cutoff) }
+        } else {
+            behind.withLock { $0.isWriting = false }
+        }
+    }
+
+    /// Writes every waiting change, part after part, without letting batches in between (tests,
+    /// and what must see every state written at once); on the writer's queue.
+    func writeStateBehind() {
+        let cutoff = ContinuousClock.now
+        while writeStateBehindPart(waitingSince: cutoff) {}
+    }
+
+    /// Writes the waiting state of `only` one session, one transaction; on the writer's queue.
+    func writeStateBehind(only id: SessionID) {
+        write(behind.withLock { $0.take(only: id) })
+    }
+
+    /// Writes one part of the state waiting since `cutoff` or earlier: at most
+    /// ``WriteBehind/maximumSessionsPerWrite`` sessions, those that waited longest, in one
+    /// transaction; on the writer's queue. Returns whether more of it waits.
+    @discardableResult
+    func writeStateBehindPart(waitingSince cutoff: ContinuousClock.Instant) -> Bool {
+        let (taken, more) = behind.withLock {
+            $0.take(waitingSince: cutoff, maximum: options.writeBehind.maximumSessionsPerWrite)
+        }
+        write(taken)
+        return more
+    }
+
+    /// Writes the waiting state of `taken`, one transaction. A session whose write fails (its
+    /// state was not at the version its changes start from) is brought up to its log by
+    /// replaying it instead.
+    private func write(_ taken: [(session: SessionID, state: PendingState)]) {
         guard !taken.isEmpty else { return }
         let cpuStart = threadCPUSeconds()
         var writes: [PlannedWrite] = []
@@ -237,7 +291,11 @@ extension SQLSessionStore {
     /// state is behind its log up to it: what reads many sessions' rows at once (the session
     /// list, retention, compaction) then sees them as the log says.
     func settleState() async throws {
-        if options.writeBehind.isOn { await onWriter { self.writeStateBehind() } }
+        if options.writeBehind.isOn {
+            // Part after part, the batches running between them.
+            let cutoff = ContinuousClock.now
+            while await onWriter({ self.writeStateBehindPart(waitingSince: cutoff) }) {}
+        }
         // Without a replayer (a tool reading the file), a session left behind keeps its rows as
         // they are, and its version is still its log's.
         guard mayLagItsLog.withLock({ $0 }), replaysStates else { return }
@@ -265,8 +323,10 @@ extension SQLSessionStore {
     /// where the engine lets it: the event log, committed durably first, rebuilds what a crash
     /// loses (never in a turn's transaction, which commits a mutation's event too).
     func unsynced(_ write: PlannedWrite) -> PlannedWrite {
-        guard let sql = text.unsyncedCommit else { return write }
-        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps)
+        guard let sql = text.unsyncedCommit else {
+            return PlannedWrite(mutations: write.mutations, steps: write.steps, isUnsynced: true)
+        }
+        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps, isUnsynced: true)
     }
 
     /// The write that brings `session` (read at its state's version) up to `events`, the log
@@ -317,6 +377,8 @@ struct PendingStates {
     var eventCount = 0
     /// Whether a timer will write them.
     var isTimerSet = false
+    /// Whether a round of writes behind is under way (``SQLSessionStore/startWritingStateBehind()``).
+    var isWriting = false
 
     mutating func record(_ mutation: StoredMutation, at now: ContinuousClock.Instant) {
         let seq = mutation.event.seq
@@ -348,18 +410,33 @@ struct PendingStates {
         eventCount -= Int(dropped.to - dropped.from)
     }
 
-    mutating func take(only id: SessionID?) -> [(session: SessionID, state: PendingState)] {
-        if let id {
-            guard let state = sessions.removeValue(forKey: id) else { return [] }
-            eventCount -= Int(state.to - state.from)
-            return [(id, state)]
-        }
-        defer {
-            sessions = [:]
-            eventCount = 0
+    mutating func take(only id: SessionID) -> [(session: SessionID, state: PendingState)] {
+        guard let state = sessions.removeValue(forKey: id) else { return [] }
+        eventCount -= Int(state.to - state.from)
+        return [(id, state)]
+    }
+
+    /// At most `maximum` sessions whose changes wait since `cutoff` or earlier, those that
+    /// waited longest; and whether more such sessions wait.
+    mutating func take(
+        waitingSince cutoff: ContinuousClock.Instant, maximum: Int
+    ) -> (taken: [(session: SessionID, state: PendingState)], more: Bool) {
+        var due = sessions.filter { $0.value.since <= cutoff }.map { ($0.key, $0.value.since) }
+        let more = due.count > maximum
+        if more {
+            due.sort { $0.1 < $1.1 }
+            due.removeLast(due.count - maximum)
         }
         // In the sessions' order: every instance's state writes lock the sessions' rows in the
         // same order, so two of them never wait for each other (PostgreSQL).
-        return sessions.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
+        due.sort { $0.0.rawValue < $1.0.rawValue }
+        var taken: [(session: SessionID, state: PendingState)] = []
+        taken.reserveCapacity(due.count)
+        for (id, _) in due {
+            guard let state = sessions.removeValue(forKey: id) else { continue }
+            eventCount -= Int(state.to - state.from)
+            taken.append((id, state))
+        }
+        return (taken, more)
     }
 }
