@@ -18,8 +18,8 @@ package enum SHA256 {
     }
 }
 
-/// Lowercase hex.
-enum Hex {
+/// Hex: written lowercase, read in either case.
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     static func lowercase(_ bytes: [UInt8]) -> String {
@@ -29,6 +29,29 @@ enum Hex {
                 output[2 * index + 1] = digits[Int(byte & 0x0F)]
             }
             return bytes.count * 2
+        }
+    }
+
+    /// The bytes that `text`'s pairs of hex digits spell (as ``lowercase(_:)`` writes them, or in
+    /// capitals); nil for an odd count or any other character.
+    package static func bytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
         }
     }
 }

@@ -117,20 +117,12 @@ struct TokenDigest: Sendable {
 
     /// The digest of `token`.
     init(of token: String) {
-        let digest = SHA256.digest(of: Array(token.utf8))
-        words = Self.words(digest)
+        words = Self.words(SHA256.digest(of: Array(token.utf8)))
     }
 
     /// The digest that 64 hex digits spell (`TokenHasher.hash`); nil for any other text.
     init?(hex: String) {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard let bytes = Hex.bytes(hex), bytes.count == SHA256.byteCount else { return nil }
         words = Self.words(bytes)
     }
 
@@ -140,22 +132,10 @@ struct TokenDigest: Sendable {
             | (words.3 ^ other.words.3)) == 0
     }
 
-    private static func words(_ bytes: [UInt8]) -> (UInt64, UInt64, UInt64, UInt64) {
-        func word(_ start: Int) -> UInt64 {
-            var value: UInt64 = 0
-            for index in start..<start + 8 { value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0) }
-            return value
-        }
+    /// A 32-byte digest as four numbers, each of eight bytes read most significant first.
+    private static func words(_ digest: [UInt8]) -> (UInt64, UInt64, UInt64, UInt64) {
+        func word(_ start: Int) -> UInt64 { UInt64(bigEndianBytes: digest.dropFirst(start).prefix(8)) }
         return (word(0), word(8), word(16), word(24))
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 
