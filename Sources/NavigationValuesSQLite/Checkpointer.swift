@@ -14,16 +14,20 @@ import Synchronization
 /// `wal_autocheckpoint=0` and its write-ahead-log hook reports the frames in the log after each
 /// commit (``committed(frames:)``). A checkpoint then runs in two parts:
 ///
-/// 1. Once the log holds `threshold` frames, PASSIVE checkpoints run on the checkpointer's own
-///    connection and serial queue. They take no write lock and wait for no reader, so commits go
-///    on meanwhile; each copies what the log held when it began and syncs the database file.
-///    Commits made while one runs are copied by the next, up to a few rounds, until what is
-///    left is at most `backgroundTarget`.
-/// 2. Between two batches, the writer itself runs a PASSIVE checkpoint of that small rest
-///    (``afterBatch(_:)``): a few pages and two short syncs. Nothing is appended while it runs,
-///    so it copies the whole log, and the next write transaction restarts the log from its
-///    beginning, overwriting the file in place (no new blocks to allocate and journal, so the
-///    syncs of later commits stay cheap).
+/// 1. Background rounds: PASSIVE checkpoints on the checkpointer's own connection and serial
+///    queue. They take no write lock and wait for no reader, so commits go on meanwhile; each
+///    copies what the log held when it began and syncs the database file. They start as soon as
+///    `roundFrames` frames (a tenth of the threshold) wait to be copied, long before the log
+///    reaches the threshold, so each round's sync of the database file carries a tenth of a
+///    cycle's pages at most. One round syncing a whole cycle's pages at once kept the disk busy
+///    for tens of milliseconds, and every commit's sync of the log waited behind it (the log's
+///    syncs took 30-140 ms then, which was a paced load's p99). Past the threshold, rounds run
+///    until what is left is at most `backgroundTarget`.
+/// 2. Once the log holds `threshold` frames, the writer itself runs, between two batches, a
+///    PASSIVE checkpoint of the small rest (``afterBatch(_:)``): a few pages and two short syncs.
+///    Nothing is appended while it runs, so it copies the whole log, and the next write
+///    transaction restarts the log from its beginning, overwriting the file in place (no new
+///    blocks to allocate and journal, so the syncs of later commits stay cheap).
 ///
 /// Without the second part, a log under a load that never pauses is never copied whole (commits
 /// append while a concurrent checkpoint runs), so it never restarts and grows.
@@ -39,8 +43,11 @@ import Synchronization
 ///
 /// @unchecked because `connection` is used on its queue only; the rest is atomics and mutexes.
 final class Checkpointer: @unchecked Sendable {
-    /// Frames in the log that start a checkpoint.
+    /// Frames in the log past which the writer finishes a checkpoint (and the log restarts).
     let threshold: Int
+    /// Frames not yet copied that start a background round, whatever the log's size: a tenth of
+    /// the threshold, so that no round has a whole cycle's pages to write and sync at once.
+    let roundFrames: Int
     /// The most frames the writer copies itself to finish a checkpoint (what background rounds
     /// left, plus what the writer appended since: a batch under load appends hundreds).
     let finishingFrames: Int
@@ -86,6 +93,7 @@ final class Checkpointer: @unchecked Sendable {
         try database.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         connection = SerialConnection(database, label: "NavigationValuesStore.checkpointer")
         self.threshold = max(1, threshold)
+        self.roundFrames = max(1, self.threshold / 10)
         self.finishingFrames = max(Self.leastFinishingFrames, self.threshold / 2)
         self.backgroundTarget = max(1, min(finishingFrames, self.threshold) / 4)
         self.hardLimit = max(self.threshold * 2, hardLimit)
@@ -101,14 +109,19 @@ final class Checkpointer: @unchecked Sendable {
             generation.add(1, ordering: .relaxed)
             figures.withLock { $0.restarts += 1 }
         }
-        guard count >= threshold, !isRunning.load(ordering: .relaxed) else { return }
+        guard !isRunning.load(ordering: .relaxed) else { return }
         let left = remaining(frames: count)
-        if left <= backgroundTarget { return }
-        // Background rounds already ran on this log and handed the rest to the writer, which
-        // finishes it at its next batch's end: more rounds now would only keep it from doing so
-        // (it finishes only while none runs).
-        if left <= finishingFrames, handedOver.load(ordering: .relaxed) == generation.load(ordering: .relaxed) {
-            return
+        if count < threshold {
+            // Small rounds keep up with the log long before the threshold.
+            guard left >= roundFrames else { return }
+        } else {
+            if left <= backgroundTarget { return }
+            // Background rounds already ran on this log and handed the rest to the writer, which
+            // finishes it at its next batch's end: more rounds now would only keep it from doing
+            // so (it finishes only while none runs).
+            if left <= finishingFrames, handedOver.load(ordering: .relaxed) == generation.load(ordering: .relaxed) {
+                return
+            }
         }
         guard !isRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.queue.async { self.runBackground() }
