@@ -16,13 +16,14 @@ import Synchronization
 ///
 /// 1. Background rounds: PASSIVE checkpoints on the checkpointer's own connection and serial
 ///    queue. They take no write lock and wait for no reader, so commits go on meanwhile; each
-///    copies what the log held when it began and syncs the database file. They start as soon as
-///    `roundFrames` frames (a tenth of the threshold) wait to be copied, long before the log
-///    reaches the threshold, so each round's sync of the database file carries a tenth of a
-///    cycle's pages at most. One round syncing a whole cycle's pages at once kept the disk busy
-///    for tens of milliseconds, and every commit's sync of the log waited behind it (the log's
-///    syncs took 30-140 ms then, which was a paced load's p99). Past the threshold, rounds run
-///    until what is left is at most `backgroundTarget`.
+///    copies what the log held when it began. SQLite syncs the database file only at the end of
+///    a checkpoint that copied the whole log, so after a round that did not, the checkpointer
+///    syncs the file itself (``syncDatabaseFile()``). Rounds start as soon as `roundFrames`
+///    frames (a tenth of the threshold) wait to be copied, long before the log reaches the
+///    threshold, so each of these syncs carries a tenth of a cycle's pages at most. Otherwise
+///    the writer's finishing step below synced every page the cycle's rounds had copied: tens of
+///    milliseconds on a large database, on the commit path, with the log's syncs waiting behind
+///    it. Past the threshold, rounds run until what is left is at most `backgroundTarget`.
 /// 2. Once the log holds `threshold` frames, the writer itself runs, between two batches, a
 ///    PASSIVE checkpoint of the small rest (``afterBatch(_:)``): a few pages and two short syncs.
 ///    Nothing is appended while it runs, so it copies the whole log, and the next write
@@ -69,6 +70,9 @@ final class Checkpointer: @unchecked Sendable {
     private let connection: SerialConnection
     /// The path of the log file (`<database>-wal`).
     let logPath: String
+    /// The database file, opened for reading only to sync it (-1 when it could not be opened:
+    /// the writer's finishing step then syncs all that rounds copied).
+    private let databaseFile: Int32
 
     /// Frames in the log after the writer's latest commit.
     private let frames = Atomic<Int>(0)
@@ -99,6 +103,11 @@ final class Checkpointer: @unchecked Sendable {
         self.hardLimit = max(self.threshold * 2, hardLimit)
         self.forcedWait = forcedWait
         self.logPath = path + "-wal"
+        self.databaseFile = open(path, O_RDONLY | O_CLOEXEC)
+    }
+
+    deinit {
+        if databaseFile >= 0 { _ = Glibc.close(databaseFile) }
     }
 
     /// Called by the writer's hook after each of its commits, on the writer's thread, inside
@@ -150,10 +159,20 @@ final class Checkpointer: @unchecked Sendable {
             guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_PASSIVE) }) else { return }
             record(outcome, generation: generation, kind: .background)
             guard outcome.code == SQLITE_OK else { return }
+            if outcome.backfilled < outcome.frames { syncDatabaseFile() }
             // The writer restarted the log meanwhile: nothing more to do in this one.
             guard generation == self.generation.load(ordering: .relaxed) else { return }
             if remaining(frames: frames.load(ordering: .relaxed)) <= backgroundTarget { return }
         }
+    }
+
+    /// Syncs what a round that did not copy the whole log wrote into the database file (SQLite
+    /// syncs it only after a checkpoint that did), here rather than in the writer's finishing
+    /// step. Only an extra sync: a failure is left to SQLite's own, which reports it.
+    private func syncDatabaseFile() {
+        guard databaseFile >= 0 else { return }
+        _ = fdatasync(databaseFile)
+        figures.withLock { $0.databaseSyncs += 1 }
     }
 
     /// Called by the writer between batches, on its queue, with its connection. Finishes a
@@ -266,6 +285,8 @@ struct CheckpointFigures: Sendable, Equatable {
     var forcedFailed = 0
     var failed = 0
     var restarts = 0
+    /// Syncs of the database file by the checkpointer after rounds that did not copy the whole log.
+    var databaseSyncs = 0
     var pagesCheckpointed = 0
     var logFrames = 0
     var logBytes = 0

@@ -1,9 +1,10 @@
 import Foundation
-import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import TestSupport
 import Testing
+
+@testable import NavigationValuesSQLite
 
 /// Checkpoints of the write-ahead log run off the writer, are counted, and keep the log bounded.
 struct CheckpointTests {
@@ -89,6 +90,34 @@ struct CheckpointTests {
             let metrics = store.metrics
             #expect(metrics.walPages < 2_000)
             #expect(metrics.writerCheckpoints == 0, "the writer finishes a checkpoint only past the threshold")
+            await store.close()
+        }
+    }
+
+    /// SQLite syncs the database file only after a checkpoint that copied the whole log; after a
+    /// background round that did not (here a reader's snapshot stops every round short), the
+    /// checkpointer syncs it, so that the writer's finishing step does not sync a whole cycle's
+    /// pages on the commit path. (Without that sync, `databaseSyncs` stays 0.)
+    @Test func theCheckpointerSyncsWhatARoundThatStoppedShortCopied() async throws {
+        try await withTemporaryDatabase { path in
+            let store = try SQLiteSessionStore(
+                path: path, configuration: configuration(threshold: 64, hardLimit: 1_000_000))
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            let reader = try Database(path: path, access: .readOnly)
+            try reader.execute("BEGIN")
+            #expect(try reader.fetchOne("SELECT count(*) FROM events") { $0.int(0) } == 1)
+            var seq: Int64 = 1
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    if store.metrics.partialCheckpoints >= 1 { return true }
+                    seq += 1
+                    try await store.commit(
+                        sample.mutation(seq, [.setValue(sample.root, key: "k\(seq)", json: largeValue(Int(seq)))]))
+                    return false
+                })
+            #expect(try await eventually { (store.driver.checkpointer?.metrics.databaseSyncs ?? 0) >= 1 })
+            try reader.execute("COMMIT")
             await store.close()
         }
     }
