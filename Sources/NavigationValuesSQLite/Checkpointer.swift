@@ -17,8 +17,9 @@ import Synchronization
 /// 1. Background rounds: PASSIVE checkpoints on the checkpointer's own connection and serial
 ///    queue. They take no write lock and wait for no reader, so commits go on meanwhile; each
 ///    copies what the log held when it began. SQLite syncs the database file only at the end of
-///    a checkpoint that copied the whole log, so after a round that did not, the checkpointer
-///    syncs the file itself (``syncDatabaseFile()``). Rounds start as soon as `roundFrames`
+///    a checkpoint that copied the whole log, none appended meanwhile (rarely a round beside
+///    commits), so after each round that copied pages the checkpointer syncs the file itself
+///    (``syncDatabaseFile()``). Rounds start as soon as `roundFrames`
 ///    frames (a tenth of the threshold) wait to be copied, long before the log reaches the
 ///    threshold, so each of these syncs carries a tenth of a cycle's pages at most. Otherwise
 ///    the writer's finishing step below synced every page the cycle's rounds had copied: tens of
@@ -157,18 +158,18 @@ final class Checkpointer: @unchecked Sendable {
         for _ in 0..<Self.rounds {
             let generation = generation.load(ordering: .relaxed)
             guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_PASSIVE) }) else { return }
-            record(outcome, generation: generation, kind: .background)
+            let copied = record(outcome, generation: generation, kind: .background)
             guard outcome.code == SQLITE_OK else { return }
-            if outcome.backfilled < outcome.frames { syncDatabaseFile() }
+            if copied > 0 { syncDatabaseFile() }
             // The writer restarted the log meanwhile: nothing more to do in this one.
             guard generation == self.generation.load(ordering: .relaxed) else { return }
             if remaining(frames: frames.load(ordering: .relaxed)) <= backgroundTarget { return }
         }
     }
 
-    /// Syncs what a round that did not copy the whole log wrote into the database file (SQLite
-    /// syncs it only after a checkpoint that did), here rather than in the writer's finishing
-    /// step. Only an extra sync: a failure is left to SQLite's own, which reports it.
+    /// Syncs what a round wrote into the database file (SQLite syncs it only after a checkpoint
+    /// that copied the whole log, none appended meanwhile), here rather than in the writer's
+    /// finishing step. Only an extra sync: a failure is left to SQLite's own, which reports it.
     private func syncDatabaseFile() {
         guard databaseFile >= 0 else { return }
         _ = fdatasync(databaseFile)
@@ -214,7 +215,9 @@ final class Checkpointer: @unchecked Sendable {
 
     private enum Kind { case background, writer, forced, final }
 
-    private func record(_ outcome: Database.CheckpointOutcome, generation: Int, kind: Kind) {
+    /// Counts a checkpoint; returns the frames it copied.
+    @discardableResult
+    private func record(_ outcome: Database.CheckpointOutcome, generation: Int, kind: Kind) -> Int {
         let copied = backfill.withLock { last in
             let sameLog = last.generation == generation && outcome.backfilled >= last.backfilled
             let copied = sameLog ? outcome.backfilled - last.backfilled : outcome.backfilled
@@ -243,6 +246,7 @@ final class Checkpointer: @unchecked Sendable {
                 figures.failed += 1
             }
         }
+        return copied
     }
 
     /// The checkpoint figures so far, with the log's current size.
@@ -285,7 +289,7 @@ struct CheckpointFigures: Sendable, Equatable {
     var forcedFailed = 0
     var failed = 0
     var restarts = 0
-    /// Syncs of the database file by the checkpointer after rounds that did not copy the whole log.
+    /// Syncs of the database file by the checkpointer after its rounds.
     var databaseSyncs = 0
     var pagesCheckpointed = 0
     var logFrames = 0
