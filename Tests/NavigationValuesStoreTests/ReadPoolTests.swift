@@ -53,8 +53,10 @@ import Testing
             finish.signal()
             #expect(seen == [1])
             #expect(session?.record.version == 1)
-            // Once committed, the readers see it.
-            try await store.checkWritable()
+            // Once committed, the readers see it. The transaction commits on the writer's queue
+            // after `finish`; what runs there next runs after the commit (`checkWritable` is no
+            // such barrier: it answers from the store's last write, which was a second ago at most).
+            await withCheckedContinuation { continuation in store.writer.queue.async { continuation.resume() } }
             #expect(try await store.events(of: sample.id, after: 0, limit: 10).map(\.seq) == [1, 2])
             await store.close()
         }
