@@ -244,8 +244,9 @@ import Testing
     }
 
     /// Sessions with stacks, tabs, presentations, values, handlers with memory and a schema,
-    /// put away past a hot set of two: each answers every read exactly as before, from memory
-    /// (the store is closed by then), and a change to one made dormant lands on it as on a hot one.
+    /// put away past a hot set of two (and one keeping a preference's walk, which stays hot past
+    /// it): each answers every read exactly as before, from memory (the store is closed by then),
+    /// and a change to one made dormant lands on it as on a hot one.
     @Test func dormantSessionsAnswerAsHotOnesFromMemory() async throws {
         let fixture = try await Fixture(maxHot: 2)
         defer { Task { [fixture] in await fixture.close() } }
@@ -272,13 +273,17 @@ import Testing
         // A walk made in this process keeps its session hot; unloaded and loaded, it has none.
         try await fixture.perform(.publish(screen: "main:top", key: "pick", body: ["value": "x"]), on: sessions[1])
         registry.unload(sessions[1].session.id)
+        // One that keeps its walk stays hot, past the bound.
+        let walked = sessions[2]
+        try await fixture.perform(.publish(screen: "main:top", key: "pick", body: ["value": "y"]), on: walked)
 
         var before: [[String]] = []
         for session in sessions { before.append(try await fixture.reads(session)) }
-        try await waitUntil("the hot set shrinks to its bound") { registry.hotCount <= 2 }
+        try await waitUntil("the hot set shrinks to its bound and the walk") { registry.hotCount <= 3 }
         #expect(registry.loadedCount == sessions.count)
+        #expect(registry.isHot(walked.session.id))
         let dormant = sessions.filter { !registry.isHot($0.session.id) }
-        #expect(dormant.count >= sessions.count - 2)
+        #expect(dormant.count >= sessions.count - 3)
 
         // A change to a dormant session: applied to the session as it was, at the next version.
         let changed = try #require(dormant.first)
@@ -291,9 +296,9 @@ import Testing
         #expect(after != before[index])
         before[index] = after
 
-        try await waitUntil("the hot set shrinks to its bound") { registry.hotCount <= 2 }
+        try await waitUntil("the hot set shrinks to its bound and the walk") { registry.hotCount <= 3 }
         let stillDormant = sessions.filter { !registry.isHot($0.session.id) }.map(\.session.id)
-        #expect(stillDormant.count >= sessions.count - 2)
+        #expect(stillDormant.count >= sessions.count - 3)
         // With the store closed, only memory can answer: every read of every session as before.
         await fixture.store.close()
         for (session, expected) in zip(sessions, before) where stillDormant.contains(session.session.id) {
