@@ -363,6 +363,10 @@ do {
         try coreMemory(options)
         exit(0)
     }
+    if options.dormantReads {
+        try await dormantReads(options)
+        exit(0)
+    }
     if !options.skipThroughput {
         say(
             "push-then-pop pairs over keep-alive HTTP: \(options.connections) connections, \(options.sessions) sessions, \(options.seconds) s each"
@@ -379,10 +383,6 @@ do {
         thresholds.check("minDurableToInMemoryRatio", ratio, "durable / in-memory", unit: "", decimals: 2)
     }
     if !options.skipBatch { try await batches(options, thresholds) }
-    if options.dormantReads {
-        try await dormantReads(options)
-        exit(0)
-    }
     if !options.skipMemory { try await memory(options, thresholds) }
     thresholds.exitWithVerdict()
 } catch {
