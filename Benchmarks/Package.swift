@@ -51,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "EventsBench",
             dependencies: [
-                "BenchmarkSupport", root("NavigationValues"), root("NavigationValuesWire"),
+                "BenchmarkSupport", "HeapFigures", root("NavigationValues"), root("NavigationValuesWire"),
                 root("NavigationValuesStore"), root("NavigationValuesSQLite"),
                 root("NavigationValuesSessions"), root("NavigationValuesAPI"),
             ]),
@@ -65,6 +65,8 @@ let package = Package(
         // The Swift client: CPU, time and allocations per mutation beside raw HTTP; events/s the
         // mirror applies. The server runs in a child process; a malloc hook counts allocations.
         .target(name: "MallocCounter"),
+        // glibc's own heap figures (bytes in use, bytes from the system) beside VmRSS.
+        .target(name: "HeapFigures"),
         .executableTarget(
             name: "ClientBench",
             dependencies: [
@@ -79,8 +81,10 @@ let package = Package(
     ]
 )
 
-// Compiler settings for every Swift target, set once (as the root's manifest does).
-for target in package.targets where target.name != "MallocCounter" {
+// Compiler settings for every Swift target, set once (as the root's manifest does); the C targets
+// take none of them.
+let cTargets: Set = ["MallocCounter", "HeapFigures"]
+for target in package.targets where !cTargets.contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -162,13 +162,17 @@ package struct RequestParser {
         return true
     }
 
+    /// Bytes the buffer has room for (what it costs the connection, held or not).
+    package var bufferCapacity: Int { buffer.capacity }
+
     /// Whether unparsed bytes are waiting in the buffer.
     package var hasBufferedBytes: Bool { readIndex < buffer.count }
 
-    /// Frees a large buffer once everything in it is parsed, so that an idle connection holds at
-    /// most a few KiB whatever its last request was.
-    package mutating func releaseIdleBuffer() {
-        guard readIndex == buffer.count, buffer.capacity > 4096 else { return }
+    /// Frees a buffer larger than `capacity` bytes once everything in it is parsed: an idle
+    /// connection then holds at most a few KiB whatever its last request was, and one that
+    /// streams a response for a long time (`capacity` 0) holds none.
+    package mutating func releaseIdleBuffer(keepingUpTo capacity: Int = 4096) {
+        guard readIndex == buffer.count, buffer.capacity > capacity else { return }
         buffer = []
         readIndex = 0
     }

@@ -28,12 +28,29 @@ public final class ResponseWriter: Sendable {
     private let state = Mutex(State())
     private let highWaterMark: Int
     private let send: @Sendable ([UInt8]) -> Void
+    /// Where the stream's task runs, for the tasks `runAside` makes (nil: the global executor).
+    private let executor: (any TaskExecutor)?
 
     /// `send` hands bytes to the connection's event loop; it is called under the writer's lock so
-    /// that bytes keep the order of the writes.
-    package init(highWaterMark: Int, send: @escaping @Sendable ([UInt8]) -> Void) {
+    /// that bytes keep the order of the writes. `executor` is the one the stream's task prefers.
+    package init(
+        highWaterMark: Int, executor: (any TaskExecutor)? = nil, send: @escaping @Sendable ([UInt8]) -> Void
+    ) {
         self.highWaterMark = highWaterMark
+        self.executor = executor
         self.send = send
+    }
+
+    /// Starts `body` in a task of its own, on the executor the stream runs on: for a step that
+    /// awaits through many frames once (reading a store) in a stream that then waits for a long
+    /// time. A task keeps the slabs that hold its async frames until it ends, so what the
+    /// stream's own task awaited once, every idle stream would keep; awaiting the returned
+    /// task's `value` costs the stream one small frame.
+    ///
+    /// The task is not cancelled with the stream's: a stream ends when its writer closes, and
+    /// then the step's writes throw too.
+    package func aside<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Task<T, any Error> {
+        Task(executorPreference: executor, operation: body)
     }
 
     /// Whether the stream has ended or the client has gone away.

@@ -85,10 +85,14 @@ extension Connection {
             )
         }
         machine.streamStarted()
+        // No request is read while the stream lasts, which may be hours: its bytes need no buffer.
+        parser.releaseIdleBuffer(keepingUpTo: 0)
         streamGeneration += 1
         let generation = streamGeneration
         let loop = self.loop
-        let writer = ResponseWriter(highWaterMark: loop.context.configuration.streamHighWaterMark) { bytes in
+        let writer = ResponseWriter(
+            highWaterMark: loop.context.configuration.streamHighWaterMark, executor: loop.context.workers
+        ) { bytes in
             loop.submit(.streamChunk(self, bytes, generation: generation))
         }
         current.writer = writer

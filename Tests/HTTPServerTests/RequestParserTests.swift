@@ -192,4 +192,22 @@ extension RequestParserTests {
         #expect(!parser.hasBufferedBytes)
         #expect(!parser.hasPartialRequest)
     }
+
+    @Test func aStreamingConnectionGivesBackEvenASmallBufferButNotUnparsedBytes() throws {
+        var parser = RequestParser()
+        parser.append(Array("GET /events HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        guard case .request? = try parser.next() else { throw TestTimeout() }
+        parser.releaseIdleBuffer()  // an idle connection keeps a small buffer for its next request
+        #expect(parser.bufferCapacity > 0)
+        parser.releaseIdleBuffer(keepingUpTo: 0)  // a stream's connection reads no request for long
+        #expect(parser.bufferCapacity == 0)
+
+        parser.append(Array("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b".utf8))
+        guard case .request? = try parser.next() else { throw TestTimeout() }
+        parser.releaseIdleBuffer(keepingUpTo: 0)
+        #expect(parser.hasBufferedBytes)  // the next request's first bytes stay
+        parser.append(Array(" HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        guard case .request(let second, _)? = try parser.next() else { throw TestTimeout() }
+        #expect(second.path == "/b")
+    }
 }

@@ -11,34 +11,19 @@ import Testing
 /// reading is still cut off past its budget and holds no one back, every reader gets every
 /// event once and in order whichever path wrote it, and keep-alives still flow.
 @Suite struct LiveFanOutTests {
-    /// A subscriber that never reads: its socket buffers fill, then its writer's, then its budget.
-    func stalledReader(_ server: NavigationValuesServer, _ session: TestSession) throws -> RawClient {
-        let reader = try RawClient(port: server.port, receiveBufferSize: 4_096)
-        try reader.send(
-            "GET /v1/sessions/\(session.id)/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
-                + "Authorization: Bearer \(session.token)\r\n\r\n")
-        return reader
-    }
-
-    func stream(_ server: NavigationValuesServer, _ session: TestSession, _ query: String = "") throws -> SSEClient {
-        try SSEClient(
-            port: server.port, path: "/v1/sessions/\(session.id)/events\(query)",
-            headers: ["Authorization": "Bearer \(session.token)"])
-    }
-
     @Test func aStalledReaderAmongFastOnesIsCutOffAndEveryOtherGetsEveryEventInOrder() async throws {
         try await withRunningServer(configure: {
             $0.subscribers.bufferBytes = 128 * 1024
             $0.sendBufferSize = 16 * 1024  // so that the kernel holds little of what the stalled reader leaves
         }) { client, server in
             let session = try await TestSession.create(client)
-            let stalled = try stalledReader(server, session)
+            let stalled = try session.stalledEventReader(on: server)
             defer { stalled.shutdown() }
             // Six readers from the start (parked at once), on both event loops.
             var fast: [SSEClient] = []
             defer { for reader in fast { reader.close() } }
             for _ in 0..<6 {
-                let reader = try stream(server, session)
+                let reader = try session.eventStream(on: server)
                 #expect(await reader.status() == 200)
                 fast.append(reader)
             }
@@ -52,7 +37,7 @@ import Testing
                     // Two more join with the history behind them: they catch up from the store while
                     // the pushes go on, then park.
                     for _ in 0..<2 {
-                        let late = try stream(server, session, "?after=1")
+                        let late = try session.eventStream(on: server, "?after=1")
                         #expect(await late.status() == 200)
                         fast.append(late)
                     }
@@ -75,7 +60,7 @@ import Testing
     @Test func aParkedStreamGetsEventsAndTheSessionsEndOnceEachInOrderThenCloses() async throws {
         try await withRunningServer { client, server in
             let session = try await TestSession.create(client)
-            let reader = try stream(server, session)
+            let reader = try session.eventStream(on: server)
             defer { reader.close() }
             #expect(await reader.status() == 200)
             try await waitUntil("a subscriber", timeout: .seconds(30)) { server.hub.subscriberCount == 1 }
@@ -92,7 +77,7 @@ import Testing
     @Test func keepAlivesReachAParkedStreamBetweenEvents() async throws {
         try await withRunningServer(configure: { $0.keepAliveInterval = .milliseconds(50) }) { client, server in
             let session = try await TestSession.create(client)
-            let reader = try stream(server, session)
+            let reader = try session.eventStream(on: server)
             defer { reader.close() }
             #expect(await reader.status() == 200)
             try await waitUntil("a subscriber", timeout: .seconds(30)) { server.hub.subscriberCount == 1 }

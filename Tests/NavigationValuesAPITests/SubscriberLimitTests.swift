@@ -9,27 +9,12 @@ import Testing
 /// session and in total (503 with `Retry-After` past a cap), and a reader that stops reading is
 /// dropped once its byte budget (the event being written included) is spent, then resumes by id.
 @Suite struct SubscriberLimitTests {
-    func stream(_ server: NavigationValuesServer, _ session: TestSession, _ query: String = "") throws -> SSEClient {
-        try SSEClient(
-            port: server.port, path: "/v1/sessions/\(session.id)/events\(query)",
-            headers: ["Authorization": "Bearer \(session.token)"])
-    }
-
-    /// A subscriber that never reads: its socket buffers fill and its writes stall.
-    func stalledReader(_ server: NavigationValuesServer, _ session: TestSession) throws -> RawClient {
-        let reader = try RawClient(port: server.port, receiveBufferSize: 4_096)
-        try reader.send(
-            "GET /v1/sessions/\(session.id)/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
-                + "Authorization: Bearer \(session.token)\r\n\r\n")
-        return reader
-    }
-
     @Test func aSessionTakesAtMostItsSubscribersThen503WithRetryAfter() async throws {
         try await withRunningServer(configure: { $0.subscribers.maxPerSession = 2 }) { client, server in
             let session = try await TestSession.create(client)
             let other = try await TestSession.create(client)
-            let first = try stream(server, session)
-            let second = try stream(server, session)
+            let first = try session.eventStream(on: server)
+            let second = try session.eventStream(on: server)
             defer { [first, second].forEach { $0.close() } }
             #expect(await first.status() == 200)
             #expect(await second.status() == 200)
@@ -41,7 +26,7 @@ import Testing
             let poll = try await session.send("GET", "/events?after=0&wait=1")
             expectProblem(poll, 503, type: "too-many-subscribers")
             // Another session has places of its own.
-            let elsewhere = try stream(server, other)
+            let elsewhere = try other.eventStream(on: server)
             defer { elsewhere.close() }
             #expect(await elsewhere.status() == 200)
             // Once one leaves, its place is free again.
@@ -50,7 +35,7 @@ import Testing
             try await waitUntil("the closed stream's place is free", timeout: .seconds(30)) {
                 server.hub.subscriberCount == 2
             }
-            let again = try stream(server, session)
+            let again = try session.eventStream(on: server)
             defer { again.close() }
             #expect(await again.status() == 200)
         }
@@ -61,7 +46,7 @@ import Testing
             let session = try await TestSession.create(client)
             let admin = try SSEClient(
                 port: server.port, path: "/v1/events", headers: ["Authorization": "Bearer \(client.adminToken)"])
-            let one = try stream(server, session)
+            let one = try session.eventStream(on: server)
             defer { [admin, one].forEach { $0.close() } }
             #expect(await admin.status() == 200)
             #expect(await one.status() == 200)
@@ -79,9 +64,9 @@ import Testing
             $0.sendBufferSize = 16 * 1024  // so that the kernel holds little of what the reader leaves
         }) { client, server in
             let session = try await TestSession.create(client)
-            let stalled = try stalledReader(server, session)
+            let stalled = try session.stalledEventReader(on: server)
             defer { stalled.shutdown() }
-            let live = try stream(server, session)
+            let live = try session.eventStream(on: server)
             defer { live.close() }
             #expect(await live.status() == 200)
             try await waitUntil("two subscribers", timeout: .seconds(30)) { server.hub.subscriberCount == 2 }
@@ -106,7 +91,7 @@ import Testing
     @Test func oneEventLargerThanTheWholeBudgetStillReachesAReaderThatKeepsUp() async throws {
         try await withRunningServer(configure: { $0.subscribers.bufferBytes = 1_024 }) { client, server in
             let session = try await TestSession.create(client)
-            let live = try stream(server, session)
+            let live = try session.eventStream(on: server)
             defer { live.close() }
             #expect(await live.status() == 200)
             try await waitUntil("a subscriber", timeout: .seconds(30)) { server.hub.subscriberCount == 1 }

@@ -152,6 +152,25 @@ struct TestSession: Sendable {
     }
 }
 
+extension TestSession {
+    /// The session's SSE stream on `server`, with this session's token; `query` (such as
+    /// `"?after=1"`) is appended to the path.
+    func eventStream(on server: NavigationValuesServer, _ query: String = "") throws -> SSEClient {
+        try SSEClient(
+            port: server.port, path: "/v1/sessions/\(id)/events\(query)", headers: ["Authorization": "Bearer \(token)"])
+    }
+
+    /// A subscriber that asks for the session's stream and never reads: its socket's small
+    /// receive buffer fills, then the server's send buffer and its writer, then its budget.
+    func stalledEventReader(on server: NavigationValuesServer) throws -> RawClient {
+        let reader = try RawClient(port: server.port, receiveBufferSize: 4_096)
+        try reader.send(
+            "GET /v1/sessions/\(id)/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                + "Authorization: Bearer \(token)\r\n\r\n")
+        return reader
+    }
+}
+
 /// Checks a problem+json answer: status, content type, `type`, and the pointers of `errors`.
 func expectProblem(
     _ answer: HTTPResponse, _ status: Int, type: String, pointers: [String]? = nil,

@@ -45,6 +45,7 @@ extension Bench {
             try wait("subscribers released", timeout: .seconds(10)) { try subscriberCount(client) == 0 }
             guard isDeliveryRight else { throw BenchError("fan-out delivery check failed") }
         }
+        try fanOutFloor()
     }
 
     /// Sends the pushes one at a time; during the paced round, waits for each fan-out to finish.
@@ -52,6 +53,7 @@ extension Bench {
         _ client: HTTPConnection, session: (id: String, token: String), reader: StreamReader
     ) throws -> PushTimes {
         var times = PushTimes()
+        let before = ThreadCPU.now()
         for push in 0..<(fanOutPushes * 2) {
             let sent = ProcessFigures.now()
             let reply = try client.send(
@@ -68,9 +70,21 @@ extension Bench {
             if push < fanOutPushes {
                 try reader.waitForEvents(fanOutSubscribers * (push + 1), timeout: .seconds(10))
             }
+            if push == fanOutPushes - 1 { reportCPU(since: before) }
         }
         try reader.waitForEvents(fanOutSubscribers * fanOutPushes * 2, timeout: .seconds(60))
         return times
+    }
+
+    /// Prints the CPU time the paced round took per delivery, by kind of thread: the server's
+    /// event loops and workers, the subscribers' reader, and the rest (this thread, pushing and
+    /// waiting, and the runtime's). Client and server share the cores, so what the reader spends
+    /// per delivery is CPU the server's sends cannot have, and the reverse.
+    private static func reportCPU(since before: ThreadCPU) {
+        let deliveries = Double(fanOutSubscribers * fanOutPushes)
+        let spent = ThreadCPU.now().since(before).sorted { $0.value > $1.value }
+        let figures = spent.map { String(format: "%@ %.2f", $0.key, Double($0.value) / 1_000 / deliveries) }
+        say("  CPU per delivery in the paced round, µs by thread: " + figures.joined(separator: ", "))
     }
 
     /// Checks every stream's ids and prints the latencies; returns whether the check passed.

@@ -1,5 +1,6 @@
 import BenchmarkSupport
 import Foundation
+import HeapFigures
 import NavigationValuesAPI
 import NavigationValuesSessions
 
@@ -12,6 +13,8 @@ extension Bench {
             let client = try HTTPConnection(port: server.port)
             let session = try createSession(client)
             let before = try ProcessFigures.residentKiB()
+            let heapBefore = nv_heap_bytes_in_use()
+            let heapFromSystemBefore = nv_heap_bytes_from_system()
             let start = ContinuousClock.now
             let child = try HeldSubscribers.Child(
                 port: server.port, count: idleSubscribers, session: session.id, token: session.token)
@@ -26,6 +29,8 @@ extension Bench {
             }
             let connected = ContinuousClock.now - start
             let after = try ProcessFigures.residentKiB()
+            let heapAfter = nv_heap_bytes_in_use()
+            let heapFromSystemAfter = nv_heap_bytes_from_system()
             let perSubscriber = Double(after - before) * 1024 / Double(idleSubscribers)
             say(
                 "  all \(idleSubscribers) connected, 200 heads read, subscribers on the server = \(try subscriberCount(client)), in \(Statistics.format(connected))"
@@ -37,6 +42,17 @@ extension Bench {
                 String(
                     format: "  per subscriber: %.1f KiB (server side: connection, task, stream buffer)",
                     perSubscriber / 1024))
+            // What the code holds per stream, apart from the allocator's pages: a change here is a
+            // change in what a stream allocates; a change in VmRSS alone is layout.
+            let heapPerSubscriber = Double(Int64(heapAfter) - Int64(heapBefore)) / Double(idleSubscribers)
+            let heapAdded = Int((Int64(heapAfter) - Int64(heapBefore)) / 1024)
+            let heapFromSystemAdded = Int((Int64(heapFromSystemAfter) - Int64(heapFromSystemBefore)) / 1024)
+            say(
+                "  heap in use +\(Statistics.mebibytes(heapAdded)), taken from the system +\(Statistics.mebibytes(heapFromSystemAdded))"
+            )
+            thresholds.check(
+                "maxIdleSubscriberHeapBytes", heapPerSubscriber, "  heap in use per idle subscriber", unit: "B",
+                decimals: 0)
             thresholds.check("maxIdleSubscriberKiB", perSubscriber / 1024, "  per idle subscriber", unit: "KiB")
             thresholds.check(
                 "maxIdleStreamsMegabytes", Double(after - before) / 1024,

@@ -33,6 +33,9 @@ final class StreamReader: @unchecked Sendable {
     let endedCount = Atomic<Int>(0)
     private let firstFailure = Mutex<String?>(nil)
     private let isStopping = Atomic<Bool>(false)
+    /// The event count `waitForEvents` waits for (`Int.max` when none), and its wake-up.
+    private let wanted = Atomic<Int>(.max)
+    private let reached = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
     private init(descriptors: [Int32], expectedEvents: Int) {
@@ -83,8 +86,25 @@ final class StreamReader: @unchecked Sendable {
     }
 
     /// Waits until `total` event ids were read over all connections, or throws after `timeout`.
+    ///
+    /// Sleeps until the reader thread says the count is reached (or 50 ms pass, to look for
+    /// failures) rather than polling: the waiting thread then takes no CPU from the server and
+    /// the reader while a fan-out is under way on the cores they share.
     func waitForEvents(_ total: Int, timeout: Duration) throws {
-        try wait(timeout: timeout, what: "\(total) events") { eventCount.load(ordering: .acquiring) >= total }
+        wanted.store(total, ordering: .sequentiallyConsistent)
+        defer { wanted.store(.max, ordering: .sequentiallyConsistent) }
+        let deadline = ContinuousClock.now + timeout
+        while eventCount.load(ordering: .sequentiallyConsistent) < total {
+            if let failure { throw BenchError("waiting for \(total) events: \(failure)") }
+            if endedCount.load(ordering: .relaxed) > 0 {
+                throw BenchError("waiting for \(total) events: \(endedCount.load(ordering: .relaxed)) streams ended early")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError(
+                    "waiting for \(total) events: timed out after \(timeout) (events \(eventCount.load(ordering: .relaxed)))")
+            }
+            _ = reached.wait(timeout: .now() + .milliseconds(50))
+        }
     }
 
     private func wait(timeout: Duration, what: String, until isDone: () -> Bool) throws {
@@ -117,6 +137,7 @@ final class StreamReader: @unchecked Sendable {
     // MARK: - The reader thread
 
     private func run() {
+        ThreadCPU.nameCurrentThread("stream-reader")
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !isStopping.load(ordering: .acquiring) {
             let ready = poll(&pollSet, nfds_t(pollSet.count), 50)
@@ -146,7 +167,16 @@ final class StreamReader: @unchecked Sendable {
                 }
                 if !hadHead, parsers[index].hasHead { headCount.add(1, ordering: .releasing) }
                 let added = parsers[index].ids.count - before
-                if added > 0 { eventCount.add(added, ordering: .releasing) }
+                if added > 0 {
+                    let total = eventCount.add(added, ordering: .sequentiallyConsistent).newValue
+                    let target = wanted.load(ordering: .sequentiallyConsistent)
+                    if total >= target,
+                        wanted.compareExchange(expected: target, desired: .max, ordering: .sequentiallyConsistent)
+                            .exchanged
+                    {
+                        reached.signal()
+                    }
+                }
                 if let failure = parsers[index].failure { record("stream \(index): \(failure)") }
                 if parsers[index].hasEnded {
                     retire(index)
