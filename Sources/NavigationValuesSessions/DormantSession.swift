@@ -6,7 +6,8 @@ import NavigationValuesWire
 /// A loaded session outside the hot set, kept in one byte buffer: exactly what
 /// `LiveSession.load(_:)` rebuilds a session from (its stored rows: the record, every stack and
 /// screen with its values, handlers, their memory and received preferences), plus the one number
-/// the rows do not give back (the position the next stack takes). A request to it rebuilds the
+/// the rows do not give back (the position the next stack takes); its schema stays the derived
+/// object it was (one shared by every session without a schema). A request to it rebuilds the
 /// full session from the buffer, in memory, without reading the store.
 ///
 /// A session with state that the stored form does not hold stays full instead (the actor's
@@ -20,18 +21,23 @@ struct DormantSession: Sendable {
     let bytes: [UInt8]
     /// The session's version when it was put away (a shared store's notice is compared with it).
     let version: Int64
+    /// The session's schema as it was derived (shared by every session without one): kept as is
+    /// rather than as text, so a rebuild neither stores nor parses it again.
+    let schema: SchemaInfo
 
     /// The compact form of `session`. Whether it may be put away is `SessionActor`'s rule
     /// (`mustStayHot`), which asks `LiveSession.hasStateBeyondItsRows`.
     init(_ session: LiveSession) {
         version = session.record.version
+        schema = session.schemaInfo
         bytes = Self.encode(session)
     }
 
     /// A form as it was encoded (tests read damaged ones).
-    init(bytes: [UInt8], version: Int64) {
+    init(bytes: [UInt8], version: Int64, schema: SchemaInfo) {
         self.bytes = bytes
         self.version = version
+        self.schema = schema
     }
 
     /// Bytes the buffer holds (without the allocation's own header).
@@ -45,7 +51,7 @@ struct DormantSession: Sendable {
         let stored = try reader.storedSession(id: id)
         let nextStackPosition = try reader.int()
         guard reader.isAtEnd else { throw reader.damaged("trailing bytes") }
-        let session = try LiveSession.load(stored)
+        let session = try LiveSession.load(stored, schema: schema)
         session.nextStackPosition = nextStackPosition
         return session
     }
@@ -65,7 +71,6 @@ struct DormantSession: Sendable {
             writer.int64(origin.version)
         }
         writer.optional(session.tokenDigest) { writer, digest in writer.string(digest.hex) }
-        writer.string(session.schema == .empty ? "" : session.schema.json.serialized())
         writer.string(session.tree.selectedStackID.rawValue)
         let tree = session.tree
         let others = Array(tree.stackIDs.dropFirst())
@@ -245,7 +250,6 @@ struct DormantSession: Sendable {
                 SessionOrigin(session: SessionID(try reader.string()), version: try reader.int64())
             }
             let tokenHash = try optional { (reader: inout Reader) throws(CorruptSessionError) in try reader.string() }
-            let schema = try string()
             let selected = StackID(try string())
             var stacks: [StackRecord] = []
             for _ in 0..<(try count()) {
@@ -283,7 +287,7 @@ struct DormantSession: Sendable {
                     StoredScreen(record: record, values: values, handlers: handlers, preferences: preferences))
             }
             let record = SessionRecord(
-                id: id, version: version, state: state, schemaJSON: schema.isEmpty ? "{}" : schema,
+                id: id, version: version, state: state, schemaJSON: "",
                 tokenHash: tokenHash ?? "", createdAt: createdAt, updatedAt: updatedAt, origin: origin,
                 compactedSeq: compactedSeq)
             return StoredSession(record: record, screens: screens, stacks: stacks, selectedStack: selected)

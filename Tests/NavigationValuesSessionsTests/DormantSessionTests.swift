@@ -328,7 +328,7 @@ import Testing
 extension DormantSession {
     /// The same form cut short by one byte (as damage would): for the test of its reading.
     static func truncated(_ form: DormantSession) -> DormantSession {
-        DormantSession(bytes: Array(form.bytes.dropLast()), version: form.version)
+        DormantSession(bytes: Array(form.bytes.dropLast()), version: form.version, schema: form.schema)
     }
 }
 
