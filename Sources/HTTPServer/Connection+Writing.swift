@@ -10,7 +10,7 @@ extension Connection {
     /// Queues a response to the request in flight and starts writing it. A complete response
     /// sent while pipelined requests are being answered (`isProcessing`) is written by
     /// `processBufferedRequests`, together with the responses after it when they are ready.
-    func send(_ response: Response, at now: ContinuousClock.Instant) {
+    func send(_ response: Response, at now: LoopInstant) {
         guard !isClosed, var current = inFlight, !current.isResponseQueued, current.writer == nil else { return }
         let keepAlive = machine.keepsAlive(requested: current.keepAlive)
         current.keepAlive = keepAlive
@@ -139,7 +139,7 @@ extension Connection {
 
     // MARK: - Writing
 
-    func flush(at now: ContinuousClock.Instant) {
+    func flush(at now: LoopInstant) {
         guard !isClosed else { return }
         let flushed: OutboundQueue.Progress
         do {
@@ -159,7 +159,7 @@ extension Connection {
         }
     }
 
-    private func finishResponse(_ current: InFlight, at now: ContinuousClock.Instant) {
+    private func finishResponse(_ current: InFlight, at now: LoopInstant) {
         inFlight = nil
         // Closing with unread requests would reset the connection and could destroy the response
         // before the client reads it: shut down our side and drain theirs first (RFC 9112 §9.6).

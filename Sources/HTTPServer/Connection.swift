@@ -50,7 +50,7 @@ final class Connection: @unchecked Sendable {
     /// False when the server closes a connection mid-handshake for its own reasons (shutdown).
     var reportsHandshakeFailure = true
 
-    init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: ContinuousClock.Instant, tls: TLSStream? = nil) {
+    init(fd: Int32, peer: String?, loop: EventLoop, connectedAt now: LoopInstant, tls: TLSStream? = nil) {
         self.fd = fd
         self.peer = peer
         self.loop = loop
@@ -66,7 +66,7 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Events from the loop
 
-    func handle(events: UInt32, at now: ContinuousClock.Instant) {
+    func handle(events: UInt32, at now: LoopInstant) {
         let isHungUp = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
         if let tls, !tls.isEstablished {
             // Even when the client has gone, what it sent last (an alert saying why) is read first.
@@ -96,7 +96,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    func timerFired(at now: ContinuousClock.Instant) {
+    func timerFired(at now: LoopInstant) {
         // A connection that wrote nothing since the last sweep gives its write buffer back.
         outbound.releaseIfIdle()
         guard machine.timerFired(at: now) == .close else { return }
@@ -127,7 +127,7 @@ final class Connection: @unchecked Sendable {
     var isHandshaking: Bool { tls.map { !$0.isEstablished } ?? false }
 
     /// Takes the handshake further; once done, reads the request that may have come with it.
-    private func continueHandshake(_ tls: TLSStream, at now: ContinuousClock.Instant) {
+    private func continueHandshake(_ tls: TLSStream, at now: LoopInstant) {
         switch tls.handshake() {
         case .inProgress:
             return
@@ -148,7 +148,7 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Reading
 
-    func readAndProcess(at now: ContinuousClock.Instant) {
+    func readAndProcess(at now: LoopInstant) {
         while !isClosed && machine.isReading {
             if case .lingering = machine.state {
                 guard discardInput() else { return }
@@ -205,7 +205,7 @@ final class Connection: @unchecked Sendable {
     /// up to `OutboundQueue.coalescingLimit` bytes are queued so; beyond it, or when the next
     /// request is not complete, the queue is written first and the next request waits for the
     /// response to reach the socket, as it does when a handler runs in a task.
-    private func processBufferedRequests(at now: ContinuousClock.Instant) {
+    private func processBufferedRequests(at now: LoopInstant) {
         guard !isProcessing else { return }
         isProcessing = true
         defer { isProcessing = false }
@@ -277,13 +277,13 @@ final class Connection: @unchecked Sendable {
     /// the next request is answered behind it (see `processBufferedRequests`): the state machine
     /// goes through idle straight to the next request, so no timeout starts in between, and
     /// the socket is written when that request's response is queued too.
-    private func retireQueuedResponse(at now: ContinuousClock.Instant) {
+    private func retireQueuedResponse(at now: LoopInstant) {
         guard let current = inFlight, current.isResponseQueued, current.writer == nil else { return }
         inFlight = nil
         _ = machine.responseSent(at: now, keepAlive: current.keepAlive)
     }
 
-    private func respondToMalformedRequest(_ error: HTTPRequestError, at now: ContinuousClock.Instant) {
+    private func respondToMalformedRequest(_ error: HTTPRequestError, at now: LoopInstant) {
         expectedRoute = nil
         machine.requestReceived()
         inFlight = InFlight(keepAlive: false, isHead: false, minorVersion: 1, lingersAfterResponse: true)
@@ -292,7 +292,7 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Handlers
 
-    private func dispatch(_ request: Request, keepAlive: Bool, at now: ContinuousClock.Instant) {
+    private func dispatch(_ request: Request, keepAlive: Bool, at now: LoopInstant) {
         machine.requestReceived()
         inFlight = InFlight(keepAlive: keepAlive, isHead: request.method == .head, minorVersion: request.minorVersion)
         var request = request
@@ -307,7 +307,7 @@ final class Connection: @unchecked Sendable {
     /// runs in a task on the server's worker threads, never on a loop, so that one slow handler
     /// (parsing a large body, rendering a large answer, waiting for an actor) delays no other
     /// connection of this loop. Only the response goes back to the loop, to be written.
-    private func answer(_ request: Request, route: RouteMatch, at now: ContinuousClock.Instant) {
+    private func answer(_ request: Request, route: RouteMatch, at now: LoopInstant) {
         var request = request
         route.apply(to: &request)
         let context = loop.context

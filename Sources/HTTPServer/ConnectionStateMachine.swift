@@ -8,7 +8,7 @@
 ///   `idleTimeout` (60 s).
 /// - While a handler runs or a response is written, no timeout applies.
 struct ConnectionStateMachine {
-    typealias Instant = ContinuousClock.Instant
+    typealias Instant = LoopInstant
 
     enum State: Equatable {
         /// Between requests; closed after `idleTimeout`.

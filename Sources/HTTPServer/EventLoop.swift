@@ -55,15 +55,15 @@ final class EventLoop: @unchecked Sendable {
     private var spareWork: [Work] = []
     private var isRunning = true
     private var isShuttingDown = false
-    private var forceCloseAt: ContinuousClock.Instant?
+    private var forceCloseAt: LoopInstant?
     private var drainedContinuation: CheckedContinuation<Void, Never>?
     private var stoppedContinuation: CheckedContinuation<Void, Never>?
-    private var lastSweep: ContinuousClock.Instant
+    private var lastSweep: LoopInstant
     private let sweepInterval: Duration
     /// Shared by all connections of this loop: a socket is read here, then parsed.
     let readBuffer: UnsafeMutableRawBufferPointer
     /// The time at the start of this loop iteration.
-    private(set) var now: ContinuousClock.Instant
+    private(set) var now: LoopInstant
     var dateCache = DateCache()
 
     init(context: ServerContext) throws(SocketError) {

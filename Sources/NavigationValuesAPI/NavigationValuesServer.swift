@@ -43,8 +43,9 @@ public final class NavigationValuesServer: Sendable {
         /// The largest the database file may grow (SQLite's `max_page_count`); past it, writes
         /// answer 503 and `/readyz` is not ready. Nil: no limit but the disk's.
         public var maxDatabaseBytes: Int?
-        /// SQLite: write-ahead-log pages that start a checkpoint, which copies them into the
-        /// database file off the writer's thread; four times as many force one.
+        /// SQLite: write-ahead-log pages after which the log is copied whole and restarts (it is
+        /// copied into the database file off the writer's thread, in rounds of a tenth of this);
+        /// four times as many force a checkpoint.
         public var walCheckpointPages = 10_000
         /// How far the state rows may lag the event log (log-first commits), on SQLite and
         /// PostgreSQL; `.inline` writes them with each event.

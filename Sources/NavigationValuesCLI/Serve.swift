@@ -61,7 +61,8 @@ struct Serve: Command {
     @Option(
         .flag(
             "wal-checkpoint-pages", "N",
-            "SQLite: WAL pages that start a checkpoint off the writer; four times it forces one (default 10000)."))
+            "SQLite: WAL pages after which the log is copied whole and restarts (copied off the writer in rounds of a tenth of it); four times it forces a checkpoint (default 10000)."
+        ))
     var walCheckpointPages: String?
     @Option(
         .flag(
@@ -140,7 +141,8 @@ struct Serve: Command {
         .flag(
             "max-copied-events", "N", "Events an import or a fork may copy into its new session (default 100000)."))
     var maxCopiedEvents: String?
-    @Option(.flag("max-test-export-bytes", "N", "Bytes of Swift source an export as a test may write (default 2097152)."))
+    @Option(
+        .flag("max-test-export-bytes", "N", "Bytes of Swift source an export as a test may write (default 2097152)."))
     var maxTestExportBytes: String?
     @Option(
         .flag(
@@ -200,7 +202,9 @@ struct Serve: Command {
             if let hold = try arguments.choice("hold-write-behind-for-tests", ["on", "off"]) {
                 configuration.writeBehind.isHeldForTests = hold == "on"
             }
-            if let format = try arguments.choice("log-format", NavigationValuesLogHandler.Format.allCases.map(\.rawValue)) {
+            if let format = try arguments.choice(
+                "log-format", NavigationValuesLogHandler.Format.allCases.map(\.rawValue))
+            {
                 logFormat = NavigationValuesLogHandler.Format(rawValue: format) ?? .text
             }
             if let level = try arguments.choice("log-level", NavigationValuesLogHandler.levelNames) {
@@ -305,7 +309,8 @@ struct Serve: Command {
                     logger.info(
                         "tls certificate reloaded",
                         metadata: [
-                            "subject": .string(identity.subject), "not_after": .stringConvertible(identity.notAfter ?? 0),
+                            "subject": .string(identity.subject),
+                            "not_after": .stringConvertible(identity.notAfter ?? 0),
                         ])
                 } catch {
                     logger.error("tls certificate reload refused; the pair in force stays", error: error)

@@ -14,16 +14,22 @@ import Synchronization
 /// `wal_autocheckpoint=0` and its write-ahead-log hook reports the frames in the log after each
 /// commit (``committed(frames:)``). A checkpoint then runs in two parts:
 ///
-/// 1. Once the log holds `threshold` frames, PASSIVE checkpoints run on the checkpointer's own
-///    connection and serial queue. They take no write lock and wait for no reader, so commits go
-///    on meanwhile; each copies what the log held when it began and syncs the database file.
-///    Commits made while one runs are copied by the next, up to a few rounds, until what is
-///    left is at most `backgroundTarget`.
-/// 2. Between two batches, the writer itself runs a PASSIVE checkpoint of that small rest
-///    (``afterBatch(_:)``): a few pages and two short syncs. Nothing is appended while it runs,
-///    so it copies the whole log, and the next write transaction restarts the log from its
-///    beginning, overwriting the file in place (no new blocks to allocate and journal, so the
-///    syncs of later commits stay cheap).
+/// 1. Background rounds: PASSIVE checkpoints on the checkpointer's own connection and serial
+///    queue. They take no write lock and wait for no reader, so commits go on meanwhile; each
+///    copies what the log held when it began. SQLite syncs the database file only at the end of
+///    a checkpoint that copied the whole log, none appended meanwhile (rarely a round beside
+///    commits), so after each round that copied pages the checkpointer syncs the file itself
+///    (``syncDatabaseFile()``). Rounds start as soon as `roundFrames`
+///    frames (a tenth of the threshold) wait to be copied, long before the log reaches the
+///    threshold, so each of these syncs carries a tenth of a cycle's pages at most. Otherwise
+///    the writer's finishing step below synced every page the cycle's rounds had copied: tens of
+///    milliseconds on a large database, on the commit path, with the log's syncs waiting behind
+///    it. Past the threshold, rounds run until what is left is at most `backgroundTarget`.
+/// 2. Once the log holds `threshold` frames, the writer itself runs, between two batches, a
+///    PASSIVE checkpoint of the small rest (``afterBatch(_:)``): a few pages and two short syncs.
+///    Nothing is appended while it runs, so it copies the whole log, and the next write
+///    transaction restarts the log from its beginning, overwriting the file in place (no new
+///    blocks to allocate and journal, so the syncs of later commits stay cheap).
 ///
 /// Without the second part, a log under a load that never pauses is never copied whole (commits
 /// append while a concurrent checkpoint runs), so it never restarts and grows.
@@ -39,8 +45,11 @@ import Synchronization
 ///
 /// @unchecked because `connection` is used on its queue only; the rest is atomics and mutexes.
 final class Checkpointer: @unchecked Sendable {
-    /// Frames in the log that start a checkpoint.
+    /// Frames in the log past which the writer finishes a checkpoint (and the log restarts).
     let threshold: Int
+    /// Frames not yet copied that start a background round, whatever the log's size: a tenth of
+    /// the threshold, so that no round has a whole cycle's pages to write and sync at once.
+    let roundFrames: Int
     /// The most frames the writer copies itself to finish a checkpoint (what background rounds
     /// left, plus what the writer appended since: a batch under load appends hundreds).
     let finishingFrames: Int
@@ -62,6 +71,9 @@ final class Checkpointer: @unchecked Sendable {
     private let connection: SerialConnection
     /// The path of the log file (`<database>-wal`).
     let logPath: String
+    /// The database file, opened for reading only to sync it (-1 when it could not be opened:
+    /// the writer's finishing step then syncs all that rounds copied).
+    private let databaseFile: Int32
 
     /// Frames in the log after the writer's latest commit.
     private let frames = Atomic<Int>(0)
@@ -86,11 +98,17 @@ final class Checkpointer: @unchecked Sendable {
         try database.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         connection = SerialConnection(database, label: "NavigationValuesStore.checkpointer")
         self.threshold = max(1, threshold)
+        self.roundFrames = max(1, self.threshold / 10)
         self.finishingFrames = max(Self.leastFinishingFrames, self.threshold / 2)
         self.backgroundTarget = max(1, min(finishingFrames, self.threshold) / 4)
         self.hardLimit = max(self.threshold * 2, hardLimit)
         self.forcedWait = forcedWait
         self.logPath = path + "-wal"
+        self.databaseFile = open(path, O_RDONLY | O_CLOEXEC)
+    }
+
+    deinit {
+        if databaseFile >= 0 { _ = Glibc.close(databaseFile) }
     }
 
     /// Called by the writer's hook after each of its commits, on the writer's thread, inside
@@ -101,14 +119,19 @@ final class Checkpointer: @unchecked Sendable {
             generation.add(1, ordering: .relaxed)
             figures.withLock { $0.restarts += 1 }
         }
-        guard count >= threshold, !isRunning.load(ordering: .relaxed) else { return }
+        guard !isRunning.load(ordering: .relaxed) else { return }
         let left = remaining(frames: count)
-        if left <= backgroundTarget { return }
-        // Background rounds already ran on this log and handed the rest to the writer, which
-        // finishes it at its next batch's end: more rounds now would only keep it from doing so
-        // (it finishes only while none runs).
-        if left <= finishingFrames, handedOver.load(ordering: .relaxed) == generation.load(ordering: .relaxed) {
-            return
+        if count < threshold {
+            // Small rounds keep up with the log long before the threshold.
+            guard left >= roundFrames else { return }
+        } else {
+            if left <= backgroundTarget { return }
+            // Background rounds already ran on this log and handed the rest to the writer, which
+            // finishes it at its next batch's end: more rounds now would only keep it from doing
+            // so (it finishes only while none runs).
+            if left <= finishingFrames, handedOver.load(ordering: .relaxed) == generation.load(ordering: .relaxed) {
+                return
+            }
         }
         guard !isRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.queue.async { self.runBackground() }
@@ -135,12 +158,22 @@ final class Checkpointer: @unchecked Sendable {
         for _ in 0..<Self.rounds {
             let generation = generation.load(ordering: .relaxed)
             guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_PASSIVE) }) else { return }
-            record(outcome, generation: generation, kind: .background)
+            let copied = record(outcome, generation: generation, kind: .background)
             guard outcome.code == SQLITE_OK else { return }
+            if copied > 0 { syncDatabaseFile() }
             // The writer restarted the log meanwhile: nothing more to do in this one.
             guard generation == self.generation.load(ordering: .relaxed) else { return }
             if remaining(frames: frames.load(ordering: .relaxed)) <= backgroundTarget { return }
         }
+    }
+
+    /// Syncs what a round wrote into the database file (SQLite syncs it only after a checkpoint
+    /// that copied the whole log, none appended meanwhile), here rather than in the writer's
+    /// finishing step. Only an extra sync: a failure is left to SQLite's own, which reports it.
+    private func syncDatabaseFile() {
+        guard databaseFile >= 0 else { return }
+        _ = fdatasync(databaseFile)
+        figures.withLock { $0.databaseSyncs += 1 }
     }
 
     /// Called by the writer between batches, on its queue, with its connection. Finishes a
@@ -182,7 +215,9 @@ final class Checkpointer: @unchecked Sendable {
 
     private enum Kind { case background, writer, forced, final }
 
-    private func record(_ outcome: Database.CheckpointOutcome, generation: Int, kind: Kind) {
+    /// Counts a checkpoint; returns the frames it copied.
+    @discardableResult
+    private func record(_ outcome: Database.CheckpointOutcome, generation: Int, kind: Kind) -> Int {
         let copied = backfill.withLock { last in
             let sameLog = last.generation == generation && outcome.backfilled >= last.backfilled
             let copied = sameLog ? outcome.backfilled - last.backfilled : outcome.backfilled
@@ -211,6 +246,7 @@ final class Checkpointer: @unchecked Sendable {
                 figures.failed += 1
             }
         }
+        return copied
     }
 
     /// The checkpoint figures so far, with the log's current size.
@@ -253,6 +289,8 @@ struct CheckpointFigures: Sendable, Equatable {
     var forcedFailed = 0
     var failed = 0
     var restarts = 0
+    /// Syncs of the database file by the checkpointer after its rounds.
+    var databaseSyncs = 0
     var pagesCheckpointed = 0
     var logFrames = 0
     var logBytes = 0

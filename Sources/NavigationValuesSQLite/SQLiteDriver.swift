@@ -49,9 +49,10 @@ public final class SQLiteDriver: SQLDriver {
         /// The largest the database file may grow, in bytes (`PRAGMA max_page_count`); nil: no
         /// limit. Writes past it fail with `.unavailable`, as on a full disk.
         public var maxDatabaseBytes: Int?
-        /// Frames in the write-ahead log (about a page each) that start a checkpoint, which copies
-        /// them into the database file on a connection and thread of its own and lets the writer
-        /// finish between batches (see `Checkpointer`). At least 1; SQLite's own automatic
+        /// Frames in the write-ahead log (about a page each) after which the writer finishes a
+        /// checkpoint between batches, so that the log restarts; the checkpointer copies them into
+        /// the database file before that, on a connection and thread of its own, in rounds of a
+        /// tenth of this (see `Checkpointer`). At least 1; SQLite's own automatic
         /// checkpoint uses 1,000, which puts a stall of a few milliseconds in front of commits
         /// five times a second at 500 mutations/s; the default, 10,000 (a log of about 40 MB),
         /// every couple of seconds.

@@ -192,7 +192,8 @@ extension SQLSessionStore {
         if splitsSessionUpdate {
             steps.append(
                 WriteStep(
-                    text.advanceSession, [.integer(last.version), .milliseconds(last.updatedAt), id, .integer(state.from)],
+                    text.advanceSession,
+                    [.integer(last.version), .milliseconds(last.updatedAt), id, .integer(state.from)],
                     check: .changesOneRow(behind)))
             steps.append(WriteStep(text.updateSessionIndexKeys, [.text(last.state.rawValue), id]))
         } else {
@@ -214,7 +215,8 @@ extension SQLSessionStore {
             return nil
         }
         for snapshot in state.snapshots {
-            steps.append(WriteStep(text.insertSnapshotUnlessPresent, [id, .integer(snapshot.seq), .text(snapshot.json)]))
+            steps.append(
+                WriteStep(text.insertSnapshotUnlessPresent, [id, .integer(snapshot.seq), .text(snapshot.json)]))
         }
         return PlannedWrite(mutations: [], steps: steps)
     }
@@ -323,10 +325,8 @@ extension SQLSessionStore {
     /// where the engine lets it: the event log, committed durably first, rebuilds what a crash
     /// loses (never in a turn's transaction, which commits a mutation's event too).
     func unsynced(_ write: PlannedWrite) -> PlannedWrite {
-        guard let sql = text.unsyncedCommit else {
-            return PlannedWrite(mutations: write.mutations, steps: write.steps, isUnsynced: true)
-        }
-        return PlannedWrite(mutations: write.mutations, steps: [WriteStep(sql, [])] + write.steps, isUnsynced: true)
+        let first = text.unsyncedCommit.map { [WriteStep($0, [])] } ?? []
+        return PlannedWrite(mutations: write.mutations, steps: first + write.steps, isUnsynced: true)
     }
 
     /// The write that brings `session` (read at its state's version) up to `events`, the log
@@ -338,7 +338,9 @@ extension SQLSessionStore {
         guard let replayer = stateReplayer.withLock({ $0 }) else {
             throw StoreError(
                 code: .unavailable,
-                message: "the state of session \(id) is behind its log (event \(last.seq)), and this store replays no events")
+                message:
+                    "the state of session \(id) is behind its log (event \(last.seq)), and this store replays no events"
+            )
         }
         let changes = try replayer(session, events)
         let state = PendingState(
@@ -346,7 +348,8 @@ extension SQLSessionStore {
             since: .now)
         guard let write = stateWrite(of: id, state) else {
             throw StoreError(
-                code: .corrupt, message: "replaying the events of session \(id) after \(state.from) reaches no version \(last.seq)")
+                code: .corrupt,
+                message: "replaying the events of session \(id) after \(state.from) reaches no version \(last.seq)")
         }
         figures.withLock { metrics in
             metrics.stateCatchUps += 1
@@ -417,26 +420,47 @@ struct PendingStates {
     }
 
     /// At most `maximum` sessions whose changes wait since `cutoff` or earlier, those that
-    /// waited longest; and whether more such sessions wait.
+    /// waited longest; and whether more such sessions may wait (the last part of a round can
+    /// then be empty). The round's order is made once, at its first part (``Round``): each
+    /// later part takes the next sessions of it that still wait since `cutoff`, rather than
+    /// filtering and sorting every waiting session again.
     mutating func take(
         waitingSince cutoff: ContinuousClock.Instant, maximum: Int
     ) -> (taken: [(session: SessionID, state: PendingState)], more: Bool) {
-        var due = sessions.filter { $0.value.since <= cutoff }.map { ($0.key, $0.value.since) }
-        let more = due.count > maximum
-        if more {
-            due.sort { $0.1 < $1.1 }
-            due.removeLast(due.count - maximum)
+        if round?.cutoff != cutoff {
+            let due = sessions.filter { $0.value.since <= cutoff }.map { ($0.key, $0.value.since) }
+            round = Round(cutoff: cutoff, order: due.sorted { $0.1 < $1.1 }.map(\.0))
         }
-        // In the sessions' order: every instance's state writes lock the sessions' rows in the
-        // same order, so two of them never wait for each other (PostgreSQL).
-        due.sort { $0.0.rawValue < $1.0.rawValue }
+        guard var current = round else { return ([], false) }
         var taken: [(session: SessionID, state: PendingState)] = []
-        taken.reserveCapacity(due.count)
-        for (id, _) in due {
-            guard let state = sessions.removeValue(forKey: id) else { continue }
+        taken.reserveCapacity(min(maximum, current.order.count - current.next))
+        while taken.count < maximum, current.next < current.order.count {
+            let id = current.order[current.next]
+            current.next += 1
+            // Written since on its own (a read), or forgotten (a purge); or written and changed
+            // again, its changes now waiting since after the cutoff: the next round's.
+            guard let state = sessions[id], state.since <= cutoff else { continue }
+            sessions[id] = nil
             eventCount -= Int(state.to - state.from)
             taken.append((id, state))
         }
+        let more = current.next < current.order.count
+        round = more ? current : nil
+        // In the sessions' order: every instance's state writes lock the sessions' rows in the
+        // same order, so two of them never wait for each other (PostgreSQL).
+        taken.sort { $0.session.rawValue < $1.session.rawValue }
         return (taken, more)
     }
+
+    /// The order of a round of writes behind: the sessions whose changes waited since its
+    /// cutoff or earlier when it began, those that waited longest first, and how far its parts
+    /// have taken them.
+    struct Round {
+        var cutoff: ContinuousClock.Instant
+        var order: [SessionID]
+        var next = 0
+    }
+
+    /// The round under way, if any.
+    var round: Round?
 }

@@ -3,7 +3,7 @@ import Testing
 @testable import HTTPServer
 
 @Suite struct ConnectionStateMachineTests {
-    let start = ContinuousClock.Instant.now
+    let start = LoopInstant.now
 
     private func machine() -> ConnectionStateMachine {
         ConnectionStateMachine(connectedAt: start, headerTimeout: .seconds(10), idleTimeout: .seconds(60))

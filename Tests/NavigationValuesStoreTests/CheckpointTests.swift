@@ -1,9 +1,10 @@
 import Foundation
-import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import TestSupport
 import Testing
+
+@testable import NavigationValuesSQLite
 
 /// Checkpoints of the write-ahead log run off the writer, are counted, and keep the log bounded.
 struct CheckpointTests {
@@ -61,6 +62,40 @@ struct CheckpointTests {
                 #expect(try await reopened.events(of: session.id, after: 0, limit: 1_000).count == 120)
             }
             await reopened.close()
+        }
+    }
+
+    /// Background rounds keep up with the log long before it reaches the threshold, each as soon
+    /// as a tenth of the threshold waits to be copied, so that no round has a whole cycle's pages
+    /// to write and sync at once; the checkpointer syncs the database file after its rounds
+    /// (SQLite syncs it only after a checkpoint that copied the whole log, none appended
+    /// meanwhile), so that the writer's finishing step has only its own pages to sync. The writer
+    /// finishes none here: its step comes only once the log reaches the threshold. (With rounds
+    /// starting only at the threshold, nothing is copied here; without the checkpointer's own
+    /// sync, `databaseSyncs` stays 0.)
+    @Test func smallRoundsCopyTheLogBeforeItReachesTheThreshold() async throws {
+        try await withTemporaryDatabase { path in
+            let store = try SQLiteSessionStore(path: path, configuration: configuration(threshold: 2_000))
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            var seq: Int64 = 1
+            // About 600 frames in all, in commits of a few pages each: three tenths of the
+            // threshold, so that rounds start more than once. (A round that copies the whole log
+            // while no commit runs lets the next one restart it: the writer's pages are counted.)
+            while store.metrics.pagesWritten < 600 {
+                seq += 1
+                try await store.commit(
+                    sample.mutation(seq, [.setValue(sample.root, key: "k\(seq)", json: largeValue(Int(seq)))]))
+            }
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    store.metrics.checkpoints >= 1 && store.metrics.pagesCheckpointed >= 200
+                })
+            #expect(try await eventually { (store.driver.checkpointer?.metrics.databaseSyncs ?? 0) >= 1 })
+            let metrics = store.metrics
+            #expect(metrics.walPages < 2_000)
+            #expect(metrics.writerCheckpoints == 0, "the writer finishes a checkpoint only past the threshold")
+            await store.close()
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NavigationValues
+import NavigationValuesSQLite
 import NavigationValuesStore
 import NavigationValuesWire
 import Synchronization
@@ -13,6 +14,39 @@ func withTemporaryDatabase<T>(_ body: (String) async throws -> T) async throws -
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     return try await body(directory.appendingPathComponent("store.sqlite").path)
+}
+
+/// A SQLite store on a temporary file, its state written behind the log as `writeBehind` says
+/// (held until the test writes it, in the write-behind suites), under `sync`: `body` runs with
+/// it and the file's path, the store closes, and then `reopened`, if given, runs with the file
+/// opened again (default configuration) and closes it.
+func withWriteBehindStore(
+    _ writeBehind: WriteBehind, sync: SQLiteSessionStore.SyncMode = .normal,
+    _ body: (SQLiteSessionStore, String) async throws -> Void,
+    reopened: ((SQLiteSessionStore) async throws -> Void)? = nil
+) async throws {
+    try await withTemporaryDatabase { path in
+        var configuration = SQLiteSessionStore.Configuration()
+        configuration.sync = sync
+        configuration.writeBehind = writeBehind
+        let store = try SQLiteSessionStore(path: path, configuration: configuration)
+        do {
+            try await body(store, path)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        guard let reopened else { return }
+        let again = try SQLiteSessionStore(path: path)
+        do {
+            try await reopened(again)
+        } catch {
+            await again.close()
+            throw error
+        }
+        await again.close()
+    }
 }
 
 /// A clock tests move by hand.

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import NavigationValuesWire
+import Synchronization
 import TestSupport
 import Testing
 
@@ -21,7 +21,8 @@ import Testing
     static func commitChanges(to store: any SessionStore, _ sample: SampleSession) async throws {
         try await store.commit(sample.creation)
         let pushed = sample.screenRecord(1, name: "Detail")
-        try await store.commit(sample.mutation(2, [.insertScreen(pushed), .setValue(pushed.id, key: "item", json: "7")]))
+        try await store.commit(
+            sample.mutation(2, [.insertScreen(pushed), .setValue(pushed.id, key: "item", json: "7")]))
         try await store.commit(sample.mutation(3, [.deleteScreens([pushed.id])]))
         for (seq, page) in [(4, "1"), (5, "2"), (6, "3")] {
             try await store.commit(sample.mutation(Int64(seq), [.setValue(sample.root, key: "page", json: page)]))
@@ -58,14 +59,10 @@ import Testing
     }
 
     @Test func sqlite() async throws {
-        try await withTemporaryDatabase { path in
-            var configuration = SQLiteSessionStore.Configuration()
-            configuration.writeBehind = Self.held
-            let store = try SQLiteSessionStore(path: path, configuration: configuration)
+        try await withWriteBehindStore(Self.held) { store, _ in
             let sample = SampleSession()
             try await Self.commitChanges(to: store, sample)
             try await Self.expectCoalesced(store, sample)
-            await store.close()
         }
     }
 
@@ -73,10 +70,7 @@ import Testing
     /// still writes the snapshots taken with its events, so that a later load starts its replay
     /// from them; the catch-up that follows makes none.
     @Test func snapshotsOfAFailedStateWriteAreWrittenOnTheirOwn() async throws {
-        try await withTemporaryDatabase { path in
-            var configuration = SQLiteSessionStore.Configuration()
-            configuration.writeBehind = Self.held
-            let store = try SQLiteSessionStore(path: path, configuration: configuration)
+        try await withWriteBehindStore(Self.held) { store, path in
             let sample = SampleSession()
             try await store.commit(sample.creation)
             for seq in 2...3 {
@@ -93,7 +87,6 @@ import Testing
             let snapshot = try await store.snapshot(of: sample.id, atOrBefore: 3)
             #expect(snapshot?.seq == 2)
             #expect(snapshot?.json == #"{"at":2}"#)
-            await store.close()
         }
     }
 
