@@ -204,6 +204,10 @@ extension ScreenContext {
         arrivals[.name(name)]
     }
 
+    /// Whether this screen keeps the walk of any value it received (`preferenceArrival(named:)`):
+    /// state made by a walk in this process, which storage does not keep.
+    package var hasPreferenceArrivals: Bool { !arrivals.isEmpty }
+
     /// Every named preference this screen's handlers received, by key.
     public var receivedNamedPreferences: [String: JSONValue] {
         var result: [String: JSONValue] = [:]

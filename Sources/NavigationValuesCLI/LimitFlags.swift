@@ -11,6 +11,12 @@ struct LimitFlags: ParsableArguments, FlagValues {
             "Sessions kept in memory; the least recently used idle ones unload (default 10000)."
         ))
     var maxLoadedSessions: String?
+    @Option(
+        .flag(
+            "max-hot-sessions", "N",
+            "Loaded sessions kept in full form; the least recently used idle ones are kept compact (default 2000)."
+        ))
+    var maxHotSessions: String?
     @Option(.flag("max-subscribers", "N", "Event subscribers at once, in total (default 10000)."))
     var maxSubscribers: String?
     @Option(.flag("max-subscribers-per-session", "N", "Event subscribers of one session at once (default 100)."))
@@ -62,6 +68,9 @@ struct LimitFlags: ParsableArguments, FlagValues {
         let bytes = 1...Int(Int32.max)
         if let value = try arguments.integer("max-loaded-sessions", in: 1...10_000_000) {
             configuration.service.maxLoadedSessions = value
+        }
+        if let value = try arguments.integer("max-hot-sessions", in: 1...10_000_000) {
+            configuration.service.maxHotSessions = value
         }
         if let value = try arguments.integer("max-subscribers", in: 1...1_000_000) {
             configuration.subscribers.maxTotal = value

@@ -22,7 +22,7 @@ package enum SHA256 {
 package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func lowercase(_ bytes: [UInt8]) -> String {
+    package static func lowercase(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { output in
             for (index, byte) in bytes.enumerated() {
                 output[2 * index] = digits[Int(byte >> 4)]

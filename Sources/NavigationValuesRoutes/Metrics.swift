@@ -19,6 +19,8 @@ public final class Metrics: Sendable {
     public struct Figures: Sendable {
         /// Sessions whose state is held in memory.
         public var loadedSessions = 0
+        /// Of those, sessions held in their full form (the rest are compact).
+        public var hotSessions = 0
         /// Events committed (and published to subscribers) since start.
         public var eventsAppended = 0
         /// Event-stream subscribers connected now.
@@ -32,9 +34,10 @@ public final class Metrics: Sendable {
 
         public init(
             loadedSessions: Int = 0, eventsAppended: Int = 0, subscribers: Int = 0, droppedSubscribers: Int = 0,
-            cachedSessions: Int = 0, cachedReads: Int = 0
+            cachedSessions: Int = 0, cachedReads: Int = 0, hotSessions: Int = 0
         ) {
             self.loadedSessions = loadedSessions
+            self.hotSessions = hotSessions
             self.eventsAppended = eventsAppended
             self.subscribers = subscribers
             self.droppedSubscribers = droppedSubscribers
@@ -153,6 +156,10 @@ public final class Metrics: Sendable {
         }
         header(&out, "navigation_values_sessions_loaded", "gauge", "Sessions whose state is held in memory.")
         out += "navigation_values_sessions_loaded \(figures.loadedSessions)\n"
+        header(
+            &out, "navigation_values_sessions_hot", "gauge",
+            "Loaded sessions held in their full form; the others are kept compact until their next request.")
+        out += "navigation_values_sessions_hot \(figures.hotSessions)\n"
         header(
             &out, "navigation_values_sessions_read_cached", "gauge",
             "Loaded sessions whose rendered JSON answers GET /v1/sessions/{id} without their actor.")

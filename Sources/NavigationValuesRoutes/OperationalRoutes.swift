@@ -29,7 +29,8 @@ struct OperationalRoutes: Sendable {
             let figures = Metrics.Figures(
                 loadedSessions: service.loadedSessionCount, eventsAppended: hub.publishedEventCount,
                 subscribers: hub.subscriberCount, droppedSubscribers: hub.droppedSubscriberCount,
-                cachedSessions: service.sessions.cachedSessionCount, cachedReads: service.sessions.cachedReadCount)
+                cachedSessions: service.sessions.cachedSessionCount, cachedReads: service.sessions.cachedReadCount,
+                hotSessions: service.hotSessionCount)
             let text = metrics.exposition(figures, store: store.metrics)
             return Response(
                 status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],

@@ -132,6 +132,18 @@ struct TokenDigest: Sendable {
             | (words.3 ^ other.words.3)) == 0
     }
 
+    /// The digest as 64 lowercase hex digits, as `TokenHasher.hash` writes it.
+    var hex: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(SHA256.byteCount)
+        for word in [words.0, words.1, words.2, words.3] {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
+        }
+        return Hex.lowercase(bytes)
+    }
+
     /// A 32-byte digest as four numbers, each of eight bytes read most significant first.
     private static func words(_ digest: [UInt8]) -> (UInt64, UInt64, UInt64, UInt64) {
         func word(_ start: Int) -> UInt64 { UInt64(bigEndianBytes: digest.dropFirst(start).prefix(8)) }

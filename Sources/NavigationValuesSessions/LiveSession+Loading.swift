@@ -10,16 +10,24 @@ import NavigationValuesWire
 extension LiveSession {
     // MARK: - From the state tables
 
-    /// Rebuilds a session from its stored rows.
-    static func load(_ stored: StoredSession) throws(CorruptSessionError) -> LiveSession {
+    /// Rebuilds a session from its stored rows; with `schema`, the schema already derived (its
+    /// record's schema text is then not read).
+    static func load(_ stored: StoredSession, schema known: SchemaInfo? = nil) throws(CorruptSessionError)
+        -> LiveSession
+    {
         let id = stored.record.id
         func parse(_ text: String, _ what: @autoclosure () -> String) throws(CorruptSessionError) -> JSONValue {
             do { return try JSONValue(parsing: text) } catch {
                 throw CorruptSessionError(session: id, reason: "\(what()) is not valid JSON: \(error)")
             }
         }
-        let schema = try Self.schema(try parse(stored.record.schemaJSON, "the schema"), session: id)
-        let session = LiveSession(record: stored.record, schema: schema)
+        let session: LiveSession
+        if let known {
+            session = LiveSession(record: stored.record, schemaInfo: known)
+        } else {
+            let schema = try Self.schema(try parse(stored.record.schemaJSON, "the schema"), session: id)
+            session = LiveSession(record: stored.record, schema: schema)
+        }
         var byStack: [StackID: [StoredScreen]] = [:]
         for screen in stored.screens { byStack[screen.record.stack, default: []].append(screen) }
         let known = Set(stored.stacks.map(\.id)).union([.main])

@@ -21,7 +21,7 @@ package final class LiveSession {
     /// hash is not one (a snapshot's stand-in record, a damaged row): then no token matches.
     let tokenDigest: TokenDigest?
     /// The schema and what is derived from it, in one shared object (see `SchemaInfo`).
-    private let schemaInfo: SchemaInfo
+    let schemaInfo: SchemaInfo
     var schema: SessionSchema { schemaInfo.schema }
     /// The schema's value keys (defaults, observation flags), for every write and rendering.
     var keys: SchemaValueKeys { schemaInfo.keys }
@@ -45,14 +45,19 @@ package final class LiveSession {
     /// The main stack.
     var stack: ScreenStack<String> { tree.main }
 
-    init(record: SessionRecord, schema: SessionSchema) {
+    convenience init(record: SessionRecord, schema: SessionSchema) {
+        self.init(record: record, schemaInfo: schema == .empty ? SchemaInfo.empty : SchemaInfo(schema))
+    }
+
+    /// A session with a schema already derived (a compact session's, rebuilt: `DormantSession`).
+    init(record: SessionRecord, schemaInfo: SchemaInfo) {
         self.record = record
         // The schema lives parsed in `schema`; its stored text is needed only when the row is
         // inserted, so a live session does not keep a second copy.
         self.record.schemaJSON = ""
         self.tokenDigest = TokenDigest(hex: record.tokenHash)
         self.record.tokenHash = ""
-        self.schemaInfo = schema == .empty ? SchemaInfo.empty : SchemaInfo(schema)
+        self.schemaInfo = schemaInfo
     }
 
     var id: SessionID { record.id }

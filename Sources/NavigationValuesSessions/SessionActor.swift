@@ -45,8 +45,22 @@ actor SessionActor {
             rendered = nil
             verifiedToken = nil
             environment.readCache?.remove(id)
+            // Whatever replaced the full form (or dropped it) is the truth: a compact form put
+            // away before is older. `goDormant()` sets `dormant` after this.
+            dormant = nil
+            let isHot = live != nil
+            if self.isHot.exchange(isHot, ordering: .relaxed) != isHot {
+                hotSessions.add(isHot ? 1 : -1)
+            }
         }
     }
+    /// The session in its compact form, when it is loaded but outside the hot set (`goDormant()`);
+    /// nil whenever `live` is set. The next request rebuilds `live` from it, without the store.
+    private var dormant: DormantSession?
+    /// Whether `live` holds the full session: what the registry's hot set counts.
+    nonisolated let isHot = Atomic<Bool>(false)
+    /// The service's count of actors holding a full session (`SessionRegistry.hotCount`).
+    private nonisolated let hotSessions: HotSessionCount
     /// The last token that matched the session's token hash: the next request with the same
     /// token is compared with it (in constant time) instead of being hashed again.
     private var verifiedToken: String?
@@ -65,10 +79,64 @@ actor SessionActor {
     /// times each through two instances: 37 to 52 turns at 2, 371 to 471 at 1).
     static let optimisticAttempts = 2
 
-    init(id: SessionID, environment: ServiceEnvironment, live: LiveSession? = nil) {
+    init(id: SessionID, environment: ServiceEnvironment, hotSessions: HotSessionCount) {
         self.id = id
         self.environment = environment
-        self.live = live
+        self.hotSessions = hotSessions
+    }
+
+    deinit {
+        if isHot.load(ordering: .relaxed) { hotSessions.add(-1) }
+    }
+
+    // MARK: - Hot and dormant
+
+    /// Why a session stays in its full form (`mustStayHot`).
+    enum HotReason {
+        /// A request is inside the actor: for now.
+        case inUse
+        /// It holds state its stored form does not: for as long as it does.
+        case stateBeyondItsRows
+    }
+
+    /// Puts the full session away in its compact form (`DormantSession`), unless it must stay
+    /// hot; nil when it did (or it holds no full session), else why not. Called by the registry
+    /// for the least recently used idle sessions past `maxHotSessions`.
+    func goDormant() -> HotReason? {
+        guard let live else { return nil }
+        if let reason = mustStayHot(live) { return reason }
+        let compact = DormantSession(live)
+        self.live = nil
+        dormant = compact
+        return nil
+    }
+
+    /// The one rule of what keeps a loaded session in its full form. It stays hot while:
+    /// - a request is inside the actor (a command awaiting its commit, a read, a turn held, or
+    ///   requests waiting at the turnstile): they hold the full session and expect to keep it;
+    /// - it holds state its stored form does not (`LiveSession.hasStateBeyondItsRows`): a
+    ///   rebuild would lose it.
+    /// Nothing else keeps it: subscribers are served by the event hub and the log, not by the
+    /// session; state written behind the log, idempotency records and history are the store's;
+    /// the compact form is made from memory, never from the store, so state not yet written
+    /// behind is in it; the actor's caches (the rendered JSON, the token last verified, the
+    /// size bound) are derived and made again.
+    private func mustStayHot(_ session: LiveSession) -> HotReason? {
+        if isBusy || !waiting.isEmpty || turn != nil { return .inUse }
+        if session.hasStateBeyondItsRows { return .stateBeyondItsRows }
+        return nil
+    }
+
+    /// The full session, rebuilt from its compact form when it is dormant (then hot again).
+    private func awaken() {
+        guard live == nil, let dormant else { return }
+        do {
+            live = try dormant.session(id: id)
+        } catch {
+            // A compact form that does not read back is a bug of ours; the store still has every
+            // committed change, so the session loads from it as after an unload.
+            self.dormant = nil
+        }
     }
 
     // MARK: - Turnstile
@@ -235,6 +303,7 @@ actor SessionActor {
     /// reloads instead of meeting a conflict.
     func movedOn(to seq: Int64) {
         if let live, live.record.version < seq { self.live = nil }
+        if let dormant, dormant.version < seq { self.dormant = nil }
     }
 
     private func commit(
@@ -322,6 +391,7 @@ actor SessionActor {
     /// The loaded copy, or the stored session loaded now; nil when it does not exist. With
     /// `fresh` on a shared store, a copy whose version is no longer the stored one is reloaded.
     private func loadedSession(fresh: Bool) async throws -> LiveSession? {
+        awaken()
         if let live {
             guard fresh, environment.store.isShared else { return live }
             guard let version = try await environment.store.version(of: id) else {

@@ -26,6 +26,12 @@ package final class SessionRegistry: Sendable {
     /// Counts requests taking actors: the order of use, for unloading.
     private let tick = Atomic<UInt64>(0)
     private let isUnloading = Atomic<Bool>(false)
+    /// Loaded sessions held in their full form (the hot set); the others are dormant.
+    private let hotSessions = HotSessionCount()
+    private let isCompacting = Atomic<Bool>(false)
+    /// Full sessions the last compaction left hot because they hold state their stored form
+    /// does not: the set may exceed its bound by them without every request starting a scan.
+    private let keptHot = Atomic<Int>(0)
 
     private final class Shard: Sendable {
         let actors = Mutex<[SessionID: SessionActor]>([:])
@@ -43,6 +49,14 @@ package final class SessionRegistry: Sendable {
 
     /// Sessions whose state is held in memory right now (with those being loaded).
     package var loadedCount: Int { loaded.load(ordering: .relaxed) }
+
+    /// Loaded sessions in their full form; the rest of `loadedCount` are in their compact form.
+    package var hotCount: Int { hotSessions.value }
+
+    /// Whether the session is held in memory in its full form now (false when dormant or not loaded).
+    func isHot(_ id: SessionID) -> Bool {
+        shard(id).actors.withLock { $0[id]?.isHot.load(ordering: .relaxed) ?? false }
+    }
 
     /// Whether the session is held in memory now.
     func isLoaded(_ id: SessionID) -> Bool {
@@ -62,7 +76,7 @@ package final class SessionRegistry: Sendable {
             if let existing = actors[id] {
                 actor = existing
             } else {
-                actor = SessionActor(id: id, environment: environment)
+                actor = SessionActor(id: id, environment: environment, hotSessions: hotSessions)
                 actors[id] = actor
                 isNew = true
             }
@@ -79,6 +93,9 @@ package final class SessionRegistry: Sendable {
 
     private func release(_ actor: SessionActor) {
         actor.activeRequests.subtract(1, ordering: .relaxed)
+        if hotCount > environment.configuration.maxHotSessions + keptHot.load(ordering: .relaxed) {
+            compactLeastRecentlyUsed()
+        }
     }
 
     /// Runs `body` with the session's actor, after checking the credential as far as can be
@@ -174,6 +191,61 @@ package final class SessionRegistry: Sendable {
                 excess -= 1
             }
         }
+    }
+
+    /// Puts the least recently used full sessions that no request holds in their compact form
+    /// (`SessionActor.goDormant()`), down to 3/4 of `maxHotSessions`, so that the scan of every
+    /// loaded session runs once per a quarter of the hot set's turnover. In a task of its own, one
+    /// at a time: the request that found the set too large does not wait for it. A session that
+    /// must stay hot (the actor's rule) is passed over.
+    private func compactLeastRecentlyUsed() {
+        guard isCompacting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return
+        }
+        Task { [self] in
+            let maximum = environment.configuration.maxHotSessions
+            // Again while the set is past its bound and a round puts some away: sessions woken
+            // while a round ran found it running, and started none. (Sessions in use are not
+            // put away; a round that finds only those stops, and their release starts the next.)
+            var round: (kept: Int, compacted: Int)
+            repeat {
+                round = await compactionRound(down: maximum - maximum / 4)
+                keptHot.store(round.kept, ordering: .relaxed)
+            } while round.compacted > 0 && hotCount > maximum + round.kept
+            isCompacting.store(false, ordering: .releasing)
+            // A request released between the last check and the flag's reset started nothing.
+            if round.compacted > 0, hotCount > maximum + round.kept { compactLeastRecentlyUsed() }
+        }
+    }
+
+    /// One round of `compactLeastRecentlyUsed()`: the idle full sessions, least recently used
+    /// first, put away until `target` are left; returns how many it left hot because they hold
+    /// state their stored form does not, and how many it put away.
+    private func compactionRound(down target: Int) async -> (kept: Int, compacted: Int) {
+        var idle: [(tick: UInt64, actor: SessionActor)] = []
+        for shard in shards {
+            shard.actors.withLock { actors in
+                for actor in actors.values
+                where actor.isHot.load(ordering: .relaxed) && actor.activeRequests.load(ordering: .relaxed) == 0 {
+                    idle.append((actor.lastUsedTick.load(ordering: .relaxed), actor))
+                }
+            }
+        }
+        var excess = hotCount - target
+        var kept = 0
+        var compacted = 0
+        for candidate in idle.sorted(by: { $0.tick < $1.tick }) where excess > 0 {
+            // Taken by a request since the scan: it is in use again, so no longer least recent.
+            guard candidate.actor.activeRequests.load(ordering: .relaxed) == 0 else { continue }
+            switch await candidate.actor.goDormant() {
+            case nil:
+                excess -= 1
+                compacted += 1
+            case .stateBeyondItsRows: kept += 1
+            case .inUse: break
+            }
+        }
+        return (kept, compacted)
     }
 
     /// Unloads the session if it is in memory and no request holds it.
@@ -324,4 +396,12 @@ package final class SessionRegistry: Sendable {
         let page = Array(summaries.prefix(limit))
         return SessionList(sessions: page, nextCursor: summaries.count > limit ? page.last?.id : nil)
     }
+}
+
+/// How many sessions are in their full form, kept by their actors as they change form.
+final class HotSessionCount: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func add(_ delta: Int) { count.add(delta, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }

@@ -15,6 +15,12 @@ public struct ServiceConfiguration: Sendable {
     /// request holds are unloaded; they load again from the store on their next request, exactly
     /// as after a restart.
     public var maxLoadedSessions = 10_000
+    /// The most loaded sessions kept in their full form (the hot set). Past it, the least
+    /// recently used that no request holds are kept as one compact buffer of what their stored
+    /// rows hold (about a sixth of the memory), and rebuilt from it, without the store, on their
+    /// next request. A session holding state its rows do not (a preference's walk, for
+    /// `?explain`) stays full.
+    public var maxHotSessions = 2_000
     /// How long a stream ticket (`POST /v1/tickets`) can open a stream after it is issued.
     public var ticketLifetime: Duration = .seconds(60)
     /// The secret stream tickets are signed with (the admin token, so that every server sharing
@@ -172,4 +178,6 @@ public final class SessionService: Sendable {
 
     /// Sessions whose state is held in memory right now (with those being loaded).
     public var loadedSessionCount: Int { sessions.loadedCount }
+    /// Loaded sessions in their full form (at most about `maxHotSessions` of them).
+    public var hotSessionCount: Int { sessions.hotCount }
 }

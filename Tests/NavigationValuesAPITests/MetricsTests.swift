@@ -44,6 +44,7 @@ import Testing
                 ] == 1)
             #expect(samples["navigation_values_events_appended_total"] == 2)
             #expect(samples["navigation_values_sessions_loaded"] == 1)
+            #expect(samples["navigation_values_sessions_hot"] == 1)
             #expect(samples["navigation_values_subscribers"] == 1)
             #expect(samples["navigation_values_subscribers_dropped_total"] == 0)
             #expect(samples[#"navigation_values_store_commits_total{result="committed"}"#] == 2)

@@ -1,6 +1,6 @@
 // api-bench [--seconds S] [--connections C] [--sessions N] [--memory-sessions M] [--skip-memory]
 //           [--max-loaded-sessions L] [--skip-throughput] [--skip-batch] [--batch-operations K]
-//           [--core-memory]
+//           [--core-memory] [--max-hot-sessions H] [--dormant-reads]
 //
 //     swift run --package-path Benchmarks -c release api-bench
 //
@@ -16,6 +16,13 @@
 //   3. operations per second when K push/pop operations go as one `POST …/batch`
 //      (one event, one commit) against the same K as single requests, durable, for S/2 s each,
 //      on one connection (the figure checked) and on C.
+//   4. (`--dormant-reads` only, not checked) GET /v1/sessions/{id} per second against sessions
+//      kept in their full form and against sessions kept compact (`--max-hot-sessions`, 1,000
+//      here, under 20,000 sessions, every GET going to the least recently read one): what a
+//      request to a compact session costs (its rebuild, its rendering, its actor), on C
+//      connections and on one.
+// `--max-hot-sessions H` sets the server's hot set for the memory phase (its default when absent;
+// above the count, every session stays in its full form: the figure before compact sessions).
 // Each figure is compared with Benchmarks/Thresholds/api.json (exit 1 when one is not met).
 import BenchmarkSupport
 import Foundation
@@ -38,6 +45,8 @@ struct Options {
     var skipBatch = false
     var batchOperations = 20
     var coreMemory = false
+    var maxHotSessions: Int?
+    var dormantReads = false
 
     init(_ arguments: [String]) {
         var rest = arguments.dropFirst()
@@ -53,6 +62,8 @@ struct Options {
             case "--skip-batch": skipBatch = true
             case "--batch-operations": batchOperations = max(2, (Int(rest.popFirst() ?? "") ?? batchOperations) / 2 * 2)
             case "--core-memory": coreMemory = true
+            case "--max-hot-sessions": maxHotSessions = Int(rest.popFirst() ?? "")
+            case "--dormant-reads": dormantReads = true
             default:
                 FileHandle.standardError.write(Data("api-bench: unknown flag \(flag)\n".utf8))
                 exit(2)
@@ -73,12 +84,15 @@ func residentMegabytes() throws -> Double {
     Double(try ProcessFigures.residentKiB(trimmingHeap: true)) / 1024
 }
 
-func startServer(database: String, maxLoadedSessions: Int? = nil) async throws -> NavigationValuesServer {
+func startServer(
+    database: String, maxLoadedSessions: Int? = nil, maxHotSessions: Int? = nil
+) async throws -> NavigationValuesServer {
     var configuration = NavigationValuesServer.Configuration()
     configuration.port = 0
     configuration.databasePath = database
     configuration.adminToken = "bench-admin"
     if let maxLoadedSessions { configuration.service.maxLoadedSessions = maxLoadedSessions }
+    if let maxHotSessions { configuration.service.maxHotSessions = maxHotSessions }
     return try await NavigationValuesServer.start(configuration)
 }
 
@@ -220,7 +234,8 @@ func throughput(_ options: Options, database: String, label: String) async throw
 func memory(_ options: Options, _ thresholds: Thresholds) async throws {
     let (folder, path) = try temporaryDatabase()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let server = try await startServer(database: path, maxLoadedSessions: options.maxLoadedSessions)
+    let server = try await startServer(
+        database: path, maxLoadedSessions: options.maxLoadedSessions, maxHotSessions: options.maxHotSessions)
     let before = try residentMegabytes()
     let values: JSONValue = ["title": "a title", "counter": 42, "flag": true]
     let screens = JSONValue.array((1...4).map { index in ["name": .string("Screen \(index)"), "values": values] })
@@ -231,18 +246,91 @@ func memory(_ options: Options, _ thresholds: Thresholds) async throws {
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let after = try residentMegabytes()
     let loaded = try HTTPConnection(port: server.port).metric("navigation_values_sessions_loaded")
+    let hot = try HTTPConnection(port: server.port).metric("navigation_values_sessions_hot")
     // Per resident session: what the server holds for each session in memory (all of them, when
     // --max-loaded-sessions is above the count).
     let perSession = (after - before) * 1_048_576 / max(1, loaded)
     say(
         String(
             format:
-                "memory: %d sessions x 5 screens x 3 values (over HTTP, file database, --max-loaded-sessions %d) in %.1f s; VmRSS %.0f MB before, %.0f MB after; %.0f sessions resident",
-            sessions.count, options.maxLoadedSessions, seconds, before, after, loaded))
+                "memory: %d sessions x 5 screens x 3 values (over HTTP, file database, --max-loaded-sessions %d) in %.1f s; VmRSS %.0f MB before, %.0f MB after; %.0f sessions resident, %.0f of them in full form",
+            sessions.count, options.maxLoadedSessions, seconds, before, after, loaded, hot))
     await server.shutdown()
     thresholds.check(
         "maxBytesPerResidentSession", perSession,
         String(format: "memory per resident session (%.0f resident)", loaded), unit: "bytes", decimals: 0)
+}
+
+/// GETs of whole sessions for `seconds` on `connections` connections, connection `i` reading
+/// `sessions[i]`, `sessions[i + C]`, … in turn: reads per second and the p50/p99 latency (ms).
+func readLoad(
+    port: Int, sessions: [BenchSession], connections: Int, seconds: Double
+) async throws -> (perSecond: Double, p50: Double, p99: Double) {
+    let start = DispatchTime.now().uptimeNanoseconds
+    let deadline = start + UInt64(seconds * 1e9)
+    let perConnection = await onThreads(connections) { index -> Result<[UInt64], BenchError> in
+        do {
+            let connection = try HTTPConnection(port: port)
+            let mine = stride(from: index, to: sessions.count, by: connections).map { sessions[$0] }
+            var latencies: [UInt64] = []
+            latencies.reserveCapacity(200_000)
+            var turn = 0
+            while !mine.isEmpty {
+                let before = DispatchTime.now().uptimeNanoseconds
+                if before >= deadline { break }
+                let session = mine[turn % mine.count]
+                turn += 1
+                let answer = try connection.send("GET", "/v1/sessions/\(session.id)", token: session.token)
+                guard answer.status == 200 else { return .failure(BenchError("GET answered \(answer.status)")) }
+                latencies.append(DispatchTime.now().uptimeNanoseconds - before)
+            }
+            return .success(latencies)
+        } catch {
+            return .failure(BenchError("\(error)"))
+        }
+    }
+    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    var latencies: [UInt64] = []
+    for result in perConnection { latencies += try result.get() }
+    latencies.sort()
+    return (
+        Double(latencies.count) / elapsed, RunResult.percentile(latencies, 0.50), RunResult.percentile(latencies, 0.99)
+    )
+}
+
+/// GET throughput against full sessions and against compact ones (see the header, phase 4).
+func dormantReads(_ options: Options) async throws {
+    let (folder, path) = try temporaryDatabase()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let maxHot = options.maxHotSessions ?? 1_000
+    let server = try await startServer(database: path, maxLoadedSessions: 200_000, maxHotSessions: maxHot)
+    do {
+        let values: JSONValue = ["title": "a title", "counter": 42, "flag": true]
+        let screens = JSONValue.array((1...4).map { index in ["name": .string("Screen \(index)"), "values": values] })
+        let sessions = try await createSessions(
+            port: server.port, count: 20 * maxHot, connections: options.connections,
+            root: ["name": "Home", "values": values], path: ["screens": screens])
+        let hotOnes = Array(sessions.suffix(maxHot / 2))
+        let metrics = try HTTPConnection(port: server.port)
+        for connections in [options.connections, 1] {
+            let seconds = options.seconds / 2
+            _ = try await readLoad(port: server.port, sessions: hotOnes, connections: connections, seconds: 1)
+            let hot = try await readLoad(port: server.port, sessions: hotOnes, connections: connections, seconds: seconds)
+            let hotSet = try metrics.metric("navigation_values_sessions_hot")
+            let dormant = try await readLoad(
+                port: server.port, sessions: sessions, connections: connections, seconds: seconds)
+            say(
+                String(
+                    format:
+                        "GET a session, %d connection(s), %.0f s each: full sessions %.0f/s (p50 %.3f ms, p99 %.3f ms); compact sessions (%d of %d kept full, each GET to the least recently read) %.0f/s (p50 %.3f ms, p99 %.3f ms); hot set %.0f",
+                    connections, seconds, hot.perSecond, hot.p50, hot.p99, maxHot, sessions.count, dormant.perSecond,
+                    dormant.p50, dormant.p99, hotSet))
+        }
+        await server.shutdown()
+    } catch {
+        await server.shutdown()
+        throw error
+    }
 }
 
 /// The core library's share: the same sessions as bare `ScreenStack`s, no server around them.
@@ -273,6 +361,10 @@ do {
     let thresholds = try Thresholds.load("api")
     if options.coreMemory {
         try coreMemory(options)
+        exit(0)
+    }
+    if options.dormantReads {
+        try await dormantReads(options)
         exit(0)
     }
     if !options.skipThroughput {
