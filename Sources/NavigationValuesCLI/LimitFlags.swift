@@ -14,7 +14,7 @@ struct LimitFlags: ParsableArguments, FlagValues {
     @Option(
         .flag(
             "max-hot-sessions", "N",
-            "Loaded sessions kept in full form; the least recently used idle ones are kept compact (default 2000)."
+            "Loaded sessions kept in full form; the least recently used idle ones are kept compact (default 10000)."
         ))
     var maxHotSessions: String?
     @Option(.flag("max-subscribers", "N", "Event subscribers at once, in total (default 10000)."))
