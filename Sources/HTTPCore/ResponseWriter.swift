@@ -28,7 +28,7 @@ public final class ResponseWriter: Sendable {
     private let state = Mutex(State())
     private let highWaterMark: Int
     private let send: @Sendable ([UInt8]) -> Void
-    /// Where the stream's task runs, for the tasks `runAside` makes (nil: the global executor).
+    /// Where the stream's task runs, for the tasks `aside` starts (nil: the global executor).
     private let executor: (any TaskExecutor)?
 
     /// `send` hands bytes to the connection's event loop; it is called under the writer's lock so

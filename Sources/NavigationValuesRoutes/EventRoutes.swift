@@ -76,7 +76,7 @@ struct EventRoutes: Sendable {
 
     // A task keeps the slabs that held its async frames until it ends, so whatever a stream's
     // task once awaited through, every idle stream keeps. So the stream's reads of the store
-    // (its opening and any catch-up) run in tasks of their own (`ResponseWriter.aside`), and its
+    // (its first catch-up and any later one) run in tasks of their own (`ResponseWriter.aside`), and its
     // steps are functions of their own, never inlined into the loop that waits: `events-bench
     // idle` measured 6.3 KB of heap per idle stream with one function for everything, 4.8 KB so.
 
@@ -88,10 +88,12 @@ struct EventRoutes: Sendable {
     ) async throws {
         writer.onClose { subscription.cancel() }
         defer { subscription.cancel() }
-        let opened = try await open(id, from: start, snapshot: snapshot, writer: writer)
-        var last = opened.last
-        let ended = opened.ended
-        if ended || isEnded { return }
+        // Catch up from the store, a page (bounded by bytes) at a time, then follow the
+        // subscription, skipping what was sent and filling any gap from the store: the table
+        // is the truth, the hub only wakes us (an event another instance committed may arrive
+        // after a later one of ours).
+        var last = start
+        if try await catchUp(id, after: &last, upTo: nil, writer: writer, snapshot: snapshot) || isEnded { return }
         // Between items the stream is parked: the hub writes the next events in order
         // straight to the connection, while it has room, and the task sleeps on (see
         // EventHub). Whatever wakes the task finds `last` moved past what was written so.
@@ -102,22 +104,6 @@ struct EventRoutes: Sendable {
             last = max(last, subscription.unpark())
             if try await deliver(item, id, subscription: subscription, after: &last, writer: writer) { return }
         }
-    }
-
-    /// Writes the snapshot, then the stored events after `start`; returns whether one of them
-    /// ended the session and the last seq written.
-    @inline(never)
-    private func open(
-        _ id: SessionID, from start: Int64, snapshot: (version: String, text: String)?, writer: ResponseWriter
-    ) async throws -> (ended: Bool, last: Int64) {
-        try await writer.aside {
-            if let snapshot {
-                try await writer.writeEvent(id: snapshot.version, event: SessionEvent.snapshotType, data: snapshot.text)
-            }
-            var last = start
-            let ended = try await catchUpInPlace(id, after: &last, upTo: nil, writer: writer)
-            return (ended: ended, last: last)
-        }.value
     }
 
     /// Writes what one item of the subscription asks for; true when the stream is done.
@@ -148,16 +134,21 @@ struct EventRoutes: Sendable {
     }
 
     /// Writes the stored events after `last` (up to `end`, or all), a page bounded by count and
-    /// by bytes at a time, advancing `last`; true when one of them ended the session.
+    /// by bytes at a time, advancing `last`; true when one of them ended the session. A stream's
+    /// first catch-up writes its `snapshot` before them.
     ///
     /// It runs in a task of its own: reading the store awaits through several layers, whose
     /// frames would otherwise stay in the stream task's slabs for as long as the stream lasts.
     @inline(never)
     private func catchUp(
-        _ id: SessionID, after last: inout Int64, upTo end: Int64?, writer: ResponseWriter
+        _ id: SessionID, after last: inout Int64, upTo end: Int64?, writer: ResponseWriter,
+        snapshot: (version: String, text: String)? = nil
     ) async throws -> Bool {
         let from = last
         let outcome = try await writer.aside {
+            if let snapshot {
+                try await writer.writeEvent(id: snapshot.version, event: SessionEvent.snapshotType, data: snapshot.text)
+            }
             var last = from
             let ended = try await catchUpInPlace(id, after: &last, upTo: end, writer: writer)
             return (ended: ended, last: last)
