@@ -131,12 +131,7 @@ struct DormantSession: Sendable {
             bytes.append(UInt8(rest))
         }
 
-        mutating func double(_ value: Double) {
-            let bits = value.bitPattern
-            for shift in stride(from: 0, to: 64, by: 8) {
-                bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
-            }
-        }
+        mutating func double(_ value: Double) { bytes.appendBigEndian(value.bitPattern) }
 
         mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
@@ -209,9 +204,9 @@ struct DormantSession: Sendable {
         }
 
         mutating func double() throws(CorruptSessionError) -> Double {
-            var bits: UInt64 = 0
-            for shift in stride(from: 0, to: 64, by: 8) { bits |= UInt64(try byte()) << UInt64(shift) }
-            return Double(bitPattern: bits)
+            guard bytes.count - offset >= 8 else { throw damaged("it ends early") }
+            defer { offset += 8 }
+            return Double(bitPattern: UInt64(bigEndianBytes: bytes[offset..<offset + 8]))
         }
 
         mutating func bool() throws(CorruptSessionError) -> Bool {

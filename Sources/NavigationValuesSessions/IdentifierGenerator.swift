@@ -136,11 +136,7 @@ struct TokenDigest: Sendable {
     var hex: String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(SHA256.byteCount)
-        for word in [words.0, words.1, words.2, words.3] {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
-            }
-        }
+        for word in [words.0, words.1, words.2, words.3] { bytes.appendBigEndian(word) }
         return Hex.lowercase(bytes)
     }
 

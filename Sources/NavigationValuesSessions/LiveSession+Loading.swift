@@ -12,7 +12,7 @@ extension LiveSession {
 
     /// Rebuilds a session from its stored rows; with `schema`, the schema already derived (its
     /// record's schema text is then not read).
-    static func load(_ stored: StoredSession, schema known: SchemaInfo? = nil) throws(CorruptSessionError)
+    static func load(_ stored: StoredSession, schema derived: SchemaInfo? = nil) throws(CorruptSessionError)
         -> LiveSession
     {
         let id = stored.record.id
@@ -22,8 +22,8 @@ extension LiveSession {
             }
         }
         let session: LiveSession
-        if let known {
-            session = LiveSession(record: stored.record, schemaInfo: known)
+        if let derived {
+            session = LiveSession(record: stored.record, schemaInfo: derived)
         } else {
             let schema = try Self.schema(try parse(stored.record.schemaJSON, "the schema"), session: id)
             session = LiveSession(record: stored.record, schema: schema)
