@@ -81,6 +81,8 @@ final class Checkpointer: @unchecked Sendable {
     private let generation = Atomic<Int>(0)
     /// True while background rounds are queued or running.
     private let isRunning = Atomic<Bool>(false)
+    /// False stops new background rounds (``allowBackgroundRounds(_:)``).
+    private let backgroundRoundsAllowed = Atomic<Bool>(true)
     /// The log generation whose background rounds last ended, handing the rest to the writer.
     private let handedOver = Atomic<Int>(-1)
     /// The state of the latest checkpoint: its log's generation and how many of its frames are
@@ -119,7 +121,7 @@ final class Checkpointer: @unchecked Sendable {
             generation.add(1, ordering: .relaxed)
             figures.withLock { $0.restarts += 1 }
         }
-        guard !isRunning.load(ordering: .relaxed) else { return }
+        guard !isRunning.load(ordering: .relaxed), backgroundRoundsAllowed.load(ordering: .relaxed) else { return }
         let left = remaining(frames: count)
         if count < threshold {
             // Small rounds keep up with the log long before the threshold.
@@ -135,6 +137,12 @@ final class Checkpointer: @unchecked Sendable {
         }
         guard !isRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.queue.async { self.runBackground() }
+    }
+
+    /// With `false`, no new background round starts, so that below the hard limit only the
+    /// writer's finishing step checkpoints (tests show that this step alone restarts the log).
+    func allowBackgroundRounds(_ allowed: Bool) {
+        backgroundRoundsAllowed.store(allowed, ordering: .relaxed)
     }
 
     /// Frames of the current log not yet copied into the database file, by what the latest
