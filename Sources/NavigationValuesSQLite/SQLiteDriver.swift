@@ -278,8 +278,12 @@ public final class SQLiteDriver: SQLDriver {
         results.reserveCapacity(writes.count)
         for write in writes {
             do {
-                try db.inSavepoint {
+                if Self.undoesItselfOnFailure(write) {
                     for step in write.steps { try db.run(step) }
+                } else {
+                    try db.inSavepoint {
+                        for step in write.steps { try db.run(step) }
+                    }
                 }
                 results.append(.success(()))
             } catch {
@@ -302,6 +306,22 @@ public final class SQLiteDriver: SQLDriver {
             return results.map { result in result.flatMap { .failure(error) } }
         }
         return results
+    }
+
+    /// Whether a write needs no savepoint of its own for a failure to leave nothing of it: its
+    /// steps only read (version checks), but for the last one, which changes rows with nothing
+    /// to check afterwards. A statement that fails undoes its own changes and leaves the
+    /// transaction open (https://sqlite.org/lang_conflict.html, ABORT), and the reads before it
+    /// changed nothing. A log-first commit without an idempotency key is such a write (its
+    /// version check, then its event): two statements fewer per commit.
+    static func undoesItselfOnFailure(_ write: PlannedWrite) -> Bool {
+        guard let last = write.steps.last, last.check == .none else { return false }
+        return write.steps.dropLast().allSatisfy { step in
+            switch step.check {
+            case .version, .logVersion: true
+            case .none, .changesOneRow: false
+            }
+        }
     }
 
     // MARK: - Figures
@@ -434,7 +454,13 @@ extension Database: SQLConnection {
                 throw StoreError(code: .invalidData, message: message)
             }
         case .version(let id, let expected), .logVersion(let id, let expected):
-            let current = try fetchOne(step.sql, step.arguments) { $0.int64(0) }
+            // One row at most (the session's, by its key): read it and stop, without stepping
+            // the statement again to learn that no other row follows.
+            var current: Int64?
+            try scanRows(step.sql, step.arguments) { row in
+                current = row.int64(0)
+                return false
+            }
             guard let current else { throw StoreError(code: .invalidData, message: "session \(id) does not exist") }
             guard current == expected else {
                 throw StoreError(code: .conflict, message: "session \(id) is at version \(current), not \(expected)")
