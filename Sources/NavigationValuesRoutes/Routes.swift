@@ -197,7 +197,7 @@ public struct SessionRoutes: Sendable {
     ) {
         router.on(method, path) { request in
             var context = try commandContext(request)
-            context.credential = try await requireCredential(request)
+            context.credential = try await requireCredential(request, parsed: context.credential)
             return try await service.sessions.perform(try command(request), on: sessionID(request), context: context)
                 .response
         }
@@ -212,7 +212,7 @@ public struct SessionRoutes: Sendable {
         // `Bearer <token>`, read in place: the scheme up to the first space (any case), then the
         // rest trimmed. Only the token becomes a string of its own.
         let value = Substring(header).drop { $0 == " " }
-        guard let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" else {
+        guard let space = value.firstIndex(of: " "), value[..<space].equalsIgnoringASCIICase("bearer") else {
             return .token("")
         }
         let token = HeaderValue.trimmed(value[space...])
@@ -222,7 +222,11 @@ public struct SessionRoutes: Sendable {
     /// The caller's credential, an observer token resolved to its read-only grant; 401 when
     /// there is none. A stream ticket is not a credential here: only event streams take one.
     func requireCredential(_ request: Request) async throws -> Credential {
-        let credential = credential(request)
+        try await requireCredential(request, parsed: credential(request))
+    }
+
+    /// ``requireCredential(_:)`` of the credential `credential(request)` already read.
+    private func requireCredential(_ request: Request, parsed credential: Credential) async throws -> Credential {
         if case .none = credential {
             if request.query["ticket"] != nil {
                 throw SessionError(

@@ -30,7 +30,7 @@ public final class Database {
     /// The path the connection was opened with (`:memory:` for an in-memory database).
     public let path: String
     let handle: OpaquePointer
-    private var statements: [String: Statement] = [:]
+    private var statements: [StatementKey: Statement] = [:]
     /// The write-ahead-log hook's closure, kept alive as long as SQLite may call it.
     private var walHook: WALHookBox?
 
@@ -160,9 +160,10 @@ public final class Database {
 
     /// The prepared statement for `sql`, prepared once and kept for reuse.
     public func cachedStatement(_ sql: String) throws -> Statement {
-        if let statement = statements[sql] { return statement }
+        let key = StatementKey(sql)
+        if let statement = statements[key] { return statement }
         let statement = try Statement(connection: handle, sql: sql)
-        statements[sql] = statement
+        statements[key] = statement
         return statement
     }
 
@@ -309,6 +310,29 @@ public final class Database {
 
 @available(*, unavailable)
 extension Database: Sendable {}
+
+/// A statement cache's key: the SQL text, hashed by its length and its first and last bytes
+/// only. The store runs the same few texts (a few hundred bytes each) thousands of times a second,
+/// and hashing each whole text at every lookup cost more than the lookup's other work; equal
+/// texts still have equal hashes, and texts that share a hash are told apart by `==`, which for
+/// the store's texts (the same string each time) compares their storage, not their bytes.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    static func == (left: StatementKey, right: StatementKey) -> Bool { left.sql == right.sql }
+
+    func hash(into hasher: inout Hasher) {
+        var sql = sql
+        sql.withUTF8 { bytes in
+            hasher.combine(bytes.count)
+            let edge = min(bytes.count, 32)
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[..<edge])))
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[(bytes.count - edge)...])))
+        }
+    }
+}
 
 /// The closure a connection's write-ahead-log hook calls, boxed so SQLite can hold a pointer.
 private final class WALHookBox {

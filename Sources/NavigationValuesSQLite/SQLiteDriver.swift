@@ -261,14 +261,22 @@ public final class SQLiteDriver: SQLDriver {
         if let checkpointer { _ = try? writer.onQueue { db in checkpointer.afterBatch(db) } }
     }
 
-    /// One transaction over the writes, each in its own savepoint so that one failing write
-    /// fails only its own caller. Every result is final: successes are committed.
+    /// One transaction over the writes, each in its own savepoint (unless it needs none) so that
+    /// one failing write fails only its own caller. Every result is final: successes are committed.
     private func runBatch(_ writes: [PlannedWrite], cleanup: WriteStep?, in db: Database) -> [Result<Void, any Error>] {
         // A transaction still open here was left by a rollback that failed (the last resort
         // below): none of its callers were told it committed. Try again, so that one failure does
         // not fail every later batch; if it fails again, this batch's BEGIN fails and its callers
         // hear of it, and readiness (checkWritable) reports the store unwritable.
         if db.isInTransaction { try? db.rollback() }
+        // Writes rarely fail here (a session's actor runs its commands one at a time, and a
+        // state written behind is where its changes start): a batch runs first without a
+        // savepoint per write, and only when one fails, again from the start with them.
+        if writes.contains(where: { !Self.undoesItselfOnFailure($0) }),
+            let results = runWithoutSavepoints(writes, cleanup: cleanup, in: db)
+        {
+            return results
+        }
         do {
             try db.execute("BEGIN IMMEDIATE")
         } catch {
@@ -278,8 +286,12 @@ public final class SQLiteDriver: SQLDriver {
         results.reserveCapacity(writes.count)
         for write in writes {
             do {
-                try db.inSavepoint {
+                if Self.undoesItselfOnFailure(write) {
                     for step in write.steps { try db.run(step) }
+                } else {
+                    try db.inSavepoint {
+                        for step in write.steps { try db.run(step) }
+                    }
                 }
                 results.append(.success(()))
             } catch {
@@ -302,6 +314,53 @@ public final class SQLiteDriver: SQLDriver {
             return results.map { result in result.flatMap { .failure(error) } }
         }
         return results
+    }
+
+    /// Runs the batch in one transaction with no savepoint per write; nil when a write failed,
+    /// after rolling the transaction back (a rollback that fails leaves it open, and the caller's
+    /// next BEGIN tries again): nothing of the batch is kept, and the caller runs it again with
+    /// savepoints, so that the write that failed fails alone. Otherwise every result is final.
+    private func runWithoutSavepoints(
+        _ writes: [PlannedWrite], cleanup: WriteStep?, in db: Database
+    ) -> [Result<Void, any Error>]? {
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+        } catch {
+            return Array(repeating: .failure(error), count: writes.count)
+        }
+        do {
+            for write in writes {
+                for step in write.steps { try db.run(step) }
+            }
+        } catch {
+            try? db.rollback()
+            return nil
+        }
+        // A failure here must not fail the batch, so it is only skipped.
+        if let cleanup { try? db.inSavepoint { try db.run(cleanup) } }
+        do {
+            try db.execute("COMMIT")
+        } catch {
+            try? db.rollback()
+            return Array(repeating: .failure(error), count: writes.count)
+        }
+        return Array(repeating: .success(()), count: writes.count)
+    }
+
+    /// Whether a write needs no savepoint of its own for a failure to leave nothing of it: its
+    /// steps only read (version checks), but for the last one, which changes rows with nothing
+    /// to check afterwards. A statement that fails undoes its own changes and leaves the
+    /// transaction open (https://sqlite.org/lang_conflict.html, ABORT), and the reads before it
+    /// changed nothing. A log-first commit without an idempotency key is such a write (its
+    /// version check, then its event): two statements fewer per commit.
+    static func undoesItselfOnFailure(_ write: PlannedWrite) -> Bool {
+        guard let last = write.steps.last, last.check == .none else { return false }
+        return write.steps.dropLast().allSatisfy { step in
+            switch step.check {
+            case .version, .logVersion: true
+            case .none, .changesOneRow: false
+            }
+        }
     }
 
     // MARK: - Figures
@@ -434,7 +493,13 @@ extension Database: SQLConnection {
                 throw StoreError(code: .invalidData, message: message)
             }
         case .version(let id, let expected), .logVersion(let id, let expected):
-            let current = try fetchOne(step.sql, step.arguments) { $0.int64(0) }
+            // One row at most (the session's, by its key): read it and stop, without stepping
+            // the statement again to learn that no other row follows.
+            var current: Int64?
+            try scanRows(step.sql, step.arguments) { row in
+                current = row.int64(0)
+                return false
+            }
             guard let current else { throw StoreError(code: .invalidData, message: "session \(id) does not exist") }
             guard current == expected else {
                 throw StoreError(code: .conflict, message: "session \(id) is at version \(current), not \(expected)")

@@ -161,9 +161,10 @@ extension LiveSession {
 
     /// The rows of a screen just pushed (the topmost of its stack) with the values it came with.
     func insertChanges(for entry: Screen, seed: ScreenSeed, on stackID: StackID) -> [StateChange] {
-        let entries = tree.stack(stackID)?.entries ?? []
-        let index = max(entries.count - 1, 0)
-        let previous = index > 0 ? entries[index - 1].id : tree.presenter(of: stackID)
+        // The screen below it by position, without making every screen of the stack.
+        let stack = tree.stack(stackID)
+        let index = max((stack?.count ?? 0) - 1, 0)
+        let previous = index > 0 ? stack?.entry(at: index - 1).id : tree.presenter(of: stackID)
         var changes: [StateChange] = [
             .insertScreen(
                 ScreenRecord(
@@ -182,7 +183,7 @@ extension LiveSession {
     /// its root. What they present is dismissed.
     private func popScreens(_ ids: [ScreenID], from stackID: StackID) throws(CorruptSessionError) -> TreeRemoval {
         guard let stack = tree.stack(stackID), ids.count < stack.count,
-            ids.elementsEqual(stack.entries.reversed().prefix(ids.count).lazy.map { $0.id })
+            ids == stack.topIDs(ids.count)
         else {
             throw corrupt(
                 "popped screens \(ids.map(\.rawValue)) are not the topmost ones above the root of '\(stackID)'")

@@ -385,7 +385,9 @@ struct PendingStates {
 
     mutating func record(_ mutation: StoredMutation, at now: ContinuousClock.Instant) {
         let seq = mutation.event.seq
-        var state = mutation.session == mutation.event.session ? sessions[mutation.session] : nil
+        // Taken out while it changes, so that its changes array has one owner and grows in place
+        // (a copy left in the dictionary made every append copy the whole array).
+        var state = mutation.session == mutation.event.session ? sessions.removeValue(forKey: mutation.session) : nil
         if state == nil || state?.to != seq - 1 {
             // Nothing waits (or what waited does not lead here): the state is taken to be at
             // the version this mutation was made from, which its write checks. Snapshots of what
@@ -398,6 +400,7 @@ struct PendingStates {
             state = PendingState(from: seq - 1, to: seq - 1, changes: [], snapshots: kept, state: .active, since: now)
         }
         guard var pending = state else { return }
+        state = nil
         pending.to = seq
         pending.changes += mutation.changes
         if let snapshot = mutation.snapshot { pending.snapshots.append(snapshot) }

@@ -14,7 +14,14 @@ extension SQLSessionStore {
     /// With `isLogFirst` (``writesBehind(_:)``), each mutation writes its event and idempotency
     /// record only, checked against the version its log reaches; its state is written behind.
     func plan(_ mutations: [StoredMutation], isLogFirst: Bool = false) throws -> PlannedWrite {
-        if isLogFirst { return PlannedWrite(mutations: mutations, steps: try mutations.flatMap(logSteps(for:))) }
+        if isLogFirst {
+            // Every mutation's steps into one array, sized once (a version check, an event, and
+            // two statements for an idempotency record at most).
+            var steps: [WriteStep] = []
+            steps.reserveCapacity(4 * mutations.count)
+            for mutation in mutations { try appendLogSteps(for: mutation, to: &steps) }
+            return PlannedWrite(mutations: mutations, steps: steps)
+        }
         let session = mutations.first?.session
         let isCopy = mutations.count > 1 && mutations.first?.createsItsSession == true
         let written = isCopy ? Self.coalescedCopy(mutations) : mutations
@@ -71,9 +78,9 @@ extension SQLSessionStore {
         return steps
     }
 
-    /// The statements of a log-first mutation: the check that the session's log is at the
-    /// version it was made from, its event, its idempotency record.
-    func logSteps(for mutation: StoredMutation) throws -> [WriteStep] {
+    /// Appends the statements of a log-first mutation: the check that the session's log is at
+    /// the version it was made from, its event, its idempotency record.
+    func appendLogSteps(for mutation: StoredMutation, to steps: inout [WriteStep]) throws {
         guard mutation.event.session == mutation.session,
             mutation.snapshot.map({ $0.session == mutation.session }) ?? true
         else {
@@ -82,18 +89,16 @@ extension SQLSessionStore {
         }
         let session = DatabaseValue.text(mutation.session.rawValue)
         let event = mutation.event
-        var steps = [
-            WriteStep(
-                text.expectLogVersion, [session], check: .logVersion(mutation.session, expected: event.seq - 1)),
+        steps.append(
+            WriteStep(text.expectLogVersion, [session], check: .logVersion(mutation.session, expected: event.seq - 1)))
+        steps.append(
             WriteStep(
                 text.insertEvent,
                 [
                     session, .integer(event.seq), .text(event.type), .text(event.json), .milliseconds(event.at),
                     .integer(event.json.utf8.count),
-                ]),
-        ]
+                ]))
         if let record = mutation.idempotency { steps += try idempotencySteps(for: record) }
-        return steps
     }
 
     /// Keeps the first answer under a key: an unexpired record makes the write a conflict, an

@@ -226,6 +226,8 @@ public struct RecordedEvent: Sendable, Equatable {
     /// `{"seq", "type", "at", …the event's fields}` (docs/API.md, Events).
     public var json: JSONValue {
         var members = Self.fields(of: event)
+        // Room for the three below at once: one resize of the event's fields, not one per member.
+        members.reserveCapacity(members.count + 3)
         members["seq"] = .integer(seq)
         members["type"] = .string(event.kind.rawValue)
         members["at"] = .string(Timestamp.string(from: at))

@@ -135,6 +135,55 @@ extension SQLSessionStore: GatedStore {
         }
     }
 
+    /// Log-first commits (the state written behind) that fail inside a batch fail alone and leave
+    /// nothing behind, whether their write ran in a savepoint of its own or not: an event the
+    /// database refuses (its JSON is not JSON), the write's one changing statement, run without
+    /// a savepoint; and an event followed by an idempotency record whose key is taken, which
+    /// must take its event back with it. The commits around them land, and no state of a failed
+    /// one waits to be written.
+    @Test func logFirstCommitsThatFailInsideABatchLeaveNothingBehind() async throws {
+        let held = WriteBehind(maximumEvents: 1_000, maximumDelay: .seconds(60), isHeldForTests: true)
+        try await withWriteBehindStore(held) { store, _ in
+            let sessions = (0..<4).map { SampleSession("s_logfirst\($0)") }
+            for session in sessions { try await store.commit(session.creation) }
+            func record(_ session: SampleSession) -> IdempotencyRecord {
+                IdempotencyRecord(
+                    scope: "POST /v1/sessions/push", key: "k", status: 200, headers: [:], body: Data("{}".utf8),
+                    createdAt: Date(), session: session.id)
+            }
+            try await store.commit(sessions[0].mutation(2, idempotency: record(sessions[0])))
+            var refused = sessions[1].mutation(2, [.setValue(sessions[1].root, key: "a", json: "1")])
+            refused.event.json = "not JSON"
+            let gate = WriterGate(store)
+            let requests: [[StoredMutation]] = [
+                [sessions[0].mutation(3, [.setValue(sessions[0].root, key: "b", json: "2")])],
+                [refused],
+                [
+                    sessions[2].mutation(
+                        2, [.setValue(sessions[2].root, key: "c", json: "3")], idempotency: record(sessions[2]))
+                ],
+                [sessions[3].mutation(2, [.setValue(sessions[3].root, key: "d", json: "4")])],
+            ]
+            let outcomes = try await commitQueuedInOrder(requests, to: store, behind: gate)
+            #expect(outcomes[0] == nil)
+            #expect(outcomes[1]?.code == .invalidData)
+            #expect(outcomes[2]?.code == .conflict)
+            #expect(outcomes[3] == nil)
+            #expect(store.metrics.largestBatch == 4)
+            #expect(store.metrics.stateLagEvents == 3, "seqs 2 and 3 of the first session, 2 of the last")
+            #expect(try await store.events(of: sessions[0].id, after: 0, limit: 10).map(\.seq) == [1, 2, 3])
+            #expect(try await store.events(of: sessions[1].id, after: 0, limit: 10).map(\.seq) == [1])
+            #expect(try await store.events(of: sessions[2].id, after: 0, limit: 10).map(\.seq) == [1])
+            #expect(try await store.events(of: sessions[3].id, after: 0, limit: 10).map(\.seq) == [1, 2])
+            let answer = try #require(try await store.idempotencyRecord(scope: "POST /v1/sessions/push", key: "k"))
+            #expect(answer.session == sessions[0].id)
+            #expect(try #require(try await store.loadSession(sessions[0].id)).screens[0].values == ["b": "2"])
+            #expect(try #require(try await store.loadSession(sessions[1].id)).record.version == 1)
+            #expect(try #require(try await store.loadSession(sessions[2].id)).screens[0].values.isEmpty)
+            #expect(try #require(try await store.loadSession(sessions[3].id)).screens[0].values == ["d": "4"])
+        }
+    }
+
     @Test func closingFinishesTheQueuedCommitsFirst() async throws {
         try await withTemporaryDatabase { path in
             let store = try await SQLiteSessionStore.open(path: path)

@@ -90,6 +90,32 @@ import Testing
         }
     }
 
+    /// In one transaction of writes behind, a session's write that fails after its first
+    /// statement (its version moved on, then a value for a screen that does not exist) leaves
+    /// nothing of itself, and the sessions beside it are written: the transaction, first run
+    /// without a savepoint per session, is run again with them.
+    @Test func aStateWriteThatFailsHalfwayLeavesNothingAndTheOthersLand() async throws {
+        try await withWriteBehindStore(Self.held) { store, path in
+            let broken = SampleSession("s_broken")
+            let fine = SampleSession("s_fine")
+            for sample in [broken, fine] { try await store.commit(sample.creation) }
+            try await store.commit(broken.mutation(2, [.setValue(broken.screen(9), key: "page", json: "2")]))
+            try await store.commit(fine.mutation(2, [.setValue(fine.root, key: "page", json: "2")]))
+            await store.onWriter { store.writeStateBehind() }
+            #expect(store.metrics.stateWriteSessions == 2)
+            #expect(store.metrics.stateWriteFailures == 1)
+            let other = try Database(path: path, access: .readOnly)
+            let versions = try other.fetchAll("SELECT id, version FROM sessions ORDER BY id") {
+                "\($0.string(0)) \($0.int64(1))"
+            }
+            #expect(versions == ["s_broken 1", "s_fine 2"])
+            let values = try other.fetchAll("SELECT screen, key, json FROM context_values") {
+                "\($0.string(0)) \($0.string(1)) \($0.string(2))"
+            }
+            #expect(values == ["c_s_fine_0 page 2"])
+        }
+    }
+
     @Test(.needsPostgres) func postgres() async throws {
         try await PostgresTestServer.withDatabase { url in
             var configuration = PostgresSessionStore.Configuration.testing()
