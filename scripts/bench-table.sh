@@ -360,6 +360,7 @@ CONF
         monotonic="$(perf trace -T -e fdatasync -o "$work/clock.txt" -- python3 -c 'import os, sys, time
 fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); t = time.monotonic(); os.fdatasync(fd); print("%.3f" % (t * 1e3))' "$work/clock")"
         perf_offset="$(awk -v m="$monotonic" '/fdatasync/ { printf "%.3f", $1 - m; exit }' "$work/clock.txt")"
+        echo "-- perf trace's clock is CLOCK_MONOTONIC + $perf_offset ms"
     fi
     for round in $(seq 1 "$rounds"); do
         echo "-- round $round"

@@ -18,7 +18,8 @@ lowest is the writer's and the next the checkpointer connection's.
 
 Prints the durations of each kind (count, p50, p90, p99, max, busy share of the run), then the
 five worst stalls: the requests late by more than their run's p99, in episodes, each with the
-syncs in flight during its worst request's wait.
+syncs during its worst request's wait: how many, the longest, and the longest time no sync ran (a
+stall that no sync explains: the server's threads waited for a core, or did something else).
 """
 
 import re
@@ -46,7 +47,8 @@ def main():
         match = LINE.match(line)
         if match:
             start, duration, _, tid, _, fd = match.groups()
-            if int(tid) in tasks:
+            # A sync still running when the trace stopped has no duration (perf prints 2^64 - x).
+            if int(tid) in tasks and float(duration) < 1e6:
                 syncs.append((float(start) - offset, float(duration), int(fd), int(tid)))
     synced = sorted({fd for _, _, fd, _ in syncs})
 
@@ -105,18 +107,24 @@ def main():
             episodes.append({"start": due, "end": due + latency, "count": 1, "worst": (due, latency)})
     episodes.sort(key=lambda episode: -episode["worst"][1])
     origin = requests[0][0]
-    print(f"the five worst stalls (requests late by more than the run's p99, {p99:.2f} ms, in {len(episodes)} episodes):")
+    print(f"the five worst stalls (requests late by more than the run's p99, {p99:.2f} ms, in {len(episodes)} episodes),"
+          " each with the syncs during its worst request's wait: the longest, and the longest time none ran")
     for episode in episodes[:5]:
         due, latency = episode["worst"]
+        end = due + latency
+        overlapping = sorted(s for s in syncs if s[0] < end and s[0] + s[1] > due)
+        longest = max(overlapping, key=lambda s: s[1], default=None)
+        # The longest stretch of the wait with no sync in flight.
+        idle, covered = 0.0, due
+        for start, duration, _, _ in overlapping:
+            idle = max(idle, start - covered)
+            covered = max(covered, start + duration)
+        idle = max(idle, end - covered)
         print(f"  at {(due - origin) / 1e3:7.3f} s: {episode['count']} requests over {episode['end'] - episode['start']:.1f} ms,"
-              f" the worst {latency:.1f} ms; syncs in flight meanwhile (start relative to its due time):")
-        overlapping = [s for s in syncs if s[0] < due + latency and s[0] + s[1] > due - 5]
-        if not overlapping:
-            print("    none")
-        for start, duration, fd, tid in overlapping[:12]:
-            print(f"    {start - due:+8.2f} ms  {duration:7.2f} ms  {names[fd]} (thread {tid})")
-        if len(overlapping) > 12:
-            print(f"    ... and {len(overlapping) - 12} more")
+              f" the worst {latency:.1f} ms: {len(overlapping)} syncs", end="")
+        if longest:
+            print(f", the longest {longest[1]:.2f} ms ({names[longest[2]]}, {longest[0] - due:+.1f} ms)", end="")
+        print(f"; none for {idle:.1f} ms")
 
 
 if __name__ == "__main__":
