@@ -130,6 +130,10 @@ struct CheckpointTests {
             #expect(
                 figures.writerLargestCopy <= 64 + 64,
                 "\(figures.writer) finishing steps copied \(figures.writerPagesCopied) frames, at most \(figures.writerLargestCopy) at once")
+            // The store's figures (/metrics) report the same steps.
+            let metrics = store.metrics
+            #expect(metrics.writerCheckpointPages == figures.writerPagesCopied)
+            #expect((metrics.writerCheckpointSeconds > 0) == (figures.writer > 0))
             await store.close()
         }
     }
