@@ -381,8 +381,13 @@ fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); t = time.monotonic(); os.fd
             ( while kill -0 "$perf_pid" 2>/dev/null; do ls /proc/"$pid_full"/task >>"$work/tasks-$round.txt"; sleep 0.1; done ) &
             tasks_pid=$!
         fi
+        steps_before="$(metric full 'navigation_values_store_checkpoints_total{mode="writer",result="complete"}') $(metric full navigation_values_store_writer_checkpoint_seconds_total) $(metric full navigation_values_store_writer_checkpoint_pages_total)"
         paced "--sync full" "" "$port_full" "$work/sessions-full"
         paced_trace=""
+        steps_after="$(metric full 'navigation_values_store_checkpoints_total{mode="writer",result="complete"}') $(metric full navigation_values_store_writer_checkpoint_seconds_total) $(metric full navigation_values_store_writer_checkpoint_pages_total)"
+        awk -v a="$steps_before" -v b="$steps_after" 'BEGIN { split(a, x, " "); split(b, y, " "); n = y[1] - x[1]
+            if (y[2] == "") exit
+            printf "   the writer'"'"'s finishing steps: %d, %.2f ms and %.0f pages each on average\n", n, n ? (y[2] - x[2]) / n * 1000 : 0, n ? (y[3] - x[3]) / n : 0 }'
         if [ -n "$trace_syncs" ]; then
             kill -INT "$perf_pid" 2>/dev/null || true
             wait "$perf_pid" "$fds_pid" "$tasks_pid" 2>/dev/null || true
