@@ -28,7 +28,7 @@
 # (not tmpfs: syncs cost what they cost) on ports of its own, and is stopped on exit.
 #
 # Usage: scripts/bench-table.sh [--binary PATH] [--duration 10s] [--rounds 3] [--only-table]
-#                               [--floor] [--profile] [--allocs]
+#                               [--floor] [--profile] [--allocs] [--only-paced [--rate N] [--syncs]]
 #   --binary PATH  a `navigation-values` executable (default: builds it release through the
 #                  Benchmarks package, into Benchmarks/.build/release, beside the benchmarks)
 #   --duration D   wrk's -d for each table run (default 10s); the scaling runs take half
@@ -41,6 +41,14 @@
 #                  the top 10 symbols of each, objects and threads, and what the machine ran meanwhile
 #   --allocs       instead of the table: heap allocations per request (push/pop, GET session,
 #                  /healthz) in the server, counted by scripts/bench-table/count-allocs.c (LD_PRELOAD)
+#   --only-paced   instead of the table: the paced phase alone, `--rounds` times (ours with --sync
+#                  full, nginx 204 and Redis always, each for DURATION at the same rate), then the
+#                  medians; about 1 + 4 x DURATION x rounds s
+#   --rate N       with --only-paced: requests/s in all, instead of half the peak of one wrk run of
+#                  push/pop (--sync full, DURATION): a fixed rate compares builds on a shared machine
+#   --syncs        with --only-paced: `perf trace` of the server's fdatasync/fsync during each of its
+#                  runs (installs linux-perf when missing), and their durations by file and
+#                  connection (scripts/bench-table/syncs.py), beside the slowest requests' timeline
 # The machine is shared: absolute figures move with whatever else runs; ratios from the same run
 # are what to compare.
 set -euo pipefail
@@ -58,6 +66,8 @@ duration="10s"
 rounds=3
 mode="table"
 only_table=""
+paced_rate=""
+trace_syncs=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -67,6 +77,9 @@ while [ $# -gt 0 ]; do
         --floor) shift ;;
         --profile) mode="profile"; shift ;;
         --allocs) mode="allocs"; shift ;;
+        --only-paced) mode="paced"; shift ;;
+        --rate) paced_rate="$2"; shift 2 ;;
+        --syncs) trace_syncs=1; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -81,7 +94,7 @@ command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 [ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
-if [ "$mode" = profile ] && ! command -v perf >/dev/null 2>&1; then need+=(linux-perf); fi
+if { [ "$mode" = profile ] || [ -n "$trace_syncs" ]; } && ! command -v perf >/dev/null 2>&1; then need+=(linux-perf); fi
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
@@ -242,6 +255,24 @@ echo "== bench-table: $(date -u +%FT%TZ), $(nproc) cores, load $start_load, bina
 echo "   repository at $(git -C "$repository" describe --always --dirty 2>/dev/null || echo '?') (a --binary may be another build); disk of the temp folder: $(df -P "$work" | awk 'NR == 2 {print $1}')"
 echo "   the machine is shared with other builds: absolute figures vary, ratios come from the same run"
 
+# paced LABEL NOTE PORT SESSIONS [redis]: paced-load at $paced_at requests/s over 64 connections for
+# DURATION; prints the two lines (push, pop) and keeps each p50, p90 and p99 in
+# paced_p50[LABEL/KIND], paced_p90[...] and paced_p99[...] (KIND push or pop), and every run's in
+# paced_all[LABEL/KIND] ("p50/p90/p99 ..."). With $paced_trace set, paced-load writes every request
+# there (PACED_LOAD_TRACE).
+declare -A paced_p50 paced_p90 paced_p99 paced_all
+paced_trace=""
+paced() {
+    local label="$1" note="$2" kind rate p50 p90 p99 p999 max bad
+    while read -r kind rate p50 p90 p99 p999 max bad; do
+        [ "$bad" = 0 ] || echo "($bad non-2xx or errors)"
+        paced_p50[$label/$kind]="$p50"; paced_p90[$label/$kind]="$p90"; paced_p99[$label/$kind]="$p99"
+        paced_all[$label/$kind]="${paced_all[$label/$kind]:-} $p50/$p90/$p99"
+        awk -v l="$label" -v note="$note" -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" -v load="$(load)" 'BEGIN {
+            printf "%-14s %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms  load %s%s\n", l, k, r, a, b, c, d, e, load, note }'
+    done < <(PACED_LOAD_TRACE="$paced_trace" "$work/paced-load" "$3" "$4" "$paced_at" 64 "$seconds" ${5:-})
+}
+
 if [ "$mode" = allocs ]; then
     cc -O2 -shared -fPIC -o "$work/count-allocs.so" scripts/bench-table/count-allocs.c
     launch_prefix=("LD_PRELOAD=$work/count-allocs.so")
@@ -277,6 +308,103 @@ if [ "$mode" = allocs ]; then
     measure "GET /v1/sessions/{id}" -t2 -c64 -d5s -s scripts/bench-table/auth.lua \
         "http://127.0.0.1:$port_allocs/v1/sessions/$reads_id" -- "$reads_token"
     measure "GET /healthz" -t2 -c64 -d5s "http://127.0.0.1:$port_allocs/healthz"
+    exit 0
+fi
+
+if [ "$mode" = paced ]; then
+    start_ours full full
+    echo "-- creating 1,000 sessions (five screens above the root each)"
+    create_sessions "$port_full" "$work/sessions-full"
+    nginx_paced_port="$(free_port)"
+    mkdir -p "$work/nginx-logs"
+    cat >"$work/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-logs/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$nginx_paced_port;
+        location / { return 204; }
+    }
+}
+CONF
+    "$nginx_bin" -p "$work" -c "$work/nginx.conf"
+    redis_port="$(free_port)"
+    mkdir -p "$work/redis"
+    redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes --appendfsync always \
+        --save "" --daemonize no --logfile "$work/redis/log" &
+    pids+=($!)
+    for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    pushpop full 2 64 2s >/dev/null
+    if [ -n "$paced_rate" ]; then
+        paced_at="$paced_rate"
+        echo "== paced push/pop at $paced_at requests/s (--rate) over 64 connections, ${seconds} s each; latency from when each request was due"
+    else
+        read -r peak _ _ bad < <(pushpop full 2 64 "$duration")
+        [ "$bad" = 0 ] || { echo "ours (full) answered $bad non-2xx"; exit 1; }
+        paced_at="$(awk -v p="$peak" 'BEGIN {printf "%d", p / 2}')"
+        echo "== paced push/pop at half the peak (--sync full peak $peak/s, wrk -t2 -c64 -d$duration, load $(load): $paced_at requests/s over 64 connections, ${seconds} s each; latency from when each request was due)"
+    fi
+    perf_offset=0
+    if [ -n "$trace_syncs" ]; then
+        # perf trace's clock less CLOCK_MONOTONIC (paced-load's), in ms: one fdatasync traced
+        # right after python read the monotonic clock.
+        monotonic="$(perf trace -T -e fdatasync -o "$work/clock.txt" -- python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); t = time.monotonic(); os.fdatasync(fd); print("%.3f" % (t * 1e3))' "$work/clock")"
+        perf_offset="$(awk -v m="$monotonic" '/fdatasync/ { printf "%.3f", $1 - m; exit }' "$work/clock.txt")"
+        echo "-- perf trace's clock is CLOCK_MONOTONIC + $perf_offset ms"
+    fi
+    for round in $(seq 1 "$rounds"); do
+        echo "-- round $round"
+        if [ -n "$trace_syncs" ]; then
+            # Every fdatasync and fsync on the machine with its duration and thread (`perf trace
+            # -p` misses the threads dispatch starts later), the server's threads sampled every
+            # 0.1 s (syncs.py keeps theirs), and its descriptors' files and modes (the
+            # connections) once the run is under way.
+            perf trace -a -T -e fdatasync,fsync -o "$work/syncs-$round.txt" 2>"$work/perf-$round.err" &
+            perf_pid=$!
+            sleep 1
+            paced_trace="$work/requests-$round.txt"
+            : >"$work/tasks-$round.txt"
+            ( sleep 1; for fd in /proc/"$pid_full"/fd/*; do
+                printf '%s %s %s\n' "${fd##*/}" "$(readlink "$fd")" "$(awk '$1 == "flags:" {print $2}' "/proc/$pid_full/fdinfo/${fd##*/}" 2>/dev/null)"
+              done >"$work/fds-$round.txt" ) &
+            fds_pid=$!
+            ( while kill -0 "$perf_pid" 2>/dev/null; do ls /proc/"$pid_full"/task >>"$work/tasks-$round.txt"; sleep 0.1; done ) &
+            tasks_pid=$!
+        fi
+        steps_before="$(metric full 'navigation_values_store_checkpoints_total{mode="writer",result="complete"}') $(metric full navigation_values_store_writer_checkpoint_seconds_total) $(metric full navigation_values_store_writer_checkpoint_pages_total)"
+        paced "--sync full" "" "$port_full" "$work/sessions-full"
+        paced_trace=""
+        steps_after="$(metric full 'navigation_values_store_checkpoints_total{mode="writer",result="complete"}') $(metric full navigation_values_store_writer_checkpoint_seconds_total) $(metric full navigation_values_store_writer_checkpoint_pages_total)"
+        awk -v a="$steps_before" -v b="$steps_after" 'BEGIN { split(a, x, " "); split(b, y, " "); n = y[1] - x[1]
+            if (y[2] == "") exit
+            printf "   the writer'"'"'s finishing steps: %d, %.2f ms and %.0f pages each on average\n", n, n ? (y[2] - x[2]) / n * 1000 : 0, n ? (y[3] - x[3]) / n : 0 }'
+        if [ -n "$trace_syncs" ]; then
+            kill -INT "$perf_pid" 2>/dev/null || true
+            wait "$perf_pid" "$fds_pid" "$tasks_pid" 2>/dev/null || true
+            python3 scripts/bench-table/syncs.py "$work/syncs-$round.txt" "$work/fds-$round.txt" "$work/requests-$round.txt" \
+                "$work/full/bench.sqlite" "$perf_offset" "$work/tasks-$round.txt" | sed 's/^/   /'
+        fi
+        paced "nginx 204" "   (the floor: same load, an answer that does nothing)" "$nginx_paced_port" "$work/sessions-full"
+        paced "redis always" "   (the anchor: LPUSH / LPOP, appendfsync always)" "$redis_port" "$work/sessions-full" redis
+    done
+    echo
+    echo "== medians of $rounds rounds at $paced_at requests/s (each run p50/p90/p99 ms), load now $(load)"
+    for label in "--sync full" "nginx 204" "redis always"; do
+        for kind in push pop; do
+            median_of() { printf '%s\n' ${paced_all[$label/$kind]} | cut -d/ -f"$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+            printf '%-14s %-4s p50 %7s  p90 %7s  p99 %7s ms   runs:%s\n' "$label" "$kind" "$(median_of 1)" "$(median_of 2)" "$(median_of 3)" "${paced_all[$label/$kind]}"
+        done
+    done
     exit 0
 fi
 
@@ -462,19 +590,8 @@ cpu_full_end="$(thread_cpu "$pid_full")"; writer_cpu_full_end="$(writer_cpu full
 echo
 peak="$(m full_rps)"
 half="$(awk -v p="$peak" 'BEGIN {printf "%d", p / 2}')"
+paced_at="$half"
 echo "== paced push/pop at half the peak (--sync full peak $peak/s: $half requests/s over 64 connections, ${seconds} s; latency from when each request was due)"
-# paced LABEL NOTE PORT SESSIONS [redis]: prints the two lines (push, pop) and keeps each p99 in
-# paced_p99[LABEL/push] and paced_p99[LABEL/pop].
-declare -A paced_p99
-paced() {
-    local label="$1" note="$2" kind rate p50 p90 p99 p999 max bad
-    while read -r kind rate p50 p90 p99 p999 max bad; do
-        [ "$bad" = 0 ] || echo "($bad non-2xx or errors)"
-        paced_p99[$label/$kind]="$p99"
-        awk -v l="$label" -v note="$note" -v k="$kind" -v r="$rate" -v a="$p50" -v b="$p90" -v c="$p99" -v d="$p999" -v e="$max" -v load="$(load)" 'BEGIN {
-            printf "%-14s %-4s %6d/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f  max %8.3f ms  load %s%s\n", l, k, r, a, b, c, d, e, load, note }'
-    done < <("$work/paced-load" "$3" "$4" "$half" 64 "$seconds" ${5:-})
-}
 paced "--sync full" "" "$port_full" "$work/sessions-full"
 paced "--sync normal" "" "$port_normal" "$work/sessions-normal"
 # nginx answering 204 at once: the floor this machine's scheduling and the load generator put

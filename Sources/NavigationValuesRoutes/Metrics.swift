@@ -343,6 +343,14 @@ public final class Metrics: Sendable {
             "Of the writer's CPU time, its checkpoints between batches (SQLite).")
         out +=
             "navigation_values_store_writer_checkpoint_cpu_seconds_total \(number(store.writerCheckpointCPUSeconds))\n"
+        header(
+            &out, "navigation_values_store_writer_checkpoint_seconds_total", "counter",
+            "Wall time of the writer's checkpoints between batches, which queued commits wait for (SQLite).")
+        out += "navigation_values_store_writer_checkpoint_seconds_total \(number(store.writerCheckpointSeconds))\n"
+        header(
+            &out, "navigation_values_store_writer_checkpoint_pages_total", "counter",
+            "Pages the writer's checkpoints between batches copied into the database file (SQLite).")
+        out += "navigation_values_store_writer_checkpoint_pages_total \(store.writerCheckpointPages)\n"
     }
 
     private func header(_ out: inout String, _ name: String, _ type: String, _ help: String) {

@@ -24,12 +24,17 @@ import Synchronization
 ///    threshold, so each of these syncs carries a tenth of a cycle's pages at most. Otherwise
 ///    the writer's finishing step below synced every page the cycle's rounds had copied: tens of
 ///    milliseconds on a large database, on the commit path, with the log's syncs waiting behind
-///    it. Past the threshold, rounds run until what is left is at most `backgroundTarget`.
+///    it. Past the threshold, rounds run until what is left is at most `backgroundTarget`, a
+///    few batches' frames: each round copies what the log held when it began, so the rest
+///    shrinks to what commits append during one short round.
 /// 2. Once the log holds `threshold` frames, the writer itself runs, between two batches, a
 ///    PASSIVE checkpoint of the small rest (``afterBatch(_:)``): a few pages and two short syncs.
 ///    Nothing is appended while it runs, so it copies the whole log, and the next write
 ///    transaction restarts the log from its beginning, overwriting the file in place (no new
-///    blocks to allocate and journal, so the syncs of later commits stay cheap).
+///    blocks to allocate and journal, so the syncs of later commits stay cheap). Every commit
+///    queued meanwhile waits for the step, so it copies little: with a quarter of the
+///    threshold's worth left to it (the rule before), its sync of the database file took 3-8 ms
+///    on a paced load, once a cycle; with `backgroundTarget` frames, about a millisecond.
 ///
 /// Without the second part, a log under a load that never pauses is never copied whole (commits
 /// append while a concurrent checkpoint runs), so it never restarts and grows.
@@ -53,9 +58,9 @@ final class Checkpointer: @unchecked Sendable {
     /// The most frames the writer copies itself to finish a checkpoint (what background rounds
     /// left, plus what the writer appended since: a batch under load appends hundreds).
     let finishingFrames: Int
-    /// What background rounds leave for the writer at most: a quarter of ``finishingFrames``
-    /// (of the threshold, when that is smaller), so that what commits append before the writer's
-    /// next batch ends still fits.
+    /// What background rounds leave for the writer at most: ``writerShare`` frames (a quarter of
+    /// the threshold, when that is smaller). The writer's step copies this plus what commits
+    /// append before its next batch ends, which ``finishingFrames`` leaves room for.
     let backgroundTarget: Int
     /// Frames in the log past which the writer forces a RESTART checkpoint.
     let hardLimit: Int
@@ -68,6 +73,10 @@ final class Checkpointer: @unchecked Sendable {
     /// appends a few hundred frames, and a writer that could finish only less than its own
     /// batch appends would never finish under a load that never pauses.
     static let leastFinishingFrames = 256
+    /// Frames background rounds leave for the writer's finishing step, at most: a few batches'
+    /// under a paced load (a mutation appends two or three), so that the step's sync of the
+    /// database file, which every queued commit waits for, carries a few hundred kilobytes.
+    static let writerShare = 64
     private let connection: SerialConnection
     /// The path of the log file (`<database>-wal`).
     let logPath: String
@@ -102,7 +111,7 @@ final class Checkpointer: @unchecked Sendable {
         self.threshold = max(1, threshold)
         self.roundFrames = max(1, self.threshold / 10)
         self.finishingFrames = max(Self.leastFinishingFrames, self.threshold / 2)
-        self.backgroundTarget = max(1, min(finishingFrames, self.threshold) / 4)
+        self.backgroundTarget = max(1, min(Self.writerShare, self.threshold / 4))
         self.hardLimit = max(self.threshold * 2, hardLimit)
         self.forcedWait = forcedWait
         self.logPath = path + "-wal"
@@ -153,25 +162,31 @@ final class Checkpointer: @unchecked Sendable {
         return last.generation == current ? count - last.backfilled : count
     }
 
-    /// PASSIVE checkpoints on the checkpointer's connection until what is left is small enough
-    /// for the writer to finish, the log restarted, or `rounds` ran.
+    /// PASSIVE checkpoints on the checkpointer's connection until what is left is small: below
+    /// the threshold, less than `roundFrames`; past it, at most `backgroundTarget`, small enough
+    /// for the writer to finish; or until the log restarted, or `rounds` ran. Only rounds past
+    /// the threshold hand the rest over to the writer: the writer's step waits for them, and
+    /// not for those before (which would otherwise leave it up to a round's frames to copy).
     private func runBackground() {
         let cpuStart = threadCPUSeconds()
+        var handsOver = false
         defer {
             let spent = threadCPUSeconds() - cpuStart
             figures.withLock { $0.cpuSeconds += spent }
-            handedOver.store(generation.load(ordering: .relaxed), ordering: .relaxed)
+            if handsOver { handedOver.store(generation.load(ordering: .relaxed), ordering: .relaxed) }
             isRunning.store(false, ordering: .releasing)
         }
         for _ in 0..<Self.rounds {
             let generation = generation.load(ordering: .relaxed)
+            handsOver = frames.load(ordering: .relaxed) >= threshold
             guard let outcome = try? connection.onQueue({ $0.checkpoint(SQLITE_CHECKPOINT_PASSIVE) }) else { return }
             let copied = record(outcome, generation: generation, kind: .background)
             guard outcome.code == SQLITE_OK else { return }
             if copied > 0 { syncDatabaseFile() }
             // The writer restarted the log meanwhile: nothing more to do in this one.
             guard generation == self.generation.load(ordering: .relaxed) else { return }
-            if remaining(frames: frames.load(ordering: .relaxed)) <= backgroundTarget { return }
+            let count = frames.load(ordering: .relaxed)
+            if remaining(frames: count) <= (count >= threshold ? backgroundTarget : roundFrames - 1) { return }
         }
     }
 
@@ -197,15 +212,23 @@ final class Checkpointer: @unchecked Sendable {
         let left = remaining(frames: count)
         guard left <= finishingFrames else { return }
         let cpuStart = threadCPUSeconds()
+        let started = ContinuousClock.now
         let generation = generation.load(ordering: .relaxed)
         let outcome = db.checkpoint(SQLITE_CHECKPOINT_PASSIVE)
-        record(outcome, generation: generation, kind: .writer)
+        let copied = record(outcome, generation: generation, kind: .writer)
         // A reader kept the writer from copying it all: background rounds take over again.
         if outcome.code != SQLITE_OK || outcome.backfilled < outcome.frames {
             handedOver.store(-1, ordering: .relaxed)
         }
         let spent = threadCPUSeconds() - cpuStart
-        figures.withLock { $0.writerCheckpointCPUSeconds += spent }
+        let elapsed = (ContinuousClock.now - started).seconds
+        figures.withLock { figures in
+            figures.writerCheckpointCPUSeconds += spent
+            figures.writerCheckpointSeconds += elapsed
+            figures.writerLongestCheckpointSeconds = max(figures.writerLongestCheckpointSeconds, elapsed)
+            figures.writerPagesCopied += copied
+            figures.writerLargestCopy = max(figures.writerLargestCopy, copied)
+        }
     }
 
     /// A RESTART checkpoint on the checkpointer's queue (behind background rounds still
@@ -304,4 +327,11 @@ struct CheckpointFigures: Sendable, Equatable {
     var logBytes = 0
     var cpuSeconds: Double = 0
     var writerCheckpointCPUSeconds: Double = 0
+    /// Wall time of the writer's finishing steps (commits queued meanwhile wait for them), in
+    /// all and the longest.
+    var writerCheckpointSeconds: Double = 0
+    var writerLongestCheckpointSeconds: Double = 0
+    /// Frames the writer's finishing steps copied, in all and the most one step copied.
+    var writerPagesCopied = 0
+    var writerLargestCopy = 0
 }

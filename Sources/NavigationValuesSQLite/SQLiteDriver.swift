@@ -375,6 +375,8 @@ public final class SQLiteDriver: SQLDriver {
         metrics.partialWriterCheckpoints = checkpoints.writerPartial
         metrics.walRestarts = checkpoints.restarts
         metrics.writerCheckpointCPUSeconds = checkpoints.writerCheckpointCPUSeconds
+        metrics.writerCheckpointSeconds = checkpoints.writerCheckpointSeconds
+        metrics.writerCheckpointPages = checkpoints.writerPagesCopied
         metrics.forcedCheckpoints = checkpoints.forced
         metrics.busyForcedCheckpoints = checkpoints.forcedBusy
         metrics.failedForcedCheckpoints = checkpoints.forcedFailed

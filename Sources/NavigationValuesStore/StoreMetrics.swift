@@ -76,6 +76,11 @@ public struct StoreMetrics: Sendable, Equatable {
     public var checkpointerCPUSeconds: Double = 0
     /// Of ``writerCPUSeconds``, the writer's checkpoints between batches.
     public var writerCheckpointCPUSeconds: Double = 0
+    /// Wall time, in seconds, of the writer's checkpoints between batches (SQLite), which the
+    /// commits queued meanwhile wait for: their copies and syncs.
+    public var writerCheckpointSeconds: Double = 0
+    /// Pages the writer's checkpoints between batches copied into the database file (SQLite).
+    public var writerCheckpointPages = 0
 
     /// Events committed whose state changes are not yet written (log-first commits, the state
     /// written behind): now.

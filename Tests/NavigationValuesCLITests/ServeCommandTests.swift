@@ -76,6 +76,11 @@ import Testing
             #expect(pushed.status == 201)
         }
         #expect(try await eventually { try await checkpoints() > 0 })
+        // The writer's finishing steps, counted whether or not one ran.
+        let text = try await server.send("GET", "/metrics", headers: ["Authorization": "Bearer admin"]).text
+        for name in ["navigation_values_store_writer_checkpoint_seconds_total", "navigation_values_store_writer_checkpoint_pages_total"] {
+            #expect(text.split(separator: "\n").contains { $0.hasPrefix(name + " ") }, "\(name) in /metrics")
+        }
         #expect(try await server.stop().status == 0)
     }
 

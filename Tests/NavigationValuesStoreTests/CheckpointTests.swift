@@ -99,6 +99,45 @@ struct CheckpointTests {
         }
     }
 
+    /// Past the threshold, background rounds copy the log down to `backgroundTarget` frames
+    /// before the writer finishes, so that each finishing step (which every queued commit waits
+    /// for) copies and syncs only that and the frames of the commits since. Sixteen cycles of
+    /// commits one at a time, each synced as a server's are (`--sync full`): the rounds before
+    /// the threshold start at every 200 frames waiting, so the threshold finds 0-200 uncopied.
+    /// (With the rest left to the writer as before, up to a quarter of `finishingFrames`, 250
+    /// frames here, its steps copy 0-200 frames, and one of sixteen copies more than 128 but for
+    /// a chance of about 1 in 1,000; a failing run prints what the steps copied.)
+    @Test func backgroundRoundsLeaveTheWriterOnlyAFewBatchesFrames() async throws {
+        try await withTemporaryDatabase { path in
+            var configuration = configuration(threshold: 2_000)
+            configuration.sync = .full
+            let store = try SQLiteSessionStore(path: path, configuration: configuration)
+            let checkpointer = try #require(store.driver.checkpointer)
+            #expect(checkpointer.backgroundTarget == 64)
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            var seq: Int64 = 1
+            // Sixteen thresholds' worth of frames: about 7,500 commits.
+            while store.metrics.pagesWritten < 16 * 2_000 {
+                seq += 1
+                try await store.commit(
+                    sample.mutation(seq, [.setValue(sample.root, key: "k\(seq % 50)", json: largeValue(Int(seq)))]))
+            }
+            let figures = checkpointer.metrics
+            #expect(figures.restarts >= 10)
+            // What the rounds left, 64 frames at most, plus a few commits' frames (a commit here
+            // appends about 5): the writer's step comes after the batch that follows the rounds' end.
+            #expect(
+                figures.writerLargestCopy <= 64 + 64,
+                "\(figures.writer) finishing steps copied \(figures.writerPagesCopied) frames, at most \(figures.writerLargestCopy) at once")
+            // The store's figures (/metrics) report the same steps.
+            let metrics = store.metrics
+            #expect(metrics.writerCheckpointPages == figures.writerPagesCopied)
+            #expect((metrics.writerCheckpointSeconds > 0) == (figures.writer > 0))
+            await store.close()
+        }
+    }
+
     /// Eight writers, each committing again as soon as its commit returns, 149 times: about 1 KB
     /// a commit, so that the log fills a threshold of 64 frames many times over.
     func writeWithoutPause(_ store: SQLiteSessionStore, sessions: [SampleSession]) async throws {

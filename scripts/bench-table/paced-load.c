@@ -10,6 +10,9 @@
 // With a sixth argument `redis`, PORT is a redis-server's and each connection alternates
 // `LPUSH list:<session id> <screen>` and `LPOP list:<session id>` (RESP) on the same schedule: the
 // same paced load against the anchor, counting every reply that is not an error as 2xx.
+// With PACED_LOAD_TRACE=FILE in the environment, also writes every request to FILE, one a line:
+// `push|pop DUE_MS LATENCY_MS CONNECTION`, DUE_MS on CLOCK_MONOTONIC (to line slow requests up
+// with a trace of the server's syscalls).
 // Usage: paced-load PORT SESSIONS_FILE RATE CONNECTIONS SECONDS [redis]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -32,7 +35,7 @@ static int redis;
 
 typedef struct {
     int index;
-    double *latencies[2];
+    double *latencies[2], *dues[2];
     size_t counts[2], capacity;
     long bad;
 } Worker;
@@ -149,8 +152,12 @@ static void *run(void *argument) {
         if (status < 200 || status > 299) worker->bad++;
         if (worker->counts[kind] == worker->capacity) {
             worker->capacity *= 2;
-            for (int i = 0; i < 2; i++) worker->latencies[i] = realloc(worker->latencies[i], worker->capacity * sizeof(double));
+            for (int i = 0; i < 2; i++) {
+                worker->latencies[i] = realloc(worker->latencies[i], worker->capacity * sizeof(double));
+                worker->dues[i] = realloc(worker->dues[i], worker->capacity * sizeof(double));
+            }
         }
+        worker->dues[kind][worker->counts[kind]] = due;
         worker->latencies[kind][worker->counts[kind]++] = latency;
     }
     close(fd);
@@ -184,7 +191,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < connections; i++) {
         workers[i].index = i;
         workers[i].capacity = 4096;
-        for (int j = 0; j < 2; j++) workers[i].latencies[j] = malloc(4096 * sizeof(double));
+        for (int j = 0; j < 2; j++) {
+            workers[i].latencies[j] = malloc(4096 * sizeof(double));
+            workers[i].dues[j] = malloc(4096 * sizeof(double));
+        }
         pthread_create(&threads[i], 0, run, &workers[i]);
     }
     long bad = 0;
@@ -196,6 +206,17 @@ int main(int argc, char **argv) {
     }
     double elapsed = now() - start;
     const char *names[2] = {"push", "pop"};
+    const char *tracePath = getenv("PACED_LOAD_TRACE");
+    if (tracePath && *tracePath) {
+        FILE *trace = fopen(tracePath, "w");
+        if (!trace) { perror(tracePath); return 1; }
+        for (int i = 0; i < connections; i++)
+            for (int j = 0; j < 2; j++)
+                for (size_t k = 0; k < workers[i].counts[j]; k++)
+                    fprintf(trace, "%s %.3f %.3f %d\n", names[j], workers[i].dues[j][k] * 1e3,
+                            workers[i].latencies[j][k] * 1e3, i);
+        fclose(trace);
+    }
     for (int j = 0; j < 2; j++) {
         double *all = malloc((totals[j] + 1) * sizeof(double));
         size_t n = 0;
