@@ -107,7 +107,11 @@ package final class BodyReservation: Sendable {
 /// `next()` until it returns nil. It keeps at most one request's head and body plus one read's
 /// worth of extra bytes, and throws `HTTPRequestError` on anything malformed or over a limit.
 /// Pure: no I/O, no clock.
-package struct RequestParser {
+///
+/// A class, so that a connection holds it in one place: as a struct stored in the connection,
+/// each call of a getter such as `hasBufferedBytes` from another module copied the whole parser
+/// (its buffer, limits and the request being received), retaining every field.
+package final class RequestParser {
     package enum Event: Equatable {
         /// The head (given without its body) asked for `Expect: 100-continue` and the body has not
         /// arrived: send `100 Continue`, or refuse the request before the client sends the body.
@@ -171,14 +175,14 @@ package struct RequestParser {
     /// Frees a buffer larger than `capacity` bytes once everything in it is parsed: an idle
     /// connection then holds at most a few KiB whatever its last request was, and one that
     /// streams a response for a long time (`capacity` 0) holds none.
-    package mutating func releaseIdleBuffer(keepingUpTo capacity: Int = 4096) {
+    package func releaseIdleBuffer(keepingUpTo capacity: Int = 4096) {
         guard readIndex == buffer.count, buffer.capacity > capacity else { return }
         buffer = []
         readIndex = 0
     }
 
     /// Appends received bytes.
-    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    package func append(_ bytes: UnsafeRawBufferPointer) {
         if readIndex == buffer.count {
             if buffer.capacity > 64 * 1024 {
                 buffer = []  // do not keep a large body's capacity on an idle connection
@@ -193,13 +197,13 @@ package struct RequestParser {
         buffer.append(contentsOf: bytes)
     }
 
-    package mutating func append(_ bytes: [UInt8]) {
+    package func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
 
     /// The next event the buffered bytes allow, or nil when more bytes are needed.
     /// - Throws: `HTTPRequestError` (400, 413, 414, 431, 501, 505); the connection must then close.
-    package mutating func next() throws(HTTPRequestError) -> Event? {
+    package func next() throws(HTTPRequestError) -> Event? {
         switch state {
         case .head(let scanned, let lineStart, let requestLineEnd):
             return try nextHead(scanned: scanned, lineStart: lineStart, requestLineEnd: requestLineEnd)
@@ -226,7 +230,7 @@ package struct RequestParser {
 
     // MARK: - Head
 
-    private mutating func nextHead(scanned: Int, lineStart: Int, requestLineEnd: Int?) throws(HTTPRequestError)
+    private func nextHead(scanned: Int, lineStart: Int, requestLineEnd: Int?) throws(HTTPRequestError)
         -> Event?
     {
         // RFC 9112 §2.2: ignore empty lines received before the request line.
@@ -276,7 +280,7 @@ package struct RequestParser {
         }
     }
 
-    private mutating func startBody(_ head: HeadParser.Head) throws(HTTPRequestError) -> Event? {
+    private func startBody(_ head: consuming HeadParser.Head) throws(HTTPRequestError) -> Event? {
         state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
         switch head.framing {
         case .none:

@@ -30,12 +30,28 @@ package enum RouteHandler: Sendable {
 /// A literal segment wins over a parameter at the first place two patterns differ: a lookup tries
 /// the literal child before the parameter children (in the order they were registered).
 struct RouteTree: Sendable {
-    /// Where a route's pattern ends: its handlers by method.
-    struct Endpoint: Sendable {
-        var pattern: String
+    /// Where a route's pattern ends: its handlers by method. Immutable and shared: a lookup hands
+    /// it on without copying its pattern, parameters and handlers (a struct's every reference was
+    /// retained and released per request), and a registration replaces it rather than changing
+    /// it, so that a responder already built keeps the routes it was built with.
+    final class Endpoint: Sendable {
+        let pattern: String
         /// The positions of the pattern's parameters, with their names.
-        var parameters: [(index: Int, name: String)]
-        var handlers: [HTTPMethod: RouteHandler] = [:]
+        let parameters: [(index: Int, name: String)]
+        let handlers: [HTTPMethod: RouteHandler]
+
+        init(pattern: String, parameters: [(index: Int, name: String)], handlers: [HTTPMethod: RouteHandler]) {
+            self.pattern = pattern
+            self.parameters = parameters
+            self.handlers = handlers
+        }
+
+        /// This endpoint with `handler` for `method`, replacing any it had.
+        func adding(_ method: HTTPMethod, _ handler: RouteHandler) -> Endpoint {
+            var handlers = handlers
+            handlers[method] = handler
+            return Endpoint(pattern: pattern, parameters: parameters, handlers: handlers)
+        }
 
         /// The handler for `method`; a `GET` handler also answers `HEAD`.
         func handler(for method: HTTPMethod) -> RouteHandler? {
@@ -77,7 +93,7 @@ struct RouteTree: Sendable {
             if case .parameter(let name) = segment { parameters.append((index, name)) }
         }
         Self.insert(method, handler, at: segments[...], into: &root) {
-            Endpoint(pattern: pattern, parameters: parameters)
+            Endpoint(pattern: pattern, parameters: parameters, handlers: [:])
         }
     }
 
@@ -86,9 +102,7 @@ struct RouteTree: Sendable {
         endpoint: () -> Endpoint
     ) {
         guard let segment = segments.first else {
-            var reached = node.endpoint ?? endpoint()
-            reached.handlers[method] = handler
-            node.endpoint = reached
+            node.endpoint = (node.endpoint ?? endpoint()).adding(method, handler)
             return
         }
         let rest = segments.dropFirst()
