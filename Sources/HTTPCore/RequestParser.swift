@@ -209,9 +209,10 @@ package final class RequestParser {
             return try nextHead(scanned: scanned, lineStart: lineStart, requestLineEnd: requestLineEnd)
         case .lengthBody(var request, let keepAlive, let length):
             guard buffer.count - readIndex >= length else { return nil }
+            // The state lets go of the request first, so that it is changed in place, not copied.
+            state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
             request.body = Array(buffer[readIndex..<readIndex + length])
             readIndex += length
-            state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
             return .request(request, keepAlive: keepAlive)
         case .chunkedBody(var request, let keepAlive, var decoder):
             let (consumed, isDone) = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
@@ -222,8 +223,8 @@ package final class RequestParser {
                 state = .chunkedBody(request, keepAlive: keepAlive, decoder: decoder)
                 return nil
             }
-            request.body = decoder.body
             state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+            request.body = decoder.body
             return .request(request, keepAlive: keepAlive)
         }
     }

@@ -224,15 +224,17 @@ final class Connection: @unchecked Sendable {
                 guard machine.isReading else { return }
                 if case .lingering = machine.state { return }
             }
-            let event: RequestParser.Event?
+            var parsed: RequestParser.Event?
             do {
-                event = try parser.next()
+                parsed = try parser.next()
             } catch {
                 retireQueuedResponse(at: now)
                 respondToMalformedRequest(error, at: now)
                 continue
             }
-            guard let event else {
+            // Taken out of the optional, so that the request is held once, here, and is changed
+            // in place (a request shares its storage until then: see `Request`).
+            guard let event = parsed.take() else {
                 if inFlight != nil {
                     isNextIncomplete = true
                     continue
