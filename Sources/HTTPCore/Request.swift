@@ -17,20 +17,22 @@
 public struct Request: Sendable {
     /// The fields. Changed only through a request that holds the only reference (see
     /// `uniqueStorage()`), so that sharing it between threads is as safe as sharing an array's.
+    /// Their accesses are not checked for exclusivity at run time: only a uniquely held request
+    /// changes them, and overlapping accesses to one request are refused by the compiler.
     private final class Storage: @unchecked Sendable {
-        var method: HTTPMethod
-        var target: String
-        var path: String
-        var query: Parameters
-        var headers: HTTPHeaders
-        var body: [UInt8]
-        var parameters: Parameters
-        var route: String?
-        var minorVersion: Int
-        var remoteAddress: String?
-        var pathSegments: [String]
-        var bodyReservation: BodyReservation?
-        var routeTarget: RouteMatch.Target?
+        @exclusivity(unchecked) var method: HTTPMethod
+        @exclusivity(unchecked) var target: String
+        @exclusivity(unchecked) var path: String
+        @exclusivity(unchecked) var query: Parameters
+        @exclusivity(unchecked) var headers: HTTPHeaders
+        @exclusivity(unchecked) var body: [UInt8]
+        @exclusivity(unchecked) var parameters: Parameters
+        @exclusivity(unchecked) var route: String?
+        @exclusivity(unchecked) var minorVersion: Int
+        @exclusivity(unchecked) var remoteAddress: String?
+        @exclusivity(unchecked) var pathSegments: [String]
+        @exclusivity(unchecked) var bodyReservation: BodyReservation?
+        @exclusivity(unchecked) var routeTarget: RouteMatch.Target?
 
         init(
             method: HTTPMethod, target: String, path: String, query: Parameters, headers: HTTPHeaders,

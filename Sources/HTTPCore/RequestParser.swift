@@ -145,9 +145,12 @@ package final class RequestParser {
     let limits: HTTPLimits
     /// Where bodies over `limits.maxBodyBytes` are reserved; without one, no route gets more.
     let budget: BodyBudget?
-    private var buffer: [UInt8] = []
-    private var readIndex = 0
-    private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+    // Not checked for exclusivity at run time (a check per access, on every request): they are
+    // private, and the parser is used from one thread, by its own methods, none of which calls another
+    // while it holds one of them.
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var readIndex = 0
+    @exclusivity(unchecked) private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
 
     package init(limits: HTTPLimits = HTTPLimits(), budget: BodyBudget? = nil) {
         self.limits = limits
