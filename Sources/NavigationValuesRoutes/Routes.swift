@@ -209,14 +209,40 @@ public struct SessionRoutes: Sendable {
 
     func credential(_ request: Request) -> Credential {
         guard let header = request.headers["authorization"] else { return .none }
-        // `Bearer <token>`, read in place: the scheme up to the first space (any case), then the
-        // rest trimmed. Only the token becomes a string of its own.
-        let value = Substring(header).drop { $0 == " " }
-        guard let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" else {
-            return .token("")
-        }
-        let token = HeaderValue.trimmed(value[space...])
+        let token = Self.bearerToken(header)
         return constantTimeEquals(token, adminToken) ? .admin : .token(token)
+    }
+
+    /// The token of an `Authorization` value, `Bearer <token>`: the scheme up to the first space
+    /// (any case), then the rest trimmed; `""` when it is not of that shape.
+    static func bearerToken(_ header: String) -> String {
+        asciiBearerToken(header) ?? characterBearerToken(header)
+    }
+
+    /// `bearerToken(_:)` read as characters, for any value.
+    static func characterBearerToken(_ header: String) -> String {
+        // Read in place: only the token becomes a string of its own.
+        let value = Substring(header).drop { $0 == " " }
+        guard let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" else { return "" }
+        return HeaderValue.trimmed(value[space...])
+    }
+
+    /// `bearerToken(_:)` of an all-ASCII value (the usual one), read on its bytes, where every
+    /// character is one byte (without breaking the value into characters, for every request);
+    /// nil for a value with other characters, which `characterBearerToken(_:)` reads.
+    static func asciiBearerToken(_ header: String) -> String? {
+        let bytes = header.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        var start = bytes.startIndex
+        while start != bytes.endIndex, bytes[start] == UInt8(ascii: " ") { start = bytes.index(after: start) }
+        guard let space = bytes[start...].firstIndex(of: UInt8(ascii: " ")),
+            header[start..<space].equalsIgnoringASCIICase("bearer")
+        else { return "" }
+        func isTrimmed(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes[space...].firstIndex(where: { !isTrimmed($0) }),
+            let last = bytes[space...].lastIndex(where: { !isTrimmed($0) })
+        else { return "" }
+        return String(header[first...last])
     }
 
     /// The caller's credential, an observer token resolved to its read-only grant; 401 when
