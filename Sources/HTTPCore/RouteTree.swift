@@ -67,7 +67,7 @@ struct RouteTree: Sendable {
         case notFound
     }
 
-    private struct Node: Sendable {
+    fileprivate struct Node: Sendable {
         var literals: [String: Node] = [:]
         var parameters: [(name: String, node: Node)] = []
         var endpoint: Endpoint?
@@ -122,12 +122,35 @@ struct RouteTree: Sendable {
 
     // MARK: - Looking up
 
+    /// The tree as requests look it up, made once from the finished tree by `lookup()`: nodes are
+    /// shared, so a lookup walks from node to node without copying each one's tables (a struct
+    /// node's dictionary, array and endpoint were retained and released at every segment).
+    final class Lookup: Sendable {
+        let literals: [String: Lookup]
+        let parameters: [Lookup]
+        let endpoint: Endpoint?
+
+        fileprivate init(_ node: Node) {
+            literals = node.literals.mapValues { Lookup($0) }
+            parameters = node.parameters.map { Lookup($0.node) }
+            endpoint = node.endpoint
+        }
+    }
+
+    /// The routes registered so far, for lookups; later registrations do not change it.
+    func lookup() -> Lookup { Lookup(root) }
+}
+
+extension RouteTree.Lookup {
+    typealias Match = RouteTree.Match
+    typealias Endpoint = RouteTree.Endpoint
+
     /// The most specific route that matches `segments` and has a handler for `method`.
     func match(_ segments: [String], method: HTTPMethod) -> Match {
         var found: (Endpoint, RouteHandler)?
         var mostSpecific: Endpoint?
         var allowed = Set<String>()
-        _ = Self.visitMatches(of: segments, from: 0, in: root) { endpoint in
+        _ = Self.visitMatches(of: segments, from: 0, in: self) { endpoint in
             if let handler = endpoint.handler(for: method) {
                 found = (endpoint, handler)
                 return true
@@ -149,7 +172,7 @@ struct RouteTree: Sendable {
     /// Calls `visit` with each route whose pattern matches `segments`, most specific first, until
     /// it returns true; returns whether it did.
     private static func visitMatches(
-        of segments: [String], from index: Int, in node: Node, _ visit: (Endpoint) -> Bool
+        of segments: [String], from index: Int, in node: RouteTree.Lookup, _ visit: (Endpoint) -> Bool
     ) -> Bool {
         guard index < segments.count else {
             guard let endpoint = node.endpoint else { return false }
@@ -158,7 +181,7 @@ struct RouteTree: Sendable {
         if let child = node.literals[segments[index]], visitMatches(of: segments, from: index + 1, in: child, visit) {
             return true
         }
-        for parameter in node.parameters where visitMatches(of: segments, from: index + 1, in: parameter.node, visit) {
+        for parameter in node.parameters where visitMatches(of: segments, from: index + 1, in: parameter, visit) {
             return true
         }
         return false

@@ -13,14 +13,14 @@
 /// A class: the server reads it for every request, and a struct of routes, middleware and chain
 /// was copied (each of its references retained and released) on each of those reads.
 public final class RouterResponder: Sendable {
-    let routes: RouteTree
+    let routes: RouteTree.Lookup
     let middleware: [any Middleware]
     /// The middleware chain composed once: each `Next` is built here, not per request (a request
     /// carries its own target), so that running the chain allocates no closure contexts.
     private let chain: @Sendable (Request) -> ResponseFuture
 
     init(routes: RouteTree, middleware: [any Middleware]) {
-        self.routes = routes
+        self.routes = routes.lookup()
         self.middleware = middleware
         var next: @Sendable (Request) -> ResponseFuture = { request in
             switch request.routeTarget {
