@@ -231,18 +231,25 @@ public struct SessionRoutes: Sendable {
     /// character is one byte (without breaking the value into characters, for every request);
     /// nil for a value with other characters, which `characterBearerToken(_:)` reads.
     static func asciiBearerToken(_ header: String) -> String? {
-        let bytes = header.utf8
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-        var start = bytes.startIndex
-        while start != bytes.endIndex, bytes[start] == UInt8(ascii: " ") { start = bytes.index(after: start) }
-        guard let space = bytes[start...].firstIndex(of: UInt8(ascii: " ")),
-            header[start..<space].equalsIgnoringASCIICase("bearer")
-        else { return "" }
-        func isTrimmed(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = bytes[space...].firstIndex(where: { !isTrimmed($0) }),
-            let last = bytes[space...].lastIndex(where: { !isTrimmed($0) })
-        else { return "" }
-        return String(header[first...last])
+        let token: String?? = header.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            var start = 0
+            while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
+            guard let space = bytes[start...].firstIndex(of: UInt8(ascii: " ")), space - start == 6 else { return "" }
+            // The scheme, lowercased as `lowercased()` lowercases ASCII, is `bearer`.
+            for (offset, expected) in "bearer".utf8.enumerated() {
+                let byte = bytes[start + offset]
+                let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                guard lowered == expected else { return "" }
+            }
+            func isTrimmed(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var first = space
+            while first < bytes.count, isTrimmed(bytes[first]) { first += 1 }
+            var end = bytes.count
+            while end > first, isTrimmed(bytes[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[first..<end]), as: UTF8.self)
+        }
+        return token ?? nil
     }
 
     /// The caller's credential, an observer token resolved to its read-only grant; 401 when
