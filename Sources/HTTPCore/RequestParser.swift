@@ -295,7 +295,11 @@ package final class RequestParser {
                 throw HTTPRequestError(.contentTooLarge, detail: "The body is over \(allowed) bytes.")
             }
             if length == 0 { return .request(head.request, keepAlive: head.keepAlive) }
-            var request = head.request
+            let keepAlive = head.keepAlive
+            // The head lets go of its request here, so that the state holds it alone and `next()`
+            // sets its body in place rather than copying it (a request shares its storage).
+            let continued = head.expectsContinue && buffer.count - readIndex < length ? head.request : nil
+            var request = (consume head).request
             if length > limits.maxBodyBytes {
                 guard let reservation = budget?.reserve(length) else {
                     throw HTTPRequestError(
@@ -305,12 +309,14 @@ package final class RequestParser {
                 }
                 request.bodyReservation = reservation
             }
-            state = .lengthBody(request, keepAlive: head.keepAlive, length: length)
-            if head.expectsContinue && buffer.count - readIndex < length { return .sendContinue(head.request) }
+            state = .lengthBody(consume request, keepAlive: keepAlive, length: length)
+            if let continued { return .sendContinue(continued) }
             return try next()
         case .chunked:
-            state = .chunkedBody(head.request, keepAlive: head.keepAlive, decoder: ChunkedBodyDecoder())
-            if head.expectsContinue && buffer.count == readIndex { return .sendContinue(head.request) }
+            let keepAlive = head.keepAlive
+            let continued = head.expectsContinue && buffer.count == readIndex ? head.request : nil
+            state = .chunkedBody((consume head).request, keepAlive: keepAlive, decoder: ChunkedBodyDecoder())
+            if let continued { return .sendContinue(continued) }
             return try next()
         }
     }
