@@ -76,6 +76,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 extension StringProtocol {
     /// ASCII case-insensitive comparison; header names and tokens are ASCII (RFC 9110 §5.1).
+    /// Inlinable, so that other modules (the server's encoder, the routes) get it specialized for
+    /// their types rather than calling the generic one, which reads each byte through witnesses.
+    @inlinable
     package func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         var left = utf8.makeIterator()

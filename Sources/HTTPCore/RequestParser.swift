@@ -107,7 +107,11 @@ package final class BodyReservation: Sendable {
 /// `next()` until it returns nil. It keeps at most one request's head and body plus one read's
 /// worth of extra bytes, and throws `HTTPRequestError` on anything malformed or over a limit.
 /// Pure: no I/O, no clock.
-package struct RequestParser {
+///
+/// A class, so that a connection holds it in one place: as a struct stored in the connection,
+/// each call of a getter such as `hasBufferedBytes` from another module copied the whole parser
+/// (its buffer, limits and the request being received), retaining every field.
+package final class RequestParser {
     package enum Event: Equatable {
         /// The head (given without its body) asked for `Expect: 100-continue` and the body has not
         /// arrived: send `100 Continue`, or refuse the request before the client sends the body.
@@ -141,9 +145,12 @@ package struct RequestParser {
     let limits: HTTPLimits
     /// Where bodies over `limits.maxBodyBytes` are reserved; without one, no route gets more.
     let budget: BodyBudget?
-    private var buffer: [UInt8] = []
-    private var readIndex = 0
-    private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+    // Not checked for exclusivity at run time (a check per access, on every request): they are
+    // private, and the parser is used from one thread, by its own methods, none of which calls another
+    // while it holds one of them.
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var readIndex = 0
+    @exclusivity(unchecked) private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
 
     package init(limits: HTTPLimits = HTTPLimits(), budget: BodyBudget? = nil) {
         self.limits = limits
@@ -171,14 +178,14 @@ package struct RequestParser {
     /// Frees a buffer larger than `capacity` bytes once everything in it is parsed: an idle
     /// connection then holds at most a few KiB whatever its last request was, and one that
     /// streams a response for a long time (`capacity` 0) holds none.
-    package mutating func releaseIdleBuffer(keepingUpTo capacity: Int = 4096) {
+    package func releaseIdleBuffer(keepingUpTo capacity: Int = 4096) {
         guard readIndex == buffer.count, buffer.capacity > capacity else { return }
         buffer = []
         readIndex = 0
     }
 
     /// Appends received bytes.
-    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    package func append(_ bytes: UnsafeRawBufferPointer) {
         if readIndex == buffer.count {
             if buffer.capacity > 64 * 1024 {
                 buffer = []  // do not keep a large body's capacity on an idle connection
@@ -193,21 +200,22 @@ package struct RequestParser {
         buffer.append(contentsOf: bytes)
     }
 
-    package mutating func append(_ bytes: [UInt8]) {
+    package func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
 
     /// The next event the buffered bytes allow, or nil when more bytes are needed.
     /// - Throws: `HTTPRequestError` (400, 413, 414, 431, 501, 505); the connection must then close.
-    package mutating func next() throws(HTTPRequestError) -> Event? {
+    package func next() throws(HTTPRequestError) -> Event? {
         switch state {
         case .head(let scanned, let lineStart, let requestLineEnd):
             return try nextHead(scanned: scanned, lineStart: lineStart, requestLineEnd: requestLineEnd)
         case .lengthBody(var request, let keepAlive, let length):
             guard buffer.count - readIndex >= length else { return nil }
+            // The state lets go of the request first, so that it is changed in place, not copied.
+            state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
             request.body = Array(buffer[readIndex..<readIndex + length])
             readIndex += length
-            state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
             return .request(request, keepAlive: keepAlive)
         case .chunkedBody(var request, let keepAlive, var decoder):
             let (consumed, isDone) = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
@@ -218,15 +226,15 @@ package struct RequestParser {
                 state = .chunkedBody(request, keepAlive: keepAlive, decoder: decoder)
                 return nil
             }
-            request.body = decoder.body
             state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+            request.body = decoder.body
             return .request(request, keepAlive: keepAlive)
         }
     }
 
     // MARK: - Head
 
-    private mutating func nextHead(scanned: Int, lineStart: Int, requestLineEnd: Int?) throws(HTTPRequestError)
+    private func nextHead(scanned: Int, lineStart: Int, requestLineEnd: Int?) throws(HTTPRequestError)
         -> Event?
     {
         // RFC 9112 §2.2: ignore empty lines received before the request line.
@@ -276,7 +284,7 @@ package struct RequestParser {
         }
     }
 
-    private mutating func startBody(_ head: HeadParser.Head) throws(HTTPRequestError) -> Event? {
+    private func startBody(_ head: consuming HeadParser.Head) throws(HTTPRequestError) -> Event? {
         state = .head(scanned: 0, lineStart: 0, requestLineEnd: nil)
         switch head.framing {
         case .none:
@@ -287,7 +295,11 @@ package struct RequestParser {
                 throw HTTPRequestError(.contentTooLarge, detail: "The body is over \(allowed) bytes.")
             }
             if length == 0 { return .request(head.request, keepAlive: head.keepAlive) }
-            var request = head.request
+            let keepAlive = head.keepAlive
+            // The head lets go of its request here, so that the state holds it alone and `next()`
+            // sets its body in place rather than copying it (a request shares its storage).
+            let continued = head.expectsContinue && buffer.count - readIndex < length ? head.request : nil
+            var request = (consume head).request
             if length > limits.maxBodyBytes {
                 guard let reservation = budget?.reserve(length) else {
                     throw HTTPRequestError(
@@ -297,12 +309,14 @@ package struct RequestParser {
                 }
                 request.bodyReservation = reservation
             }
-            state = .lengthBody(request, keepAlive: head.keepAlive, length: length)
-            if head.expectsContinue && buffer.count - readIndex < length { return .sendContinue(head.request) }
+            state = .lengthBody(consume request, keepAlive: keepAlive, length: length)
+            if let continued { return .sendContinue(continued) }
             return try next()
         case .chunked:
-            state = .chunkedBody(head.request, keepAlive: head.keepAlive, decoder: ChunkedBodyDecoder())
-            if head.expectsContinue && buffer.count == readIndex { return .sendContinue(head.request) }
+            let keepAlive = head.keepAlive
+            let continued = head.expectsContinue && buffer.count == readIndex ? head.request : nil
+            state = .chunkedBody((consume head).request, keepAlive: keepAlive, decoder: ChunkedBodyDecoder())
+            if let continued { return .sendContinue(continued) }
             return try next()
         }
     }

@@ -30,12 +30,28 @@ package enum RouteHandler: Sendable {
 /// A literal segment wins over a parameter at the first place two patterns differ: a lookup tries
 /// the literal child before the parameter children (in the order they were registered).
 struct RouteTree: Sendable {
-    /// Where a route's pattern ends: its handlers by method.
-    struct Endpoint: Sendable {
-        var pattern: String
+    /// Where a route's pattern ends: its handlers by method. Immutable and shared: a lookup hands
+    /// it on without copying its pattern, parameters and handlers (a struct's every reference was
+    /// retained and released per request), and a registration replaces it rather than changing
+    /// it, so that a responder already built keeps the routes it was built with.
+    final class Endpoint: Sendable {
+        let pattern: String
         /// The positions of the pattern's parameters, with their names.
-        var parameters: [(index: Int, name: String)]
-        var handlers: [HTTPMethod: RouteHandler] = [:]
+        let parameters: [(index: Int, name: String)]
+        let handlers: [HTTPMethod: RouteHandler]
+
+        init(pattern: String, parameters: [(index: Int, name: String)], handlers: [HTTPMethod: RouteHandler]) {
+            self.pattern = pattern
+            self.parameters = parameters
+            self.handlers = handlers
+        }
+
+        /// This endpoint with `handler` for `method`, replacing any it had.
+        func adding(_ method: HTTPMethod, _ handler: RouteHandler) -> Endpoint {
+            var handlers = handlers
+            handlers[method] = handler
+            return Endpoint(pattern: pattern, parameters: parameters, handlers: handlers)
+        }
 
         /// The handler for `method`; a `GET` handler also answers `HEAD`.
         func handler(for method: HTTPMethod) -> RouteHandler? {
@@ -51,7 +67,7 @@ struct RouteTree: Sendable {
         case notFound
     }
 
-    private struct Node: Sendable {
+    fileprivate struct Node: Sendable {
         var literals: [String: Node] = [:]
         var parameters: [(name: String, node: Node)] = []
         var endpoint: Endpoint?
@@ -77,7 +93,7 @@ struct RouteTree: Sendable {
             if case .parameter(let name) = segment { parameters.append((index, name)) }
         }
         Self.insert(method, handler, at: segments[...], into: &root) {
-            Endpoint(pattern: pattern, parameters: parameters)
+            Endpoint(pattern: pattern, parameters: parameters, handlers: [:])
         }
     }
 
@@ -86,9 +102,7 @@ struct RouteTree: Sendable {
         endpoint: () -> Endpoint
     ) {
         guard let segment = segments.first else {
-            var reached = node.endpoint ?? endpoint()
-            reached.handlers[method] = handler
-            node.endpoint = reached
+            node.endpoint = (node.endpoint ?? endpoint()).adding(method, handler)
             return
         }
         let rest = segments.dropFirst()
@@ -108,12 +122,35 @@ struct RouteTree: Sendable {
 
     // MARK: - Looking up
 
+    /// The tree as requests look it up, made once from the finished tree by `lookup()`: nodes are
+    /// shared, so a lookup walks from node to node without copying each one's tables (a struct
+    /// node's dictionary, array and endpoint were retained and released at every segment).
+    final class Lookup: Sendable {
+        let literals: [String: Lookup]
+        let parameters: [Lookup]
+        let endpoint: Endpoint?
+
+        fileprivate init(_ node: Node) {
+            literals = node.literals.mapValues { Lookup($0) }
+            parameters = node.parameters.map { Lookup($0.node) }
+            endpoint = node.endpoint
+        }
+    }
+
+    /// The routes registered so far, for lookups; later registrations do not change it.
+    func lookup() -> Lookup { Lookup(root) }
+}
+
+extension RouteTree.Lookup {
+    typealias Match = RouteTree.Match
+    typealias Endpoint = RouteTree.Endpoint
+
     /// The most specific route that matches `segments` and has a handler for `method`.
     func match(_ segments: [String], method: HTTPMethod) -> Match {
         var found: (Endpoint, RouteHandler)?
         var mostSpecific: Endpoint?
         var allowed = Set<String>()
-        _ = Self.visitMatches(of: segments, from: 0, in: root) { endpoint in
+        _ = Self.visitMatches(of: segments, from: 0, in: self) { endpoint in
             if let handler = endpoint.handler(for: method) {
                 found = (endpoint, handler)
                 return true
@@ -135,7 +172,7 @@ struct RouteTree: Sendable {
     /// Calls `visit` with each route whose pattern matches `segments`, most specific first, until
     /// it returns true; returns whether it did.
     private static func visitMatches(
-        of segments: [String], from index: Int, in node: Node, _ visit: (Endpoint) -> Bool
+        of segments: [String], from index: Int, in node: RouteTree.Lookup, _ visit: (Endpoint) -> Bool
     ) -> Bool {
         guard index < segments.count else {
             guard let endpoint = node.endpoint else { return false }
@@ -144,7 +181,7 @@ struct RouteTree: Sendable {
         if let child = node.literals[segments[index]], visitMatches(of: segments, from: index + 1, in: child, visit) {
             return true
         }
-        for parameter in node.parameters where visitMatches(of: segments, from: index + 1, in: parameter.node, visit) {
+        for parameter in node.parameters where visitMatches(of: segments, from: index + 1, in: parameter, visit) {
             return true
         }
         return false

@@ -9,15 +9,18 @@
 /// For an `Expect: 100-continue` request, the server looks the head up before the body is sent
 /// and refuses a 404 or 405 at once, through the same middleware; otherwise the lookup's result
 /// answers the request once its body has arrived.
-public struct RouterResponder: Sendable {
-    let routes: RouteTree
+///
+/// A class: the server reads it for every request, and a struct of routes, middleware and chain
+/// was copied (each of its references retained and released) on each of those reads.
+public final class RouterResponder: Sendable {
+    let routes: RouteTree.Lookup
     let middleware: [any Middleware]
     /// The middleware chain composed once: each `Next` is built here, not per request (a request
     /// carries its own target), so that running the chain allocates no closure contexts.
     private let chain: @Sendable (Request) -> ResponseFuture
 
     init(routes: RouteTree, middleware: [any Middleware]) {
-        self.routes = routes
+        self.routes = routes.lookup()
         self.middleware = middleware
         var next: @Sendable (Request) -> ResponseFuture = { request in
             switch request.routeTarget {
@@ -68,6 +71,15 @@ public struct RouterResponder: Sendable {
     package func respond(to request: Request, target: RouteMatch.Target) -> ResponseFuture {
         var request = request
         request.routeTarget = target
+        return chain(request)
+    }
+
+    /// Applies `match` to `request` (its route, parameters and target) and runs it through the
+    /// middleware; the caller keeps the request, routed, for its error response. For the server,
+    /// which holds each request in one place rather than handing copies along.
+    package func respond(to request: inout Request, routedBy match: consuming RouteMatch) -> ResponseFuture {
+        match.apply(to: &request)
+        request.routeTarget = match.target
         return chain(request)
     }
 }

@@ -29,7 +29,7 @@ final class Connection: @unchecked Sendable {
     let peer: String?
     unowned let loop: EventLoop
     var machine: ConnectionStateMachine
-    var parser: RequestParser
+    let parser: RequestParser
     var outbound = OutboundQueue()
     var inFlight: InFlight?
     var isClosed = false
@@ -224,15 +224,17 @@ final class Connection: @unchecked Sendable {
                 guard machine.isReading else { return }
                 if case .lingering = machine.state { return }
             }
-            let event: RequestParser.Event?
+            var parsed: RequestParser.Event?
             do {
-                event = try parser.next()
+                parsed = try parser.next()
             } catch {
                 retireQueuedResponse(at: now)
                 respondToMalformedRequest(error, at: now)
                 continue
             }
-            guard let event else {
+            // Taken out of the optional, so that the request is held once, here, and is changed
+            // in place (a request shares its storage until then: see `Request`).
+            guard let event = parsed.take() else {
                 if inFlight != nil {
                     isNextIncomplete = true
                     continue
@@ -242,7 +244,7 @@ final class Connection: @unchecked Sendable {
                 return
             }
             retireQueuedResponse(at: now)
-            switch event {
+            switch consume event {
             case .sendContinue(var head):
                 head.remoteAddress = peer
                 let route = loop.context.responder.route(head)
@@ -292,13 +294,11 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Handlers
 
-    private func dispatch(_ request: Request, keepAlive: Bool, at now: LoopInstant) {
+    private func dispatch(_ request: consuming Request, keepAlive: Bool, at now: LoopInstant) {
         machine.requestReceived()
         inFlight = InFlight(keepAlive: keepAlive, isHead: request.method == .head, minorVersion: request.minorVersion)
-        var request = request
         request.remoteAddress = peer
-        let route = expectedRoute ?? loop.context.responder.route(request)
-        expectedRoute = nil
+        let route = expectedRoute.take() ?? loop.context.responder.route(request)
         answer(request, route: route, at: now)
     }
 
@@ -307,11 +307,11 @@ final class Connection: @unchecked Sendable {
     /// runs in a task on the server's worker threads, never on a loop, so that one slow handler
     /// (parsing a large body, rendering a large answer, waiting for an actor) delays no other
     /// connection of this loop. Only the response goes back to the loop, to be written.
-    private func answer(_ request: Request, route: RouteMatch, at now: LoopInstant) {
-        var request = request
-        route.apply(to: &request)
+    /// The request is held here, once: the chain borrows it, and only deferred work (which may
+    /// need it for an error response) keeps a copy.
+    private func answer(_ request: consuming Request, route: consuming RouteMatch, at now: LoopInstant) {
         let context = loop.context
-        switch context.responder.respond(to: request, target: route.target) {
+        switch context.responder.respond(to: &request, routedBy: route) {
         case .ready(.success(let response)):
             send(response, at: now)
         case .ready(.failure(let error)):

@@ -24,36 +24,48 @@ enum ResponseEncoder {
         date: [UInt8],
         to out: inout [UInt8]
     ) {
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        append("HTTP/1.1 ", to: &out)
         appendDecimal(status.code, to: &out)
         out.append(0x20)
         appendSafe(status.reasonPhrase, to: &out)
-        out.append(contentsOf: "\r\n".utf8)
+        append("\r\n", to: &out)
         for field in headers where !isManaged(field.name) && isSafeName(field.name) {
-            out.append(contentsOf: field.name.utf8)
-            out.append(contentsOf: ": ".utf8)
+            appendBytes(of: field.name, to: &out)
+            append(": ", to: &out)
             appendSafe(field.value, to: &out)
-            out.append(contentsOf: "\r\n".utf8)
+            append("\r\n", to: &out)
         }
         switch framing {
         case .length(let length):
-            out.append(contentsOf: "Content-Length: ".utf8)
+            append("Content-Length: ", to: &out)
             appendDecimal(length, to: &out)
-            out.append(contentsOf: "\r\n".utf8)
+            append("\r\n", to: &out)
         case .chunked:
-            out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+            append("Transfer-Encoding: chunked\r\n", to: &out)
         case .untilClose, .none:
             break
         }
-        out.append(contentsOf: "Date: ".utf8)
+        append("Date: ", to: &out)
         out.append(contentsOf: date)
-        out.append(contentsOf: "\r\n".utf8)
+        append("\r\n", to: &out)
         if !keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
+            append("Connection: close\r\n", to: &out)
         } else if minorVersion == 0 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            append("Connection: keep-alive\r\n", to: &out)
         }
-        out.append(contentsOf: "\r\n".utf8)
+        append("\r\n", to: &out)
+    }
+
+    /// Appends a literal's bytes in one copy (a string's `utf8` view is appended byte by byte).
+    @inline(__always)
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        literal.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// Appends a string's UTF-8 bytes, in one copy when they are contiguous (a native string's are).
+    private static func appendBytes(of text: String, to out: inout [UInt8]) {
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
+        if copied == nil { out.append(contentsOf: text.utf8) }
     }
 
     /// About how many bytes `appendHead` writes for `headers`: at least that many, unless a
@@ -124,8 +136,18 @@ enum ResponseEncoder {
         }
     }
 
+    /// Appends `value` in decimal, digit by digit, without making a string of it.
     private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        out.append(contentsOf: String(value).utf8)  // a small string: no allocation
+        guard value >= 0 else {
+            out.append(contentsOf: String(value).utf8)
+            return
+        }
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        while divisor > 0 {
+            out.append(0x30 + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
     }
 }
 

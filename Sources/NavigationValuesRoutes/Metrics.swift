@@ -100,13 +100,18 @@ public final class Metrics: Sendable {
 
     /// The methods that get a label of their own; any other is counted as `OTHER`, so that a
     /// client cannot add a time series by inventing a method (RFC 9110 lets a method be any token).
-    public static let labelledMethods: Set<String> = [
-        "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE",
+    public static let labelledMethods = Set(labelledMethodsInOrder)
+
+    /// ``labelledMethods``, the most frequent first: `methodLabel(_:)` compares a request's method
+    /// with each (short strings, compared without hashing) rather than hashing it into the set.
+    private static let labelledMethodsInOrder = [
+        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE",
     ]
 
     /// The `method` label of a request method: itself when it is one of ``labelledMethods``, else `OTHER`.
     public static func methodLabel(_ method: String) -> String {
-        labelledMethods.contains(method) ? method : "OTHER"
+        for labelled in labelledMethodsInOrder where labelled == method { return method }
+        return "OTHER"
     }
 
     /// Counts one answered request and its latency in seconds. `method` is labelled through

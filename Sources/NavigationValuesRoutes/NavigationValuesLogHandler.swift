@@ -201,16 +201,15 @@ public struct NavigationValuesLogHandler: LogHandler {
         if format == .json { out.append(UInt8(ascii: "}")) }
     }
 
-    /// Appends one field: `,"name":value` in JSON, ` name=value` in text.
-    private static func appendField(
-        _ name: String, _ value: Logger.MetadataValue, format: Format, to out: inout [UInt8]
-    ) {
+    /// Appends one field, its value as ``json(_:)`` gives it: `,"name":value` in JSON,
+    /// ` name=value` in text.
+    private static func appendField(_ name: String, _ value: JSONValue, format: Format, to out: inout [UInt8]) {
         switch format {
         case .json:
             out.append(UInt8(ascii: ","))
             JSONValue.writeString(name, to: &out)
             out.append(UInt8(ascii: ":"))
-            json(value).write(to: &out)
+            value.write(to: &out)
         case .text:
             out.append(0x20)
             if name.isEmpty || name.utf8.contains(where: { needsQuotes($0) }) {
@@ -219,31 +218,36 @@ public struct NavigationValuesLogHandler: LogHandler {
                 out.append(contentsOf: name.utf8)
             }
             out.append(UInt8(ascii: "="))
-            appendText(json(value), to: &out)
+            appendText(value, to: &out)
         }
     }
 
     /// Calls `body` with each field in the lines' order: ``fieldOrder``'s, the others sorted by
-    /// name, then `error` (the field, else the call's error).
+    /// name, then `error` (the field, else the call's error); each value as ``json(_:)`` gives it.
     private static func forEachField<Fields: LogLineFields>(
-        _ fields: Fields, error: (any Error)?, _ body: (String, Logger.MetadataValue) -> Void
+        _ fields: Fields, error: (any Error)?, _ body: (String, JSONValue) -> Void
     ) {
+        // Fields that know their order and hold no `error` (a request's line) skip the lookups by name.
+        if fields.forEachInLineOrder(body) {
+            if let error { body("error", .string(String(describing: error))) }
+            return
+        }
         let errorField = fields.value(named: "error")
         let ordinary = fields.count - (errorField == nil ? 0 : 1)
         var written = 0
         for name in fieldOrder where written < ordinary {
             if let value = fields.value(named: name) {
-                body(name, value)
+                body(name, json(value))
                 written += 1
             }
         }
         if written < ordinary {
             for name in fields.otherNames().filter({ $0 != "error" && !orderedFields.contains($0) }).sorted() {
-                if let value = fields.value(named: name) { body(name, value) }
+                if let value = fields.value(named: name) { body(name, json(value)) }
             }
         }
         if let errorField {
-            body("error", errorField)
+            body("error", json(errorField))
         } else if let error {
             body("error", .string(String(describing: error)))
         }
@@ -349,6 +353,15 @@ protocol LogLineFields {
     func value(named name: String) -> Logger.MetadataValue?
     /// The names of every field, or at least of those not in `fieldOrder` (read only when there are some).
     func otherNames() -> [String]
+    /// Calls `body` with every field in the lines' order, each value as
+    /// ``NavigationValuesLogHandler/json(_:)`` makes it of ``value(named:)``'s, and answers true;
+    /// or answers false without calling it, and the fields are looked up by name. Only for fields
+    /// without `error`, whose order is known without looking (a request's line).
+    func forEachInLineOrder(_ body: (String, JSONValue) -> Void) -> Bool
+}
+
+extension LogLineFields {
+    func forEachInLineOrder(_ body: (String, JSONValue) -> Void) -> Bool { false }
 }
 
 /// A call's swift-log metadata, as a line's fields.

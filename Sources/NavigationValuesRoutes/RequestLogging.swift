@@ -176,6 +176,18 @@ struct RequestLine: LogLineFields {
 
     func otherNames() -> [String] { Self.names }
 
+    /// The six fields in `names`' order, which is ``NavigationValuesLogHandler/fieldOrder``'s, with
+    /// the values `value(named:)` gives as the formatter reads them, without looking each up.
+    func forEachInLineOrder(_ body: (String, JSONValue) -> Void) -> Bool {
+        body("method", .string(method))
+        body("route", .string(route))
+        body("status", .integer(Int64(status)))
+        body("duration_ms", .number(durationMilliseconds))
+        body("request_id", .string(requestID))
+        body("client", .string(client))
+        return true
+    }
+
     /// The fields as swift-log metadata: one allocation, the dictionary's storage, sized once for
     /// the six (a dictionary literal would allocate the array of its pairs too).
     var metadata: Logger.Metadata {

@@ -209,14 +209,47 @@ public struct SessionRoutes: Sendable {
 
     func credential(_ request: Request) -> Credential {
         guard let header = request.headers["authorization"] else { return .none }
-        // `Bearer <token>`, read in place: the scheme up to the first space (any case), then the
-        // rest trimmed. Only the token becomes a string of its own.
-        let value = Substring(header).drop { $0 == " " }
-        guard let space = value.firstIndex(of: " "), value[..<space].equalsIgnoringASCIICase("bearer") else {
-            return .token("")
-        }
-        let token = HeaderValue.trimmed(value[space...])
+        let token = Self.bearerToken(header)
         return constantTimeEquals(token, adminToken) ? .admin : .token(token)
+    }
+
+    /// The token of an `Authorization` value, `Bearer <token>`: the scheme up to the first space
+    /// (any case), then the rest trimmed; `""` when it is not of that shape.
+    static func bearerToken(_ header: String) -> String {
+        asciiBearerToken(header) ?? characterBearerToken(header)
+    }
+
+    /// `bearerToken(_:)` read as characters, for any value.
+    static func characterBearerToken(_ header: String) -> String {
+        // Read in place: only the token becomes a string of its own.
+        let value = Substring(header).drop { $0 == " " }
+        guard let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" else { return "" }
+        return HeaderValue.trimmed(value[space...])
+    }
+
+    /// `bearerToken(_:)` of an all-ASCII value (the usual one), read on its bytes, where every
+    /// character is one byte (without breaking the value into characters, for every request);
+    /// nil for a value with other characters, which `characterBearerToken(_:)` reads.
+    static func asciiBearerToken(_ header: String) -> String? {
+        let token: String?? = header.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            var start = 0
+            while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
+            guard let space = bytes[start...].firstIndex(of: UInt8(ascii: " ")), space - start == 6 else { return "" }
+            // The scheme, lowercased as `lowercased()` lowercases ASCII, is `bearer`.
+            for (offset, expected) in "bearer".utf8.enumerated() {
+                let byte = bytes[start + offset]
+                let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                guard lowered == expected else { return "" }
+            }
+            func isTrimmed(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var first = space
+            while first < bytes.count, isTrimmed(bytes[first]) { first += 1 }
+            var end = bytes.count
+            while end > first, isTrimmed(bytes[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[first..<end]), as: UTF8.self)
+        }
+        return token ?? nil
     }
 
     /// The caller's credential, an observer token resolved to its read-only grant; 401 when

@@ -109,7 +109,7 @@ public final class InMemoryTransport: ClientTransport {
 
     /// The request the server's parser reads from `transportRequest`'s bytes.
     private func parse(_ transportRequest: TransportRequest) throws(HTTPRequestError) -> Request {
-        var parser = RequestParser(limits: api.limits, budget: bodyBudget)
+        let parser = RequestParser(limits: api.limits, budget: bodyBudget)
         parser.append(Self.bytes(of: transportRequest))
         // A `100 Continue` the head asks for is skipped: its body is there already.
         while let event = try parser.next() {

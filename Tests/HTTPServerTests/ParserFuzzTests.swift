@@ -41,7 +41,7 @@ import Testing
                 }
                 if bytes.isEmpty { bytes = [0x0A] }
             }
-            var parser = RequestParser(limits: limits)
+            let parser = RequestParser(limits: limits)
             var offset = 0
             feeding: while offset < bytes.count {
                 let length = Int.random(in: 1...max(1, bytes.count - offset), using: &random)

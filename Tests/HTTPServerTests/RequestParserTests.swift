@@ -8,7 +8,7 @@ import Testing
     private func parse(_ text: String, limits: HTTPLimits = HTTPLimits()) throws(HTTPRequestError) -> [RequestParser
         .Event]
     {
-        var parser = RequestParser(limits: limits)
+        let parser = RequestParser(limits: limits)
         parser.append(Array(text.utf8))
         var events: [RequestParser.Event] = []
         while let event = try parser.next() { events.append(event) }
@@ -50,7 +50,7 @@ import Testing
 
     @Test func aHeadFedOneByteAtATimeGivesTheSameRequest() throws {
         let text = "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
-        var parser = RequestParser()
+        let parser = RequestParser()
         var events: [RequestParser.Event] = []
         for byte in Array(text.utf8) {
             parser.append([byte])
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func asksForContinueBeforeTheBodyArrives() throws {
-        var parser = RequestParser()
+        let parser = RequestParser()
         parser.append(Array("PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n".utf8))
         #expect(try parser.next() == .sendContinue(Request(method: .put, path: "/x")))
         #expect(try parser.next() == nil)
@@ -177,7 +177,7 @@ import Testing
 
 extension RequestParserTests {
     @Test func releasesALargeBufferOnceParsedButKeepsUnparsedBytes() throws {
-        var parser = RequestParser()
+        let parser = RequestParser()
         let body = String(repeating: "b", count: 10000)
         parser.append(
             Array("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 10000\r\n\r\n\(body)GET /y HTTP/1.1\r\n".utf8))
@@ -194,7 +194,7 @@ extension RequestParserTests {
     }
 
     @Test func aStreamingConnectionGivesBackEvenASmallBufferButNotUnparsedBytes() throws {
-        var parser = RequestParser()
+        let parser = RequestParser()
         parser.append(Array("GET /events HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
         guard case .request? = try parser.next() else { throw TestTimeout() }
         parser.releaseIdleBuffer()  // an idle connection keeps a small buffer for its next request

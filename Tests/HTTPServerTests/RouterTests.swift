@@ -105,4 +105,22 @@ import Testing
         }
         #expect(text(try await router.buildResponder().respond(to: Request(method: .get, path: "/a"))) == "second")
     }
+
+    /// A method added to a path after a responder was built reaches later responders only: the
+    /// path's endpoint, shared by lookups, is replaced, not changed.
+    @Test func aBuiltResponderKeepsTheMethodsOfAPathItWasBuiltWith() async throws {
+        let router = Router()
+        router.get("/a/{id}") { _ in Response(body: Array("get".utf8)) }
+        let responder = router.buildResponder()
+        router.post("/a/{id}") { _ in Response(body: Array("post".utf8)) }
+        do {
+            _ = try await responder.respond(to: Request(method: .post, path: "/a/1"))
+            Issue.record("the responder built before POST answered it")
+        } catch let error as HTTPRequestError {
+            #expect(error.status == .methodNotAllowed)
+            #expect(error.headers["Allow"] == "GET, HEAD")
+        }
+        #expect(text(try await responder.respond(to: Request(method: .get, path: "/a/1"))) == "get")
+        #expect(text(try await router.buildResponder().respond(to: Request(method: .post, path: "/a/1"))) == "post")
+    }
 }

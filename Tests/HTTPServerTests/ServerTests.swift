@@ -284,3 +284,54 @@ extension ServerTests {
         }
     }
 }
+
+extension ServerTests {
+    /// Pipelined requests whose heads and bodies arrive cut across reads, one of them answered in a
+    /// task (holding its request while those behind it are parsed) and one refused by its handler:
+    /// each is answered in order with its own path parameter, field and body, and the refusal
+    /// keeps the connection for the request after it.
+    @Test func pipelinedBodiesCutAcrossReadsKeepTheirOwnFieldsAndAnErrorKeepsTheConnection() async throws {
+        @Sendable func echo(_ label: String, _ request: Request) -> Response {
+            let tag = request.headers["x-tag"] ?? "-"
+            let body = String(decoding: request.body, as: UTF8.self)
+            return Response(body: Array("\(label) \(request.parameters["n"] ?? "-") \(tag) \(body)".utf8))
+        }
+        let router = Router()
+        router.post("/later/{n}") { request in
+            try await Task.sleep(for: .milliseconds(30))
+            return echo("later", request)
+        }
+        router.post("/now/{n}") { request in echo("now", request) }
+        router.get("/refuse") { _ in throw HTTPRequestError(.badRequest, detail: "refused") }
+        func post(_ path: String, tag: String, body: String) -> String {
+            "POST \(path) HTTP/1.1\r\nHost: t\r\nX-Tag: \(tag)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        }
+        let first = post("/later/1", tag: "a", body: "first body")
+        let second = post("/now/2", tag: "b", body: "second, cut across reads")
+        let third = post("/now/3", tag: "c", body: "third")
+        let bytes = Array((first + second + get("/refuse") + third).utf8)
+        // Inside the first head, inside the second body, inside the last head.
+        let cuts = [
+            12, first.utf8.count + second.utf8.count - 10,
+            first.utf8.count + second.utf8.count + get("/refuse").utf8.count + 9, bytes.count,
+        ]
+        try await withRunningServer(router) { server in
+            let client = try RawClient(port: server.port)
+            let answers = try await offload {
+                var start = 0
+                for cut in cuts {
+                    try client.send(Array(bytes[start..<cut]))
+                    start = cut
+                    usleep(20_000)
+                }
+                return try (0..<4).map { _ in try client.readResponse() }
+            }
+            #expect(answers.map(\.status) == [200, 200, 400, 200])
+            #expect(answers[0].text == "later 1 a first body")
+            #expect(answers[1].text == "now 2 b second, cut across reads")
+            #expect(try answers[2].jsonObject()["detail"] as? String == "refused")
+            #expect(answers[2].header("Connection") == nil)
+            #expect(answers[3].text == "now 3 c third")
+        }
+    }
+}
