@@ -262,6 +262,34 @@ echo "   the machine is shared with other builds: absolute figures vary, ratios 
 # there (PACED_LOAD_TRACE).
 declare -A paced_p50 paced_p90 paced_p99 paced_all
 paced_trace=""
+start_nginx() { # start_nginx SERVER_BLOCKS: nginx (two workers, no access log) with these server blocks
+    mkdir -p "$work/nginx-logs"
+    cat >"$work/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-logs/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    keepalive_requests 1000000;
+$1
+}
+CONF
+    "$nginx_bin" -p "$work" -c "$work/nginx.conf"
+}
+start_redis_always() { # Redis with appendfsync always on redis_port, answering pings
+    redis_port="$(free_port)"
+    mkdir -p "$work/redis"
+    redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes --appendfsync always \
+        --save "" --daemonize no --logfile "$work/redis/log" &
+    pids+=($!)
+    for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
 paced() {
     local label="$1" note="$2" kind rate p50 p90 p99 p999 max bad
     while read -r kind rate p50 p90 p99 p999 max bad; do
@@ -316,33 +344,11 @@ if [ "$mode" = paced ]; then
     echo "-- creating 1,000 sessions (five screens above the root each)"
     create_sessions "$port_full" "$work/sessions-full"
     nginx_paced_port="$(free_port)"
-    mkdir -p "$work/nginx-logs"
-    cat >"$work/nginx.conf" <<CONF
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/nginx-logs/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    keepalive_requests 1000000;
-    server {
+    start_nginx "    server {
         listen 127.0.0.1:$nginx_paced_port;
         location / { return 204; }
-    }
-}
-CONF
-    "$nginx_bin" -p "$work" -c "$work/nginx.conf"
-    redis_port="$(free_port)"
-    mkdir -p "$work/redis"
-    redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes --appendfsync always \
-        --save "" --daemonize no --logfile "$work/redis/log" &
-    pids+=($!)
-    for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    }"
+    start_redis_always
     pushpop full 2 64 2s >/dev/null
     if [ -n "$paced_rate" ]; then
         paced_at="$paced_rate"
@@ -481,20 +487,7 @@ curl -sf "http://127.0.0.1:$port_normal/v1/sessions/$reads_id" -H "Authorization
 read_size="$(wc -c <"$work/html/v1/sessions/$reads_id")"
 nginx_port="$(free_port)"
 nginx_paced_port="$(free_port)"  # answers every request 204: the paced load's anchor
-cat >"$work/nginx.conf" <<CONF
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/nginx-logs/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    keepalive_requests 1000000;
-    server {
+start_nginx "    server {
         listen 127.0.0.1:$nginx_port;
         root $work/html;
         default_type application/json;
@@ -503,17 +496,8 @@ http {
     server {
         listen 127.0.0.1:$nginx_paced_port;
         location / { return 204; }
-    }
-}
-CONF
-"$nginx_bin" -p "$work" -c "$work/nginx.conf"
-
-redis_port="$(free_port)"
-mkdir -p "$work/redis"
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes --appendfsync always \
-    --save "" --daemonize no --logfile "$work/redis/log" &
-pids+=($!)
-for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    }"
+start_redis_always
 # About a pushed screen's size (no quotes or commas: redis-benchmark's CSV names the command).
 redis_value='id=sc_0123456789abcdef;name=Detail;values=title:x;at=2026-12-01T12:00:00.000Z'
 # redis-benchmark runs a count, not a time: one short run sizes each run to about DURATION.

@@ -156,6 +156,18 @@ struct CheckpointTests {
         }
     }
 
+    /// What ``writeWithoutPause(_:sessions:)`` must leave: every commit made, the threshold filled
+    /// many times over, the log restarted at least three times and bounded, no forced checkpoint.
+    func expectRestartsCycleAfterCycle(_ metrics: StoreMetrics, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(metrics.committedMutations == 8 * 150, sourceLocation: sourceLocation)
+        #expect(metrics.pagesWritten > 20 * 64, "the writes filled the threshold many times over", sourceLocation: sourceLocation)
+        #expect(metrics.walRestarts >= 3, sourceLocation: sourceLocation)
+        // Every restart cuts the file back to journal_size_limit (four times the threshold);
+        // between two, the log holds a cycle's frames.
+        #expect(metrics.walPages < 20 * 64, "\(metrics.walPages) frames in the log", sourceLocation: sourceLocation)
+        #expect(metrics.forcedCheckpoints == 0, sourceLocation: sourceLocation)
+    }
+
     /// Under writers that never pause, the log still restarts cycle after cycle and stays
     /// bounded, whichever part copied it last: a background round that caught up with it, or the
     /// writer's finishing step (which of the two depends on the machine's timing).
@@ -166,14 +178,7 @@ struct CheckpointTests {
                 path: path, configuration: configuration(threshold: 64, hardLimit: 1_000_000))
             let sessions = (0..<8).map { SampleSession("s_\($0)") }
             try await writeWithoutPause(store, sessions: sessions)
-            let metrics = store.metrics
-            #expect(metrics.committedMutations == 8 * 150)
-            #expect(metrics.pagesWritten > 20 * 64, "the writes filled the threshold many times over")
-            #expect(metrics.walRestarts >= 3)
-            // Every restart cuts the file back to journal_size_limit (four times the threshold);
-            // between two, the log holds a cycle's frames.
-            #expect(metrics.walPages < 20 * 64, "\(metrics.walPages) frames in the log")
-            #expect(metrics.forcedCheckpoints == 0)
+            expectRestartsCycleAfterCycle(store.metrics)
             await store.close()
             let reopened = try SQLiteSessionStore(path: path)
             for session in sessions {
@@ -196,13 +201,8 @@ struct CheckpointTests {
             checkpointer.allowBackgroundRounds(false)
             let sessions = (0..<8).map { SampleSession("s_\($0)") }
             try await writeWithoutPause(store, sessions: sessions)
-            let metrics = store.metrics
-            #expect(metrics.committedMutations == 8 * 150)
-            #expect(metrics.pagesWritten > 20 * 64, "the writes filled the threshold many times over")
-            #expect(metrics.writerCheckpoints >= 3)
-            #expect(metrics.walRestarts >= 3)
-            #expect(metrics.walPages < 20 * 64, "\(metrics.walPages) frames in the log")
-            #expect(metrics.forcedCheckpoints == 0)
+            expectRestartsCycleAfterCycle(store.metrics)
+            #expect(store.metrics.writerCheckpoints >= 3)
             #expect(checkpointer.metrics.passive == 0, "no background round ran")
             await store.close()
         }
