@@ -40,9 +40,7 @@ public final class RouterResponder: Sendable {
     /// - Throws: what the chain ends with: the handler's error, or `HTTPRequestError` 404/405.
     public func respond(to request: Request) async throws -> Response {
         var request = request
-        let match = route(request)
-        match.apply(to: &request)
-        return try await respond(to: request, target: match.target).response
+        return try await respond(to: &request, routedBy: route(request)).response
     }
 
     /// Looks `request` up in the routes: its handler, or why it has none.
@@ -67,16 +65,9 @@ public final class RouterResponder: Sendable {
         }
     }
 
-    /// Runs a routed request (see `RouteMatch.apply(to:)`) through the middleware to `target`.
-    package func respond(to request: Request, target: RouteMatch.Target) -> ResponseFuture {
-        var request = request
-        request.routeTarget = target
-        return chain(request)
-    }
-
     /// Applies `match` to `request` (its route, parameters and target) and runs it through the
-    /// middleware; the caller keeps the request, routed, for its error response. For the server,
-    /// which holds each request in one place rather than handing copies along.
+    /// middleware; the caller keeps the request, routed, for its error response (the server holds
+    /// each request in one place rather than handing copies along).
     package func respond(to request: inout Request, routedBy match: consuming RouteMatch) -> ResponseFuture {
         match.apply(to: &request)
         request.routeTarget = match.target

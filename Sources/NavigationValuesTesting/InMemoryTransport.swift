@@ -91,9 +91,8 @@ public final class InMemoryTransport: ClientTransport {
             return Answer(response: api.errorResponder(error, nil), isBodyless: false)
         }
         let route = api.responder.route(request)
-        route.apply(to: &request)
         let response: Response
-        switch api.responder.respond(to: request, target: route.target) {
+        switch api.responder.respond(to: &request, routedBy: route) {
         case .ready(.success(let ready)):
             response = ready
         case .ready(.failure(let error)):
