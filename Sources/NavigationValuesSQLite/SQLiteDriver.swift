@@ -303,7 +303,15 @@ public final class SQLiteDriver: SQLDriver {
                 }
             }
         }
-        // A failure here must not fail the batch, so it is only skipped.
+        return commit(results, cleanup: cleanup, in: db)
+    }
+
+    /// Runs `cleanup` (a failure there must not fail the batch, so it is only skipped) and
+    /// commits the open transaction: `results`, or, when the commit fails, each success turned
+    /// into its error.
+    private func commit(
+        _ results: [Result<Void, any Error>], cleanup: WriteStep?, in db: Database
+    ) -> [Result<Void, any Error>] {
         if let cleanup { try? db.inSavepoint { try db.run(cleanup) } }
         do {
             try db.execute("COMMIT")
@@ -336,15 +344,7 @@ public final class SQLiteDriver: SQLDriver {
             try? db.rollback()
             return nil
         }
-        // A failure here must not fail the batch, so it is only skipped.
-        if let cleanup { try? db.inSavepoint { try db.run(cleanup) } }
-        do {
-            try db.execute("COMMIT")
-        } catch {
-            try? db.rollback()
-            return Array(repeating: .failure(error), count: writes.count)
-        }
-        return Array(repeating: .success(()), count: writes.count)
+        return commit(Array(repeating: .success(()), count: writes.count), cleanup: cleanup, in: db)
     }
 
     /// Whether a write needs no savepoint of its own for a failure to leave nothing of it: its
