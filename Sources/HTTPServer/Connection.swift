@@ -313,9 +313,13 @@ final class Connection: @unchecked Sendable {
         let context = loop.context
         switch context.responder.respond(to: &request, routedBy: route) {
         case .ready(.success(let response)):
+            // Answered: the parser's next request reuses its storage, unless something kept it.
+            parser.recycle(consume request)
             send(response, at: now)
         case .ready(.failure(let error)):
-            send(context.errorResponder(error, request), at: now)
+            let response = context.errorResponder(error, request)
+            parser.recycle(consume request)
+            send(response, at: now)
         case .deferred(let work):
             startHandler(request, work)
         }
