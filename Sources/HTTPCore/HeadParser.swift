@@ -17,23 +17,25 @@ package enum HeadParser {
         guard let requestLine = lines.next() else { throw bad("The request line is missing.") }
         let (method, target, minorVersion) = try parseRequestLine(requestLine)
         var request = Request(method: method, target: target, minorVersion: minorVersion, reusing: &spare)
-        // One allocation for the fields at most instead of one per doubling: at most a field per
-        // line after the request line, and never more than the limit lets through.
-        var lineCount = 0
-        for byte in bytes where byte == 0x0A { lineCount += 1 }
-        request.headers.reserveCapacity(min(max(0, lineCount - 1), limits.maxHeaderCount))
-        while let line = lines.next(), !line.isEmpty {
-            if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
-                throw bad("Obsolete line folding is not accepted (RFC 9112 §5.2).")
+        let (path, query) = try request.withFieldsAndSegments { headers, segments throws(HTTPRequestError) in
+            // One allocation for the fields at most instead of one per doubling: at most a field
+            // per line after the request line, and never more than the limit lets through.
+            var lineCount = 0
+            for byte in bytes where byte == 0x0A { lineCount += 1 }
+            headers.reserveCapacity(min(max(0, lineCount - 1), limits.maxHeaderCount))
+            while let line = lines.next(), !line.isEmpty {
+                if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
+                    throw bad("Obsolete line folding is not accepted (RFC 9112 §5.2).")
+                }
+                guard headers.count < limits.maxHeaderCount else {
+                    throw HTTPRequestError(
+                        .headerFieldsTooLarge, detail: "More than \(limits.maxHeaderCount) header fields.")
+                }
+                let (name, value) = try parseField(line)
+                headers.add(name: name, value: value)
             }
-            guard request.headers.count < limits.maxHeaderCount else {
-                throw HTTPRequestError(
-                    .headerFieldsTooLarge, detail: "More than \(limits.maxHeaderCount) header fields.")
-            }
-            let (name, value) = try parseField(line)
-            request.headers.add(name: name, value: value)
+            return try TargetParser.parse(target, segmentsInto: &segments)
         }
-        let (path, query) = try TargetParser.parse(target, segmentsInto: &request.pathSegments)
         request.path = path
         request.query = query
         return try makeHead(consume request)

@@ -195,6 +195,15 @@ public struct Request: Sendable {
         }
     }
 
+    /// Calls `body` with the header fields and path segments to fill in, in place, through one
+    /// check that the storage is held once (rather than one per field appended).
+    mutating func withFieldsAndSegments<Result>(
+        _ body: (inout HTTPHeaders, inout [String]) throws(HTTPRequestError) -> Result
+    ) throws(HTTPRequestError) -> Result {
+        let storage = uniqueStorage()
+        return try body(&storage.headers, &storage.pathSegments)
+    }
+
     /// Header fields a reused storage keeps room for; a request with more gives its array back.
     static let reusedFieldCapacity = 32
     /// Path segments a reused storage keeps room for.
