@@ -153,6 +153,8 @@ package final class RequestParser {
     @exclusivity(unchecked) private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
     /// An answered request of this connection, emptied, whose storage the next head fills in.
     @exclusivity(unchecked) private var spare: Request?
+    /// Whether a head was parsed since the last `releaseIdleSpare()`.
+    @exclusivity(unchecked) private var parsedSinceRelease = false
 
     package init(limits: HTTPLimits = HTTPLimits(), budget: BodyBudget? = nil) {
         self.limits = limits
@@ -197,6 +199,14 @@ package final class RequestParser {
 
     /// Whether a recycled request waits to be reused.
     var hasSpareRequest: Bool { spare != nil }
+
+    /// Drops the recycled request when no head was parsed since the last call, so that a
+    /// connection that has gone quiet holds none (as its write buffer: called by the loop's
+    /// periodic sweep).
+    package func releaseIdleSpare() {
+        defer { parsedSinceRelease = false }
+        if !parsedSinceRelease { spare = nil }
+    }
 
     /// Appends received bytes.
     package func append(_ bytes: UnsafeRawBufferPointer) {
@@ -289,6 +299,7 @@ package final class RequestParser {
                 throw HTTPRequestError(
                     .headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
             }
+            parsedSinceRelease = true
             let head = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
                 try HeadParser.parse(
                     UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits,

@@ -100,8 +100,10 @@ final class Connection: @unchecked Sendable {
     }
 
     func timerFired(at now: LoopInstant) {
-        // A connection that wrote nothing since the last sweep gives its write buffer back.
+        // A connection that wrote nothing since the last sweep gives its write buffer back, and
+        // one that parsed no request its recycled request.
         outbound.releaseIfIdle()
+        parser.releaseIdleSpare()
         guard machine.timerFired(at: now) == .close else { return }
         // The handshake counts toward the first head's time (the header timeout).
         if isHandshaking { handshakeFailure = "handshake timed out" }

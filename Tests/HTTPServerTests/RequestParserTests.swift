@@ -88,6 +88,14 @@ import Testing
         #expect(Array(kept.headers.map(\.name)) == ["X-Three"])
         #expect(third.target == "/e")
         #expect(third.headers["host"] == "h")
+
+        // A quiet connection gives its recycled request back at the second sweep without a request.
+        parser.recycle(consume third)
+        #expect(parser.hasSpareRequest)
+        parser.releaseIdleSpare()  // a head was parsed since the last sweep
+        #expect(parser.hasSpareRequest)
+        parser.releaseIdleSpare()
+        #expect(!parser.hasSpareRequest)
     }
 
     @Test func aHeadFedOneByteAtATimeGivesTheSameRequest() throws {
