@@ -71,6 +71,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.reserveCapacity(capacity)
     }
 
+    /// Removes every field, keeping the array's room when it holds `limit` fields or fewer.
+    package mutating func removeAll(keepingCapacityUpTo limit: Int) {
+        fields.removeAll(keepingCapacity: fields.capacity <= limit)
+    }
+
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 }
 

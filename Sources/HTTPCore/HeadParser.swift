@@ -8,38 +8,37 @@ package enum HeadParser {
         var expectsContinue: Bool
     }
 
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, limits: HTTPLimits) throws(HTTPRequestError) -> Head {
+    /// The head in `bytes`, its request in the storage of `spare` when there is one (an earlier
+    /// request of the connection, emptied: see `Request.resetForReuse()`).
+    static func parse(
+        _ bytes: UnsafeBufferPointer<UInt8>, limits: HTTPLimits, reusing spare: inout Request?
+    ) throws(HTTPRequestError) -> Head {
         var lines = LineIterator(bytes: bytes)
         guard let requestLine = lines.next() else { throw bad("The request line is missing.") }
         let (method, target, minorVersion) = try parseRequestLine(requestLine)
-        var headers = HTTPHeaders()
-        // One allocation for the fields instead of one per doubling: at most a field per line
-        // after the request line, and never more than the limit lets through.
-        var lineCount = 0
-        for byte in bytes where byte == 0x0A { lineCount += 1 }
-        headers.reserveCapacity(min(max(0, lineCount - 1), limits.maxHeaderCount))
-        while let line = lines.next(), !line.isEmpty {
-            if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
-                throw bad("Obsolete line folding is not accepted (RFC 9112 §5.2).")
+        var request = Request(method: method, target: target, minorVersion: minorVersion, reusing: &spare)
+        let (path, query) = try request.withFieldsAndSegments { headers, segments throws(HTTPRequestError) in
+            // One allocation for the fields at most instead of one per doubling: at most a field
+            // per line after the request line, and never more than the limit lets through.
+            var lineCount = 0
+            for byte in bytes where byte == 0x0A { lineCount += 1 }
+            headers.reserveCapacity(min(max(0, lineCount - 1), limits.maxHeaderCount))
+            while let line = lines.next(), !line.isEmpty {
+                if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
+                    throw bad("Obsolete line folding is not accepted (RFC 9112 §5.2).")
+                }
+                guard headers.count < limits.maxHeaderCount else {
+                    throw HTTPRequestError(
+                        .headerFieldsTooLarge, detail: "More than \(limits.maxHeaderCount) header fields.")
+                }
+                let (name, value) = try parseField(line)
+                headers.add(name: name, value: value)
             }
-            guard headers.count < limits.maxHeaderCount else {
-                throw HTTPRequestError(
-                    .headerFieldsTooLarge, detail: "More than \(limits.maxHeaderCount) header fields.")
-            }
-            let (name, value) = try parseField(line)
-            headers.add(name: name, value: value)
+            return try TargetParser.parse(target, segmentsInto: &segments)
         }
-        let (path, segments, query) = try TargetParser.parse(target)
-        let request = Request(
-            method: method,
-            target: target,
-            path: path,
-            pathSegments: segments,
-            query: query,
-            headers: headers,
-            minorVersion: minorVersion
-        )
-        return try makeHead(request)
+        request.path = path
+        request.query = query
+        return try makeHead(consume request)
     }
 
     /// The values of one field, in order: the first held without an array, since these fields
@@ -107,7 +106,7 @@ package enum HeadParser {
         }
     }
 
-    private static func makeHead(_ request: Request) throws(HTTPRequestError) -> Head {
+    private static func makeHead(_ request: consuming Request) throws(HTTPRequestError) -> Head {
         let fields = ControlFields(request.headers)
         if fields.hostCount > 1 || (request.minorVersion == 1 && fields.hostCount == 0) {
             throw bad("An HTTP/1.1 request needs exactly one Host field (RFC 9112 §3.2).")
@@ -118,7 +117,7 @@ package enum HeadParser {
         let expectsContinue =
             request.minorVersion == 1 && framing != .none
             && (fields.expect.map { $0.trimmingASCIIWhitespace().equalsIgnoringASCIICase("100-continue") } ?? false)
-        return Head(request: request, keepAlive: keepAlive, framing: framing, expectsContinue: expectsContinue)
+        return Head(request: consume request, keepAlive: keepAlive, framing: framing, expectsContinue: expectsContinue)
     }
 
     /// RFC 9112 §6.1–6.3. Both `Transfer-Encoding` and `Content-Length` is refused outright: it is

@@ -54,6 +54,24 @@ public struct Request: Sendable {
             self.routeTarget = routeTarget
         }
 
+        /// Empties every field for the connection's next request, keeping the room of the header
+        /// and segment arrays when it is small (a request with many fields or segments gives it back).
+        func reset() {
+            method = .get
+            target = ""
+            path = ""
+            query = Parameters()
+            headers.removeAll(keepingCapacityUpTo: Request.reusedFieldCapacity)
+            body = []
+            parameters = Parameters()
+            route = nil
+            minorVersion = 1
+            remoteAddress = nil
+            pathSegments.removeAll(keepingCapacity: pathSegments.capacity <= Request.reusedSegmentCapacity)
+            bodyReservation = nil
+            routeTarget = nil
+        }
+
         func copy() -> Storage {
             Storage(
                 method: method, target: target, path: path, query: query, headers: headers, body: body,
@@ -126,7 +144,7 @@ public struct Request: Sendable {
     /// The decoded path segments, split on `/` before decoding so that `%2F` stays inside a segment.
     var pathSegments: [String] {
         get { storage.pathSegments }
-        set { uniqueStorage().pathSegments = newValue }
+        _modify { yield &uniqueStorage().pathSegments }
     }
     /// The memory set aside for a body over the usual limit, given back with the last copy.
     var bodyReservation: BodyReservation? {
@@ -159,19 +177,46 @@ public struct Request: Sendable {
             bodyReservation: nil, routeTarget: nil)
     }
 
-    init(
-        method: HTTPMethod,
-        target: String,
-        path: String,
-        pathSegments: [String],
-        query: Parameters,
-        headers: HTTPHeaders,
-        minorVersion: Int
-    ) {
-        storage = Storage(
-            method: method, target: target, path: path, query: query, headers: headers, body: [],
-            parameters: Parameters(), route: nil, minorVersion: minorVersion, remoteAddress: nil,
-            pathSegments: pathSegments, bodyReservation: nil, routeTarget: nil)
+    /// A request with this head line and no fields yet, for the parser to fill in: in the storage
+    /// of `spare` when there is one (see `reset()`), so that a connection's requests reuse one
+    /// storage and its arrays rather than allocating three per request.
+    init(method: HTTPMethod, target: String, minorVersion: Int, reusing spare: inout Request?) {
+        if var reused = spare.take() {
+            let storage = reused.uniqueStorage()
+            storage.method = method
+            storage.target = target
+            storage.minorVersion = minorVersion
+            self = reused
+        } else {
+            storage = Storage(
+                method: method, target: target, path: "", query: Parameters(), headers: HTTPHeaders(), body: [],
+                parameters: Parameters(), route: nil, minorVersion: minorVersion, remoteAddress: nil,
+                pathSegments: [], bodyReservation: nil, routeTarget: nil)
+        }
+    }
+
+    /// Calls `body` with the header fields and path segments to fill in, in place, through one
+    /// check that the storage is held once (rather than one per field appended).
+    mutating func withFieldsAndSegments<Result>(
+        _ body: (inout HTTPHeaders, inout [String]) throws(HTTPRequestError) -> Result
+    ) throws(HTTPRequestError) -> Result {
+        let storage = uniqueStorage()
+        return try body(&storage.headers, &storage.pathSegments)
+    }
+
+    /// Header fields a reused storage keeps room for; a request with more gives its array back.
+    static let reusedFieldCapacity = 32
+    /// Path segments a reused storage keeps room for.
+    static let reusedSegmentCapacity = 16
+
+    /// Empties the request for reuse by the next request of its connection, when nothing else
+    /// holds its storage (a handler or stream that kept a copy); answers whether it did. A reset
+    /// request lets go of everything it referred to: its body, its large-body reservation, its
+    /// route's handler.
+    package mutating func resetForReuse() -> Bool {
+        guard isKnownUniquelyReferenced(&storage) else { return false }
+        storage.reset()
+        return true
     }
 }
 

@@ -151,6 +151,10 @@ package final class RequestParser {
     @exclusivity(unchecked) private var buffer: [UInt8] = []
     @exclusivity(unchecked) private var readIndex = 0
     @exclusivity(unchecked) private var state = State.head(scanned: 0, lineStart: 0, requestLineEnd: nil)
+    /// An answered request of this connection, emptied, whose storage the next head fills in.
+    @exclusivity(unchecked) private var spare: Request?
+    /// Whether a head was parsed since the last `releaseIdleSpare()`.
+    @exclusivity(unchecked) private var parsedSinceRelease = false
 
     package init(limits: HTTPLimits = HTTPLimits(), budget: BodyBudget? = nil) {
         self.limits = limits
@@ -179,9 +183,29 @@ package final class RequestParser {
     /// connection then holds at most a few KiB whatever its last request was, and one that
     /// streams a response for a long time (`capacity` 0) holds none.
     package func releaseIdleBuffer(keepingUpTo capacity: Int = 4096) {
+        if capacity == 0 { spare = nil }
         guard readIndex == buffer.count, buffer.capacity > capacity else { return }
         buffer = []
         readIndex = 0
+    }
+
+    /// Takes back an answered request, whose storage the next request parsed here then reuses
+    /// (emptied first) instead of allocating its own; dropped when a handler or stream still
+    /// holds a copy of it.
+    package func recycle(_ request: consuming Request) {
+        guard request.resetForReuse() else { return }
+        spare = consume request
+    }
+
+    /// Whether a recycled request waits to be reused.
+    var hasSpareRequest: Bool { spare != nil }
+
+    /// Drops the recycled request when no head was parsed since the last call, so that a
+    /// connection that has gone quiet holds none (as its write buffer: called by the loop's
+    /// periodic sweep).
+    package func releaseIdleSpare() {
+        defer { parsedSinceRelease = false }
+        if !parsedSinceRelease { spare = nil }
     }
 
     /// Appends received bytes.
@@ -275,9 +299,11 @@ package final class RequestParser {
                 throw HTTPRequestError(
                     .headerFieldsTooLarge, detail: "The header block is over \(limits.maxHeadBytes) bytes.")
             }
+            parsedSinceRelease = true
             let head = try buffer.withUnsafeBufferPointer { pointer throws(HTTPRequestError) in
                 try HeadParser.parse(
-                    UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits)
+                    UnsafeBufferPointer(rebasing: pointer[readIndex..<readIndex + headEnd]), limits: limits,
+                    reusing: &spare)
             }
             readIndex += headEnd
             return try startBody(head)

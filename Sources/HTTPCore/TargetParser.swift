@@ -4,7 +4,16 @@ enum TargetParser {
     static func parse(_ target: String) throws(HTTPRequestError) -> (
         path: String, segments: [String], query: Parameters
     ) {
-        if target == "*" { return ("*", [], Parameters()) }
+        var segments: [String] = []
+        let (path, query) = try parse(target, segmentsInto: &segments)
+        return (path, segments, query)
+    }
+
+    /// The same, with the segments appended to `segments` (empty: a reused array keeps its room).
+    static func parse(_ target: String, segmentsInto segments: inout [String]) throws(HTTPRequestError) -> (
+        path: String, query: Parameters
+    ) {
+        if target == "*" { return ("*", Parameters()) }
         var rest = Substring(target)
         if rest.utf8.first != UInt8(ascii: "/") {
             // absolute-form (RFC 9112 §3.2.2): keep what follows the authority.
@@ -39,8 +48,7 @@ enum TargetParser {
         }
         // The segments after the leading `/`, split before decoding so that `%2F` stays inside one.
         let pathBytes = rawPath.utf8
-        var segments: [String] = []
-        // One allocation for the array, not one per doubling: a segment after each `/`.
+        // One allocation for the array at most, not one per doubling: a segment after each `/`.
         var slashes = 0
         for byte in pathBytes where byte == UInt8(ascii: "/") { slashes += 1 }
         segments.reserveCapacity(slashes)
@@ -56,9 +64,9 @@ enum TargetParser {
         if !pathBytes.isEmpty { segments.append(try decode(rawPath[segmentStart...], plusAsSpace: false)) }
         // A plain path with no query and nothing to decode is the target itself: shared, not copied.
         if mark == nil, target.utf8.first == UInt8(ascii: "/"), !pathBytes.contains(UInt8(ascii: "%")) {
-            return (target, segments, query)
+            return (target, query)
         }
-        return (try decode(rawPath, plusAsSpace: false), segments, query)
+        return (try decode(rawPath, plusAsSpace: false), query)
     }
 
     /// Appends `name=value` (or a bare `name`, with an empty value), decoded.

@@ -28,21 +28,24 @@ final class Connection: @unchecked Sendable {
     /// The client's address, as `Request.remoteAddress` gives it.
     let peer: String?
     unowned let loop: EventLoop
-    var machine: ConnectionStateMachine
+    @exclusivity(unchecked) var machine: ConnectionStateMachine
     let parser: RequestParser
-    var outbound = OutboundQueue()
-    var inFlight: InFlight?
-    var isClosed = false
+    // The state below is not checked for exclusivity at run time (a check on each of the dozen or
+    // so accesses every request makes): it is used on the loop's thread only, and no method holds
+    // an access to one of these fields while it calls code that could reach the same field.
+    @exclusivity(unchecked) var outbound = OutboundQueue()
+    @exclusivity(unchecked) var inFlight: InFlight?
+    @exclusivity(unchecked) var isClosed = false
     /// Edge-triggered sockets report readability once: remember it while not reading.
-    var mayHaveUnreadInput = true
+    @exclusivity(unchecked) var mayHaveUnreadInput = true
     /// The client has closed its sending side (`EPOLLRDHUP`), even if its last bytes are unread.
-    var hasSeenReadHangup = false
+    @exclusivity(unchecked) var hasSeenReadHangup = false
     /// Set while `processBufferedRequests` runs, so that a synchronous response does not recurse into it.
-    var isProcessing = false
-    var streamGeneration = 0
+    @exclusivity(unchecked) var isProcessing = false
+    @exclusivity(unchecked) var streamGeneration = 0
     /// The lookup of a request whose head asked for `100 Continue`, kept until its body has
     /// arrived, so that each request is looked up once.
-    var expectedRoute: RouteMatch?
+    @exclusivity(unchecked) var expectedRoute: RouteMatch?
     /// The TLS side, on an HTTPS server: until its handshake is done, events drive the handshake.
     let tls: TLSStream?
     /// Why the handshake failed, reported when the connection closes before it is done.
@@ -97,8 +100,10 @@ final class Connection: @unchecked Sendable {
     }
 
     func timerFired(at now: LoopInstant) {
-        // A connection that wrote nothing since the last sweep gives its write buffer back.
+        // A connection that wrote nothing since the last sweep gives its write buffer back, and
+        // one that parsed no request its recycled request.
         outbound.releaseIfIdle()
+        parser.releaseIdleSpare()
         guard machine.timerFired(at: now) == .close else { return }
         // The handshake counts toward the first head's time (the header timeout).
         if isHandshaking { handshakeFailure = "handshake timed out" }
@@ -313,9 +318,13 @@ final class Connection: @unchecked Sendable {
         let context = loop.context
         switch context.responder.respond(to: &request, routedBy: route) {
         case .ready(.success(let response)):
+            // Answered: the parser's next request reuses its storage, unless something kept it.
+            parser.recycle(consume request)
             send(response, at: now)
         case .ready(.failure(let error)):
-            send(context.errorResponder(error, request), at: now)
+            let response = context.errorResponder(error, request)
+            parser.recycle(consume request)
+            send(response, at: now)
         case .deferred(let work):
             startHandler(request, work)
         }

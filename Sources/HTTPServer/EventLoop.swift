@@ -50,9 +50,12 @@ final class EventLoop: @unchecked Sendable {
     private var siblings: [EventLoop] = []
     private var listenFD: Int32 = -1
     private var isAcceptPaused = false
-    private var connections: [Int32: Connection] = [:]
+    // Used on the loop's thread only, by methods that hold no access to one of them while they
+    // call code that could reach it: not checked for exclusivity at run time (a check per access,
+    // several per request).
+    @exclusivity(unchecked) private var connections: [Int32: Connection] = [:]
     /// The inbox's previous array, emptied, kept to be swapped in for the next round.
-    private var spareWork: [Work] = []
+    @exclusivity(unchecked) private var spareWork: [Work] = []
     private var isRunning = true
     private var isShuttingDown = false
     private var forceCloseAt: LoopInstant?
@@ -63,8 +66,8 @@ final class EventLoop: @unchecked Sendable {
     /// Shared by all connections of this loop: a socket is read here, then parsed.
     let readBuffer: UnsafeMutableRawBufferPointer
     /// The time at the start of this loop iteration.
-    private(set) var now: LoopInstant
-    var dateCache = DateCache()
+    @exclusivity(unchecked) private(set) var now: LoopInstant
+    @exclusivity(unchecked) var dateCache = DateCache()
 
     init(context: ServerContext) throws(SocketError) {
         self.context = context

@@ -191,10 +191,8 @@ public struct NavigationValuesLogHandler: LogHandler {
             out.append(0x20)
             out.append(contentsOf: levelName.utf8)
             out.append(0x20)
-            if message.utf8.contains(where: isControl) {
+            if !appendBare(message, unless: isControl, to: &out) {
                 JSONValue.writeString(message, to: &out)
-            } else {
-                out.append(contentsOf: message.utf8)
             }
         }
         forEachField(fields, error: error) { name, value in appendField(name, value, format: format, to: &out) }
@@ -212,10 +210,8 @@ public struct NavigationValuesLogHandler: LogHandler {
             value.write(to: &out)
         case .text:
             out.append(0x20)
-            if name.isEmpty || name.utf8.contains(where: { needsQuotes($0) }) {
+            if name.isEmpty || !appendBare(name, unless: needsQuotes, to: &out) {
                 JSONValue.writeString(name, to: &out)
-            } else {
-                out.append(contentsOf: name.utf8)
             }
             out.append(UInt8(ascii: "="))
             appendText(value, to: &out)
@@ -298,11 +294,26 @@ public struct NavigationValuesLogHandler: LogHandler {
             value.write(to: &out)
             return
         }
-        if !string.isEmpty && !string.utf8.contains(where: { needsQuotes($0) }) {
-            out.append(contentsOf: string.utf8)
-        } else {
+        if string.isEmpty || !appendBare(string, unless: needsQuotes, to: &out) {
             JSONValue.writeString(string, to: &out)
         }
+    }
+
+    /// Appends `text` as it is when none of its bytes is `excluded`, and answers whether it did
+    /// (nothing is appended otherwise). A native string's bytes are scanned and copied in one go,
+    /// not read one at a time through its UTF-8 view, which every line did for each field.
+    @inline(__always)
+    private static func appendBare(_ text: String, unless excluded: (UInt8) -> Bool, to out: inout [UInt8]) -> Bool {
+        if let appended = text.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+            for byte in bytes where excluded(byte) { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }) {
+            return appended
+        }
+        guard !text.utf8.contains(where: excluded) else { return false }
+        out.append(contentsOf: text.utf8)
+        return true
     }
 
     /// `Timestamp.string(from:)`, written in place: `2026-11-30T10:00:00.000Z`.

@@ -48,6 +48,56 @@ import Testing
         #expect(keepAlive)
     }
 
+    /// A request given back to the parser lends its storage to the next one, which carries
+    /// nothing of the first (fields, segments, query, body, route, address); a request that
+    /// someone still holds is left as it is.
+    @Test func aRecycledRequestsStorageCarriesNothingIntoTheNext() throws {
+        let parser = RequestParser()
+        parser.append(
+            Array(
+                "POST /a/b/c?x=1 HTTP/1.1\r\nHost: h\r\nX-One: 1\r\nX-Two: 2\r\nContent-Length: 3\r\n\r\nabc".utf8))
+        guard case .request(var first, _)? = try parser.next() else { throw TestTimeout() }
+        first.remoteAddress = "127.0.0.1:1"
+        first.route = "/a/b/c"
+        first.parameters.append(name: "id", value: "7")
+        parser.recycle(consume first)
+        #expect(parser.hasSpareRequest)
+        parser.append(Array("GET /d HTTP/1.0\r\nX-Three: 3\r\n\r\n".utf8))
+        guard case .request(let second, false)? = try parser.next() else { throw TestTimeout() }
+        #expect(second.method == .get)
+        #expect(second.target == "/d")
+        #expect(second.path == "/d")
+        #expect(second.pathSegments == ["d"])
+        #expect(second.query.isEmpty)
+        #expect(second.minorVersion == 0)
+        #expect(Array(second.headers.map(\.name)) == ["X-Three"])
+        #expect(second.body.isEmpty)
+        #expect(second.route == nil)
+        #expect(second.parameters.isEmpty)
+        #expect(second.remoteAddress == nil)
+        #expect(second.routeTarget == nil)
+        #expect(!parser.hasSpareRequest)
+
+        // Held elsewhere (here by `kept`): not emptied, and the next request has storage of its own.
+        let kept = second
+        parser.recycle(second)
+        #expect(!parser.hasSpareRequest)
+        parser.append(Array("GET /e HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        guard case .request(let third, true)? = try parser.next() else { throw TestTimeout() }
+        #expect(kept.target == "/d")
+        #expect(Array(kept.headers.map(\.name)) == ["X-Three"])
+        #expect(third.target == "/e")
+        #expect(third.headers["host"] == "h")
+
+        // A quiet connection gives its recycled request back at the second sweep without a request.
+        parser.recycle(consume third)
+        #expect(parser.hasSpareRequest)
+        parser.releaseIdleSpare()  // a head was parsed since the last sweep
+        #expect(parser.hasSpareRequest)
+        parser.releaseIdleSpare()
+        #expect(!parser.hasSpareRequest)
+    }
+
     @Test func aHeadFedOneByteAtATimeGivesTheSameRequest() throws {
         let text = "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
         let parser = RequestParser()

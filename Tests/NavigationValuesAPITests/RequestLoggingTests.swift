@@ -59,6 +59,33 @@ final class LogLines: Sendable {
             log.all.filter { $0.contains(" info request method=GET route=/v1/sessions/{id} status=401 ") }.count == 2)
     }
 
+    /// SipHash-2-4 with its 128-bit output, against the reference definition: key bytes 00…0f and
+    /// the message 00…07 (computed with an independent implementation that reproduces the paper's
+    /// 64-bit vector and the reference code's first 128-bit one).
+    @Test func requestIDsAreSipHash128OfTheCounter() {
+        let key: (UInt64, UInt64) = (0x0706_0504_0302_0100, 0x0f0e_0d0c_0b0a_0908)
+        let (first, second) = RequestIDGenerator.sipHash128(0x0706_0504_0302_0100, key: key)
+        #expect(first == 0x61f5_5862_baa9_623b)
+        #expect(second == 0xb497_14f3_64e2_830f)
+    }
+
+    /// Generated ids: `r_` and 16 base64url characters, each once; a generator's sequence follows
+    /// from its key alone, and another key gives another sequence.
+    @Test func generatedRequestIDsHaveTheirShapeAndFollowTheKey() {
+        func generator(_ fill: UInt8) -> RequestIDGenerator {
+            RequestIDGenerator(identifiers: IdentifierGenerator { [UInt8](repeating: fill, count: $0) })
+        }
+        let base64URL = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let one = generator(1)
+        let ids = (0..<10_000).map { _ in one.next() }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.utf8.count == 18 && $0.hasPrefix("r_") && $0.utf8.dropFirst(2).allSatisfy(base64URL.contains) })
+        let again = generator(1)
+        #expect((0..<3).map { _ in again.next() } == Array(ids.prefix(3)))
+        let other = generator(2)
+        #expect(other.next() != ids[0])
+    }
+
     @Test func probesLogAtDebugSoInfoHidesThem() async throws {
         let info = LogLines()
         let debug = LogLines()
