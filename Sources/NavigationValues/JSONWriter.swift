@@ -119,7 +119,7 @@ package struct JSONWriter {
     }
 
     /// An array of strings.
-    package mutating func strings<S: Sequence>(_ values: S) where S.Element == String {
+    package mutating func strings(_ values: [String]) {
         beginArray()
         for value in values { string(value) }
         endArray()

@@ -189,6 +189,7 @@ extension SQLSessionStore {
         let id = DatabaseValue.text(session.rawValue)
         let behind = "the state of session \(session) is no longer at version \(state.from)"
         var steps: [WriteStep] = []
+        steps.reserveCapacity(2 + state.changes.count + state.snapshots.count)
         if splitsSessionUpdate {
             steps.append(
                 WriteStep(

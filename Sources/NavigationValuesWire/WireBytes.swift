@@ -100,7 +100,7 @@ extension RecordedEvent {
                 output.append(UInt8(ascii: "\""))
             }
         }
-        func ids(_ ids: [ScreenID]) { writer.strings(ids.lazy.map(\.rawValue)) }
+        func ids(_ ids: [ScreenID]) { writer.ids(ids) }
         writer.beginObject()
         switch event {
         case .screenPushed(let screen):
@@ -126,7 +126,7 @@ extension RecordedEvent {
         case .stackScreensPopped(let stack, let screens, let dismissed):
             writeAt()
             writer.key("dismissed")
-            writer.strings(dismissed.lazy.map(\.rawValue))
+            writer.ids(dismissed)
             writer.key("screens")
             ids(screens)
             seqAndSession()
@@ -190,7 +190,7 @@ extension MutationResult {
     /// `json` as its text's UTF-8 bytes (the answer's body); nil for `.ended` (204, no body).
     package func serializedBytes() -> [UInt8]? {
         var writer = JSONWriter()
-        func ids(_ ids: [ScreenID]) { writer.strings(ids.lazy.map(\.rawValue)) }
+        func ids(_ ids: [ScreenID]) { writer.ids(ids) }
         writer.beginObject()
         switch self {
         case .pushed(let screen, _), .handlerSet(let screen, _):
@@ -210,7 +210,7 @@ extension MutationResult {
             break
         case .stackPopped(let stack, let popped, let dismissed, _):
             writer.key("dismissed")
-            writer.strings(dismissed.lazy.map(\.rawValue))
+            writer.ids(dismissed)
             writer.key("popped")
             ids(popped)
             writer.key("stack")
@@ -224,5 +224,21 @@ extension MutationResult {
         writer.integer(version)
         writer.endObject()
         return writer.bytes
+    }
+}
+
+extension JSONWriter {
+    /// An array of screen ids (a loop: a key path's map is built at run time on every use).
+    fileprivate mutating func ids(_ ids: [ScreenID]) {
+        beginArray()
+        for id in ids { string(id.rawValue) }
+        endArray()
+    }
+
+    /// An array of stack ids.
+    fileprivate mutating func ids(_ ids: [StackID]) {
+        beginArray()
+        for id in ids { string(id.rawValue) }
+        endArray()
     }
 }
