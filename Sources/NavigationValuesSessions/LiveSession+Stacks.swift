@@ -166,7 +166,8 @@ extension LiveSession {
         let index = max((stack?.count ?? 0) - 1, 0)
         let previous = index > 0 ? stack?.entry(at: index - 1).id : tree.presenter(of: stackID)
         var changes: [StateChange] = []
-        changes.reserveCapacity(1 + seed.values.count)
+        // Room for the session's row too, which `finish` appends.
+        changes.reserveCapacity(2 + seed.values.count)
         changes.append(
             .insertScreen(
                 ScreenRecord(
@@ -205,6 +206,7 @@ extension LiveSession {
         var stacks = removal.dismissed
         if removal.isStackRemoved { stacks.append(removal.stack) }
         var changes: [StateChange] = []
+        changes.reserveCapacity(3)  // the stacks, the screens, and the session's row (`finish`)
         if !stacks.isEmpty { changes.append(.deleteStacks(record.id, stacks)) }
         // Most removals dismiss nothing: their screens are the array the removal holds already.
         let screens = removal.dismissedScreens.isEmpty ? removal.screens : removal.allScreens
