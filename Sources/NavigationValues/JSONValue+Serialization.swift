@@ -21,7 +21,7 @@ extension JSONValue {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .integer(let value): JSONValue.writeInteger(value, to: &output)
         case .number(let value): JSONValue.writeNumber(value, to: &output)
         case .string(let value): JSONValue.writeString(value, to: &output)
         case .array(let items):
@@ -76,6 +76,23 @@ extension JSONValue {
                 }
             }
             for index in 0..<filled { write(buffer[index].key, buffer[index].value, first: index == 0) }
+        }
+    }
+
+    /// An integer in decimal, its sign included, digit by digit (no string on the way).
+    static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        let digits = digitCount(value) - (value < 0 ? 1 : 0)
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        output.withUnsafeMutableBufferPointer { buffer in
+            var rest = value.magnitude
+            var position = start + digits
+            while rest > 0 {
+                position -= 1
+                buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
         }
     }
 

@@ -101,6 +101,18 @@ public final class ScreenStack<Element> {
         return result
     }
 
+    /// Whether `ids` are the topmost screens' ids, topmost first (`topIDs(ids.count) == ids`,
+    /// without making that array).
+    package func hasTopIDs(_ ids: [ScreenID]) -> Bool {
+        guard ids.count <= contexts.count else { return false }
+        var index = contexts.count - 1
+        for id in ids {
+            guard contexts[index].stackScreenID == id else { return false }
+            index -= 1
+        }
+        return true
+    }
+
     /// The number of screens, root included.
     public var count: Int { contexts.count }
 

@@ -19,7 +19,7 @@ extension StoredAnswer {
         }
         self.init(
             status: status, headers: ["ETag": "\"\(result.version)\""],
-            body: result.json?.serializedBytes() ?? [])
+            body: result.serializedBytes() ?? [])
     }
 
     /// A create's answer: 201, `ETag: "1"` and the new session's `Location`.
@@ -35,6 +35,7 @@ extension StoredAnswer {
     /// The HTTP response: a JSON body when there is one.
     var response: Response {
         var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count + 1)  // one buffer for them all, not one per growth
         if !body.isEmpty { fields["Content-Type"] = "application/json; charset=utf-8" }
         for (name, value) in headers { fields[name] = value }
         return Response(status: HTTPStatus(code: status), headers: fields, body: body)

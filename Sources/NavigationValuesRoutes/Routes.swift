@@ -330,11 +330,9 @@ public struct SessionRoutes: Sendable {
 
     func jsonBody(_ request: Request) throws -> JSONValue? {
         guard !request.body.isEmpty else { return nil }
-        if let type = request.headers["content-type"]?.lowercased() {
-            let mediaType = type.split(separator: ";").first.map { HeaderValue.trimmed($0) } ?? ""
-            guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
-                throw APIError(.unsupportedMediaType, "send the body as application/json, not \(mediaType)")
-            }
+        if let type = request.headers["content-type"], !HeaderValue.isJSONMediaType(type) {
+            let mediaType = type.lowercased().split(separator: ";").first.map { HeaderValue.trimmed($0) } ?? ""
+            throw APIError(.unsupportedMediaType, "send the body as application/json, not \(mediaType)")
         }
         // The envelope around a value nests a few levels (`{"screens": [{"values": {"k": …}}]}`), so
         // each value's depth is checked where it is validated; a body nested beyond any envelope
@@ -394,6 +392,34 @@ enum HeaderValue {
 
 
     /// `text` without leading and trailing spaces and tabs (and `extra`).
+    /// Whether a `Content-Type` names JSON: its media type (before any `;`, between spaces and
+    /// tabs, in any case) is `application/json` or ends in `+json`. Read on the header's bytes, so
+    /// that the usual request allocates nothing here.
+    static func isJSONMediaType(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            // Empty parts before the first that is not are skipped (";x" names x).
+            var start = 0
+            while start < bytes.count, bytes[start] == UInt8(ascii: ";") { start += 1 }
+            var end = bytes[start...].firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            func endsWith(_ suffix: StaticString) -> Bool {
+                let count = suffix.utf8CodeUnitCount
+                guard end - start >= count else { return false }
+                return suffix.withUTF8Buffer { suffix in
+                    (0..<count).allSatisfy { offset in
+                        var byte = bytes[end - count + offset]
+                        if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { byte += 0x20 }
+                        return byte == suffix[offset]
+                    }
+                }
+            }
+            return endsWith("+json") || (end - start == 16 && endsWith("application/json"))
+        }
+    }
+
     static func trimmed(_ text: some StringProtocol, also extra: Character? = nil) -> String {
         func isTrimmed(_ character: Character) -> Bool { character == " " || character == "\t" || character == extra }
         guard let first = text.firstIndex(where: { !isTrimmed($0) }),

@@ -191,7 +191,7 @@ public final class EventHub: Sendable {
         }
         guard !everyTargets.isEmpty else { return }
         var tagged = event
-        tagged.json = recorded.json(taggedWith: event.session).serialized()
+        tagged.json = String(decoding: recorded.serializedBytes(taggedWith: event.session), as: UTF8.self)
         let frame = SharedFrame()
         let charge = tagged.json.utf8.count + SharedFrame.overhead
         for subscriber in everyTargets { deliver(.event(tagged, frame: frame, charge: charge), to: subscriber) }

@@ -165,15 +165,22 @@ extension LiveSession {
         let stack = tree.stack(stackID)
         let index = max((stack?.count ?? 0) - 1, 0)
         let previous = index > 0 ? stack?.entry(at: index - 1).id : tree.presenter(of: stackID)
-        var changes: [StateChange] = [
+        var changes: [StateChange] = []
+        // Room for the session's row too, which `finish` appends.
+        changes.reserveCapacity(2 + seed.values.count)
+        changes.append(
             .insertScreen(
                 ScreenRecord(
                     id: entry.id, session: record.id, index: index, name: entry.element,
-                    role: entry.context.role.rawValue, previous: previous, stack: stackID))
-        ]
-        for name in seed.values.keys.sorted() {
-            if let value = seed.values[name] {
-                changes.append(.setValue(entry.id, key: name, json: value.serialized()))
+                    role: entry.context.role.rawValue, previous: previous, stack: stackID)))
+        // In the names' order; one value (the usual push) needs no sorted copy of the names.
+        if seed.values.count == 1, let (name, value) = seed.values.first {
+            changes.append(.setValue(entry.id, key: name, json: value.serialized()))
+        } else {
+            for name in seed.values.keys.sorted() {
+                if let value = seed.values[name] {
+                    changes.append(.setValue(entry.id, key: name, json: value.serialized()))
+                }
             }
         }
         return changes
@@ -183,7 +190,7 @@ extension LiveSession {
     /// its root. What they present is dismissed.
     private func popScreens(_ ids: [ScreenID], from stackID: StackID) throws(CorruptSessionError) -> TreeRemoval {
         guard let stack = tree.stack(stackID), ids.count < stack.count,
-            ids == stack.topIDs(ids.count)
+            stack.hasTopIDs(ids)
         else {
             throw corrupt(
                 "popped screens \(ids.map(\.rawValue)) are not the topmost ones above the root of '\(stackID)'")
@@ -199,8 +206,11 @@ extension LiveSession {
         var stacks = removal.dismissed
         if removal.isStackRemoved { stacks.append(removal.stack) }
         var changes: [StateChange] = []
+        changes.reserveCapacity(3)  // the stacks, the screens, and the session's row (`finish`)
         if !stacks.isEmpty { changes.append(.deleteStacks(record.id, stacks)) }
-        if !removal.allScreens.isEmpty { changes.append(.deleteScreens(removal.allScreens)) }
+        // Most removals dismiss nothing: their screens are the array the removal holds already.
+        let screens = removal.dismissedScreens.isEmpty ? removal.screens : removal.allScreens
+        if !screens.isEmpty { changes.append(.deleteScreens(screens)) }
         return changes
     }
 

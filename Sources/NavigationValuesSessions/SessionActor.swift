@@ -458,8 +458,7 @@ private final class TurnBox: Sendable {
 extension StoredEvent {
     /// The row of a recorded event: its JSON text (of `json`, its JSON when already built), written once.
     init(_ event: RecordedEvent, json: JSONValue? = nil, session: SessionID) {
-        self.init(
-            session: session, seq: event.seq, type: event.event.kind.rawValue,
-            json: (json ?? event.json).serialized(), at: event.at)
+        let text = json.map { $0.serialized() } ?? String(decoding: event.serializedBytes(), as: UTF8.self)
+        self.init(session: session, seq: event.seq, type: event.event.kind.rawValue, json: text, at: event.at)
     }
 }

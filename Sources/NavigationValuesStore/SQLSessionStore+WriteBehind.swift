@@ -189,6 +189,7 @@ extension SQLSessionStore {
         let id = DatabaseValue.text(session.rawValue)
         let behind = "the state of session \(session) is no longer at version \(state.from)"
         var steps: [WriteStep] = []
+        steps.reserveCapacity(2 + state.changes.count + state.snapshots.count)
         if splitsSessionUpdate {
             steps.append(
                 WriteStep(
@@ -226,47 +227,131 @@ extension SQLSessionStore {
     /// screen (or stack) added and then removed among them is not written at all, nor is anything
     /// written on it in between. A stack id may be used again (a tab removed and added back): only
     /// an addition followed by a removal cancels out, never a removal followed by an addition.
+    ///
+    /// The same rule as ``coalescedCopy(_:)`` then the cancellations, kept as a mask over
+    /// `changes` (on the stack): what it allocates is the result, where a push then a pop of one
+    /// screen, what most sessions wait with, cost about ten allocations (sets and dictionaries of
+    /// open screens, arrays of their positions, copies of the changes).
     package static func coalescedState(_ changes: [StateChange], of session: SessionID) -> [StateChange] {
         guard !changes.isEmpty else { return [] }
-        let dummy = StoredEvent(session: session, seq: 1, type: "", json: "", at: Date(timeIntervalSince1970: 0))
-        var rows = coalescedCopy([StoredMutation(session: session, event: dummy, changes: changes)])[0].changes
-        // Per screen or stack added among these changes and not yet removed: the positions of its
-        // addition and of every change written on it since.
-        var openScreens: [ScreenID: [Int]] = [:]
-        var openStacks: [StackID: [Int]] = [:]
-        var dropped = Set<Int>()
-        for index in rows.indices {
-            switch rows[index] {
-            case .insertScreen(let screen):
-                openScreens[screen.id] = [index]
-            case .setValue(let screen, _, _), .removeValue(let screen, _), .setHandler(let screen, _, _),
-                .removeHandler(let screen, _), .rememberDelivery(let screen, _, _, _),
-                .setReceivedPreference(let screen, _, _):
-                openScreens[screen]?.append(index)
-            case .deleteScreens(let ids):
-                let cancelled = ids.filter { openScreens[$0] != nil }
-                for id in cancelled { dropped.formUnion(openScreens.removeValue(forKey: id) ?? []) }
-                if !cancelled.isEmpty {
-                    let kept = ids.filter { !cancelled.contains($0) }
-                    if kept.isEmpty { dropped.insert(index) } else { rows[index] = .deleteScreens(kept) }
+        let count = changes.count
+        return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { kept in
+            kept.initialize(repeating: true)
+            // A row written again later keeps only its last write; so do the session's row and
+            // its selected stack.
+            var isSessionWritten = false
+            var isStackSelected = false
+            var later: Set<CopiedRow> = []
+            for index in (0..<count).reversed() {
+                switch changes[index] {
+                case .updateSession(let id, _, _, _) where id == session:
+                    if isSessionWritten { kept[index] = false }
+                    isSessionWritten = true
+                case .selectStack(let id, _) where id == session:
+                    if isStackSelected { kept[index] = false }
+                    isStackSelected = true
+                default:
+                    guard let row = CopiedRow(changes[index]) else { continue }
+                    // Few changes (the usual case) are compared with those after them; many,
+                    // through a set.
+                    let isWrittenLater =
+                        count <= 32
+                        ? (index + 1..<count).contains { kept[$0] && CopiedRow(changes[$0]) == row }
+                        : !later.insert(row).inserted
+                    if isWrittenLater { kept[index] = false }
                 }
-            case .insertStack(let stack):
-                openStacks[stack.id] = [index]
-            case .setStackPosition(_, let stack, _):
-                openStacks[stack]?.append(index)
-            case .deleteStacks(let id, let ids):
-                let cancelled = ids.filter { openStacks[$0] != nil }
-                for stack in cancelled { dropped.formUnion(openStacks.removeValue(forKey: stack) ?? []) }
-                if !cancelled.isEmpty {
-                    let kept = ids.filter { !cancelled.contains($0) }
-                    if kept.isEmpty { dropped.insert(index) } else { rows[index] = .deleteStacks(id, kept) }
+            }
+            // A screen or stack added and then removed cancels out, with whatever was written on
+            // it in between. The ids a removal keeps, when it keeps some but not all (rare).
+            var replaced: [Int: StateChange] = [:]
+            for index in 0..<count where kept[index] {
+                switch changes[index] {
+                case .deleteScreens(let ids):
+                    var remaining: [ScreenID]?  // made once an id cancels out
+                    for (position, id) in ids.enumerated() {
+                        let added = standingAddition(before: index, kept: kept, in: changes, replaced: replaced) {
+                            switch $0 {
+                            case .insertScreen(let screen): screen.id == id ? true : nil
+                            case .deleteScreens(let removed): removed.contains(id) ? false : nil
+                            default: nil
+                            }
+                        }
+                        guard let added else {
+                            remaining?.append(id)
+                            continue
+                        }
+                        if remaining == nil { remaining = Array(ids[..<position]) }
+                        kept[added] = false
+                        for between in added + 1..<index where kept[between] && screen(writtenBy: changes[between]) == id {
+                            kept[between] = false
+                        }
+                    }
+                    if let remaining {
+                        if remaining.isEmpty { kept[index] = false } else { replaced[index] = .deleteScreens(remaining) }
+                    }
+                case .deleteStacks(let owner, let ids):
+                    var remaining: [StackID]?
+                    for (position, id) in ids.enumerated() {
+                        let added = standingAddition(before: index, kept: kept, in: changes, replaced: replaced) {
+                            switch $0 {
+                            case .insertStack(let stack): stack.id == id ? true : nil
+                            case .deleteStacks(_, let removed): removed.contains(id) ? false : nil
+                            default: nil
+                            }
+                        }
+                        guard let added else {
+                            remaining?.append(id)
+                            continue
+                        }
+                        if remaining == nil { remaining = Array(ids[..<position]) }
+                        kept[added] = false
+                        for between in added + 1..<index where kept[between] {
+                            if case .setStackPosition(_, let stack, _) = changes[between], stack == id {
+                                kept[between] = false
+                            }
+                        }
+                    }
+                    if let remaining {
+                        if remaining.isEmpty { kept[index] = false } else { replaced[index] = .deleteStacks(owner, remaining) }
+                    }
+                default:
+                    break
                 }
-            default:
-                break
+            }
+            var rows: [StateChange] = []
+            rows.reserveCapacity(kept.lazy.filter { $0 }.count)
+            for index in 0..<count where kept[index] { rows.append(replaced[index] ?? changes[index]) }
+            return rows
+        }
+    }
+
+    /// Where the screen or stack a removal at `end` removes was added, when that addition still
+    /// stands (no kept removal of it since): the latest kept change before `end` that `adds` says
+    /// something of, `true` for its addition, `false` for a removal of it.
+    private static func standingAddition(
+        before end: Int, kept: UnsafeMutableBufferPointer<Bool>, in changes: [StateChange],
+        replaced: [Int: StateChange], adds: (StateChange) -> Bool?
+    ) -> Int? {
+        for index in stride(from: end - 1, through: 0, by: -1) where kept[index] {
+            switch adds(replaced[index] ?? changes[index]) {
+            case true?: return index
+            case false?: return nil
+            case nil: continue
             }
         }
-        guard !dropped.isEmpty else { return rows }
-        return rows.indices.filter { !dropped.contains($0) }.map { rows[$0] }
+        return nil
+    }
+
+    /// The screen a change writes on (a value, a handler, a delivery's memory, a preference received).
+    private static func screen(writtenBy change: StateChange) -> ScreenID? {
+        switch change {
+        case .setValue(let screen, _, _), .removeValue(let screen, _), .setHandler(let screen, _, _),
+            .removeHandler(let screen, _), .rememberDelivery(let screen, _, _, _),
+            .setReceivedPreference(let screen, _, _):
+            screen
+        default:
+            nil
+        }
     }
 
     /// Runs `body` on the writer's queue, between batches.

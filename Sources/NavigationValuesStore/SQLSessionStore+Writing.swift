@@ -232,10 +232,7 @@ extension SQLSessionStore {
                     if isStackSelected { continue }
                     isStackSelected = true
                     written = nil
-                case .setValue(let screen, let key, _): written = CopiedRow.value(screen, key)
-                case .rememberDelivery(let screen, let key, _, _): written = CopiedRow.memory(screen, key)
-                case .setReceivedPreference(let screen, let key, _): written = CopiedRow.received(screen, key)
-                default: written = nil
+                default: written = CopiedRow(change)
                 }
                 if let written {
                     if later.contains(written) { continue }
@@ -259,9 +256,20 @@ extension SQLSessionStore {
     }
 }
 
-/// A row a copied mutation writes, by screen and key (``SQLSessionStore/coalescedCopy(_:)``).
-private enum CopiedRow: Hashable {
+/// A row a change writes, by screen and key, which a later write of the same row replaces
+/// (``SQLSessionStore/coalescedCopy(_:)``, ``SQLSessionStore/coalescedState(_:of:)``).
+enum CopiedRow: Hashable {
     case value(ScreenID, String)
     case memory(ScreenID, String)
     case received(ScreenID, String)
+
+    /// The row `change` writes; nil for a change that is not such a write.
+    init?(_ change: StateChange) {
+        switch change {
+        case .setValue(let screen, let key, _): self = .value(screen, key)
+        case .rememberDelivery(let screen, let key, _, _): self = .memory(screen, key)
+        case .setReceivedPreference(let screen, let key, _): self = .received(screen, key)
+        default: return nil
+        }
+    }
 }

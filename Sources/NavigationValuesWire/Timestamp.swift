@@ -3,17 +3,33 @@ import Foundation
 /// RFC 3339 timestamps with milliseconds in UTC, as docs/API.md shows them (`2026-11-30T10:00:00.000Z`).
 public enum Timestamp {
     public static func string(from date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        write(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `string(from:)`'s text to `output` (no string on the way).
+    package static func write(_ date: Date, to output: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        func pad(_ value: Int32, _ width: Int, then separator: UInt8) {
+            let text = String(value)  // at most 11 bytes: a small string, not on the heap
+            let count = text.utf8.count
+            if count < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+            output.append(contentsOf: text.utf8)
+            output.append(separator)
         }
         let millis = Int32(((milliseconds % 1000) + 1000) % 1000)
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(millis, 3))Z"
+        pad(parts.tm_year + 1900, 4, then: UInt8(ascii: "-"))
+        pad(parts.tm_mon + 1, 2, then: UInt8(ascii: "-"))
+        pad(parts.tm_mday, 2, then: UInt8(ascii: "T"))
+        pad(parts.tm_hour, 2, then: UInt8(ascii: ":"))
+        pad(parts.tm_min, 2, then: UInt8(ascii: ":"))
+        pad(parts.tm_sec, 2, then: UInt8(ascii: "."))
+        pad(millis, 3, then: UInt8(ascii: "Z"))
     }
 
     /// Parses what `string(from:)` writes; nil for anything else.

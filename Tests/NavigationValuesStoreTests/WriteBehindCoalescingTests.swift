@@ -1,4 +1,5 @@
 import Foundation
+import NavigationValues
 import NavigationValuesWire
 import Synchronization
 import TestSupport
@@ -56,6 +57,62 @@ import Testing
         #expect(metrics.stateWriteEvents == 5)
         #expect(metrics.stateWriteFailures == 0)
         #expect(metrics.stateLagEvents == 0)
+    }
+
+    /// The coalescing rule itself, on changes as they wait: what each case keeps, in order.
+    @Test func coalescedStateKeepsTheLastWriteOfEachRowAndCancelsWhatWasAddedAndRemoved() {
+        let session = SessionID("s_coalesce")
+        func screen(_ id: String) -> ScreenRecord {
+            ScreenRecord(id: ScreenID(id), session: session, index: 1, name: id, role: "screen", previous: nil)
+        }
+        func stack(_ id: String) -> StackRecord {
+            StackRecord(id: StackID(id), session: session, position: 1, kind: .tab, presenter: nil)
+        }
+        func version(_ seq: Int64) -> StateChange {
+            .updateSession(session, version: seq, state: .active, updatedAt: Date(timeIntervalSince1970: Double(seq)))
+        }
+        let (x, a, b, root) = (ScreenID("c_x"), ScreenID("c_a"), ScreenID("c_b"), ScreenID("c_root"))
+        let cases: [(changes: [StateChange], kept: [StateChange])] = [
+            // A push then a pop of the same screen: the session's row alone, at its last version.
+            (
+                [.insertScreen(screen("c_x")), .setValue(x, key: "k", json: "1"), version(2), .deleteScreens([x]), version(3)],
+                [version(3)]
+            ),
+            // One row written twice, another once.
+            (
+                [.setValue(root, key: "k", json: "1"), .setValue(root, key: "j", json: "1"),
+                 .setValue(root, key: "k", json: "2")],
+                [.setValue(root, key: "j", json: "1"), .setValue(root, key: "k", json: "2")]
+            ),
+            // A removal of a screen that was there stays; one of a screen added since cancels out,
+            // and a removal of both keeps the one that was there.
+            (
+                [.deleteScreens([a]), .insertScreen(screen("c_a")), .removeValue(a, key: "k"), .setValue(b, key: "k", json: "1"),
+                 .deleteScreens([a, b])],
+                [.deleteScreens([a]), .setValue(b, key: "k", json: "1"), .deleteScreens([b])]
+            ),
+            // Added, removed, added again: the second addition stands.
+            (
+                [.insertScreen(screen("c_x")), .deleteScreens([x]), .insertScreen(screen("c_x")),
+                 .setHandler(x, key: "h", passBack: true)],
+                [.insertScreen(screen("c_x")), .setHandler(x, key: "h", passBack: true)]
+            ),
+            // A tab added, moved and removed cancels out; one removed then added again is written as both.
+            (
+                [.insertStack(stack("t")), .setStackPosition(session, StackID("t"), position: 2),
+                 .deleteStacks(session, [StackID("t"), StackID("u")]), .deleteStacks(session, [StackID("v")]),
+                 .insertStack(stack("v"))],
+                [.deleteStacks(session, [StackID("u")]), .deleteStacks(session, [StackID("v")]), .insertStack(stack("v"))]
+            ),
+            // Many changes (compared through a set): one row written forty times keeps its last write.
+            (
+                (1...40).map { .setValue(root, key: "k", json: "\($0)") } + [version(41)],
+                [.setValue(root, key: "k", json: "40"), version(41)]
+            ),
+        ]
+        for (changes, kept) in cases {
+            #expect(SQLSessionStore<SQLiteDriver>.coalescedState(changes, of: session) == kept)
+        }
     }
 
     @Test func sqlite() async throws {
