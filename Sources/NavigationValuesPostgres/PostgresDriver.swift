@@ -217,8 +217,6 @@ public final class PostgresDriver: SQLDriver {
 
     public func afterBatch() {}
 
-    public func moveAppendedEvents() {}
-
     public func addFigures(to metrics: inout StoreMetrics) {}
 
     // MARK: - Group commit
@@ -427,9 +425,6 @@ extension SQLSessionStore where Driver == PostgresDriver {
 
 /// What PostgreSQL's SQL says its own way.
 struct PostgresDialect: SQLDialect {
-    /// None: a commit's WAL carries the index entry's record, not its page (a page's image only
-    /// on its first change after a checkpoint), so a log-first commit inserts into `events`.
-    var appendedEvents: String? { nil }
     func parameter(_ index: Int) -> String { "$\(index)" }
     /// Times are timestamptz, to the millisecond (Migrations/postgres/0001).
     func time(_ parameter: String) -> String { "to_timestamp(\(parameter)::bigint / 1000.0)" }

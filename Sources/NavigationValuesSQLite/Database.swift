@@ -13,8 +13,6 @@ import NavigationValuesStore
 /// try db.inTransaction { try db.execute("INSERT INTO t(a) VALUES (?)", [.integer(1)]) }
 /// ```
 public final class Database {
-    /// The writer's account of `event_log` (unused on other connections).
-    let appended = AppendedEvents()
     /// Whether the connection may write.
     public enum Access: Sendable {
         case readWrite

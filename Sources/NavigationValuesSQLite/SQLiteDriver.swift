@@ -46,11 +46,6 @@ public final class SQLiteDriver: SQLDriver {
         public var maximumBatchSize = 1_000
         /// How long an idempotency record is kept (docs/API.md: 24 h).
         public var idempotencyLifetime: Duration = .seconds(24 * 60 * 60)
-        /// Rows `event_log` may hold before the writer moves them into `events`, between two
-        /// batches (Migrations/0012): the more, the more events of each session share a page of
-        /// `events`' index when they move, and the longer the table reads of a session's events
-        /// scan (it has no index by session). At least 1.
-        public var appendedEventsLimit = 4096
         /// The largest the database file may grow, in bytes (`PRAGMA max_page_count`); nil: no
         /// limit. Writes past it fail with `.unavailable`, as on a full disk.
         public var maxDatabaseBytes: Int?
@@ -126,9 +121,6 @@ public final class SQLiteDriver: SQLDriver {
             let synchronous: Database.Synchronous = configuration.sync == .full ? .full : .normal
             try database.enableWriteAheadLog(synchronous: synchronous)
             try Migrator().migrate(database, now: configuration.now())
-            // What an earlier process appended and did not move (killed, say): moved now, so
-            // that the writer's account of event_log starts complete.
-            try moveAppendedEvents(database)
             if let bytes = configuration.maxDatabaseBytes { try database.limitSize(to: bytes) }
             if path != ":memory:" {
                 let threshold = max(1, configuration.walCheckpointPages)
@@ -224,12 +216,6 @@ public final class SQLiteDriver: SQLDriver {
     }
 
     public func close() async {
-        // A clean stop leaves event_log empty (the next open would move it anyway).
-        if configuration.access == .readWrite {
-            _ = try? await writer.run { db in
-                if db.appended.rows > 0 { self.moveAppendedEventsUnsynced(db) }
-            }
-        }
         await writer.close()
         for reader in readers { await reader.close() }
         await checkpointer?.close(busyTimeout: configuration.busyTimeout)
@@ -272,61 +258,7 @@ public final class SQLiteDriver: SQLDriver {
     }
 
     public func afterBatch() {
-        // Held with the state for tests (`isHeldForTests`): a kill then finds events in event_log.
-        if !configuration.writeBehind.isHeldForTests {
-            _ = try? writer.onQueue { db in
-                guard db.appended.rows >= max(1, configuration.appendedEventsLimit) else { return }
-                moveAppendedEventsUnsynced(db)
-            }
-        }
         if let checkpointer { _ = try? writer.onQueue { db in checkpointer.afterBatch(db) } }
-    }
-
-    public func moveAppendedEvents() {
-        _ = try? writer.onQueue { db in
-            if db.appended.rows > 0 { moveAppendedEventsUnsynced(db) }
-        }
-    }
-
-    /// Moves event_log into `events` in a transaction that commits without the log's sync under
-    /// `--sync full` (as state written behind does): the rows were durable in event_log, and the
-    /// move is one commit in the log, so a crash finds them in one table or the other, never
-    /// both nor neither. Back-pressure: runs between two batches, so the table never holds much
-    /// more than ``Configuration/appendedEventsLimit`` rows. A move that fails is tried again
-    /// after the next batch, and the rows stay readable where they are.
-    private func moveAppendedEventsUnsynced(_ db: Database) {
-        guard !db.isInTransaction else { return }
-        defer { pagesWritten.store(db.pagesWritten, ordering: .relaxed) }
-        let isFull = configuration.sync == .full
-        if isFull {
-            guard (try? db.execute("PRAGMA synchronous = \(Database.Synchronous.normal.rawValue)")) != nil else { return }
-            isWriterUnsynced.store(true, ordering: .relaxed)
-        }
-        defer {
-            if isFull, (try? db.execute("PRAGMA synchronous = \(Database.Synchronous.full.rawValue)")) != nil {
-                isWriterUnsynced.store(false, ordering: .relaxed)
-            }
-        }
-        try? Self.moveAppendedEvents(db)
-    }
-
-    /// Every row of event_log into `events`, in their order, and event_log emptied: one
-    /// transaction.
-    static func moveAppendedEvents(_ db: Database) throws {
-        try db.execute("BEGIN IMMEDIATE")
-        do {
-            try db.execute(
-                """
-                INSERT INTO events (session, seq, type, json, at, bytes)
-                SELECT session, seq, type, json, at, bytes FROM event_log ORDER BY rowid
-                """)
-            try db.execute("DELETE FROM event_log")
-            try db.execute("COMMIT")
-        } catch {
-            try? db.rollback()
-            throw error
-        }
-        db.appended.moved()
     }
 
     /// One transaction over the writes, each in its own savepoint (unless it needs none) so that
@@ -337,7 +269,6 @@ public final class SQLiteDriver: SQLDriver {
         // not fail every later batch; if it fails again, this batch's BEGIN fails and its callers
         // hear of it, and readiness (checkWritable) reports the store unwritable.
         if db.isInTransaction { try? db.rollback() }
-        db.appended.rolledBack()
         // Writes rarely fail here (a session's actor runs its commands one at a time, and a
         // state written behind is where its changes start): a batch runs first without a
         // savepoint per write, and only when one fails, again from the start with them.
@@ -354,7 +285,6 @@ public final class SQLiteDriver: SQLDriver {
         var results: [Result<Void, any Error>] = []
         results.reserveCapacity(writes.count)
         for write in writes {
-            let mark = db.appended.mark
             do {
                 if Self.undoesItselfOnFailure(write) {
                     for step in write.steps { try db.run(step) }
@@ -365,12 +295,10 @@ public final class SQLiteDriver: SQLDriver {
                 }
                 results.append(.success(()))
             } catch {
-                db.appended.rewind(to: mark)
                 results.append(.failure(error))
                 // Some errors (disk full, I/O) make SQLite roll back the whole transaction
                 // (https://sqlite.org/lang_transaction.html): nothing of this batch was kept.
                 if !db.isInTransaction {
-                    db.appended.rolledBack()
                     return Array(repeating: .failure(error), count: writes.count)
                 }
             }
@@ -387,9 +315,7 @@ public final class SQLiteDriver: SQLDriver {
         if let cleanup { try? db.inSavepoint { try db.run(cleanup) } }
         do {
             try db.execute("COMMIT")
-            db.appended.committed()
         } catch {
-            db.appended.rolledBack()
             // A rollback that fails leaves the transaction open: the next batch tries again before
             // its BEGIN; nothing is committed by mistake.
             try? db.rollback()
@@ -416,7 +342,6 @@ public final class SQLiteDriver: SQLDriver {
             }
         } catch {
             try? db.rollback()
-            db.appended.rolledBack()
             return nil
         }
         return commit(Array(repeating: .success(()), count: writes.count), cleanup: cleanup, in: db)
@@ -525,9 +450,6 @@ struct SQLiteDialect: SQLDialect {
     /// An UPDATE rewrites the entry of every index whose columns it assigns, changed or not.
     var rewritesIndexOnAssignment: Bool { true }
     var unsyncedCommit: String? { nil }
-    /// A commit appends its event where it shares its page with the events of other sessions
-    /// (Migrations/0012); ``SQLiteDriver`` moves them into `events` (``SQLiteDriver/moveLoggedEvents(_:)``).
-    var appendedEvents: String? { "event_log" }
 }
 
 extension Database: SQLConnection {
@@ -572,29 +494,7 @@ extension Database: SQLConnection {
             guard try execute(step.sql, step.arguments) == 1 else {
                 throw StoreError(code: .invalidData, message: message)
             }
-        case .logVersion(let id, let expected):
-            // A session with events in event_log: its log's version is the newest of them, known
-            // here (the rows have no index by session); the statement reads `events` only.
-            var current = appended.version(of: id.rawValue)
-            if current == nil {
-                try scanRows(step.sql, step.arguments) { row in
-                    current = row.int64(0)
-                    return false
-                }
-            } else {
-                var exists = false
-                try scanRows("SELECT 1 FROM sessions WHERE id = ?1", [.text(id.rawValue)]) { _ in
-                    exists = true
-                    return false
-                }
-                if !exists { current = nil }
-            }
-            guard let current else { throw StoreError(code: .invalidData, message: "session \(id) does not exist") }
-            guard current == expected else {
-                throw StoreError(code: .conflict, message: "session \(id) is at version \(current), not \(expected)")
-            }
-            appended.append(id.rawValue, seq: expected + 1)
-        case .version(let id, let expected):
+        case .version(let id, let expected), .logVersion(let id, let expected):
             // One row at most (the session's, by its key): read it and stop, without stepping
             // the statement again to learn that no other row follows.
             var current: Int64?
@@ -607,45 +507,5 @@ extension Database: SQLConnection {
                 throw StoreError(code: .conflict, message: "session \(id) is at version \(current), not \(expected)")
             }
         }
-    }
-}
-
-/// What the writer knows of `event_log` (Migrations/0012): the newest seq of each session with
-/// events there, and how many rows it holds. Every row there was appended by this connection
-/// since the store opened (opening moves what an earlier process left), so this is complete;
-/// a move empties both. Written on the writer's queue only.
-final class AppendedEvents {
-    private(set) var versions: [String: Int64] = [:]
-    private(set) var rows = 0
-    /// Appended by the open transaction, known once it commits.
-    private var pending: [String: Int64] = [:]
-    private var pendingRows = 0
-
-    func version(of session: String) -> Int64? { pending[session] ?? versions[session] }
-
-    func append(_ session: String, seq: Int64) {
-        pending[session] = seq
-        pendingRows += 1
-    }
-
-    /// The open transaction's appends, to put back when one write of it fails alone.
-    var mark: (versions: [String: Int64], rows: Int) { (pending, pendingRows) }
-    func rewind(to mark: (versions: [String: Int64], rows: Int)) { (pending, pendingRows) = mark }
-
-    func committed() {
-        if pending.isEmpty { return }
-        versions.merge(pending) { $1 }
-        rows += pendingRows
-        rolledBack()
-    }
-
-    func rolledBack() {
-        pending.removeAll(keepingCapacity: true)
-        pendingRows = 0
-    }
-
-    func moved() {
-        versions.removeAll(keepingCapacity: true)
-        rows = 0
     }
 }

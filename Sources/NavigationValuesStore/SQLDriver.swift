@@ -42,9 +42,6 @@ public protocol SQLDriver: Sendable {
     /// Called on the writer's queue after a batch's callers were resumed (SQLite finishes a
     /// checkpoint there).
     func afterBatch()
-    /// On the writer's queue: moves every event of ``SQLDialect/appendedEvents`` into `events`
-    /// (before reads of many sessions at once); nothing when the engine has no such table.
-    func moveAppendedEvents()
     /// A connection of its own for one writer's turn on a session, held across awaits until it
     /// is released; waits for a free one until `deadline`. Nil where every write already goes
     /// through one writer, and the sessions' actors order those of a session (SQLite, served by
@@ -236,10 +233,6 @@ extension SQLRow {
 /// The SQL that differs between engines. The store writes its statements once, with numbered
 /// parameters `?1`, `?2`… and these pieces, and has them rendered once, when it opens.
 public protocol SQLDialect: Sendable {
-    /// The append-only table a log-first commit writes its event to, keyed by its rowid alone
-    /// and moved into `events` in larger transactions by the driver (SQLite's `event_log`,
-    /// Migrations/0012); nil when the commit writes to `events` itself (PostgreSQL).
-    var appendedEvents: String? { get }
     /// Parameter `index` (from 1): SQLite `?1`, PostgreSQL `$1`.
     func parameter(_ index: Int) -> String
     /// A parameter of whole milliseconds since 1970 as the engine stores a time: SQLite keeps

@@ -383,9 +383,6 @@ extension SQLSessionStore {
             let cutoff = ContinuousClock.now
             while await onWriter({ self.writeStateBehindPart(waitingSince: cutoff) }) {}
         }
-        // The events still appended (SQLite's event_log) into `events`: the reads of many
-        // sessions that follow find each session's events by its index.
-        await onWriter { self.driver.moveAppendedEvents() }
         // Without a replayer (a tool reading the file), a session left behind keeps its rows as
         // they are, and its version is still its log's.
         guard mayLagItsLog.withLock({ $0 }), replaysStates else { return }

@@ -93,7 +93,7 @@ extension SQLSessionStore {
             WriteStep(text.expectLogVersion, [session], check: .logVersion(mutation.session, expected: event.seq - 1)))
         steps.append(
             WriteStep(
-                text.appendEvent,
+                text.insertEvent,
                 [
                     session, .integer(event.seq), .text(event.type), .text(event.json), .milliseconds(event.at),
                     .integer(event.json.utf8.count),

@@ -23,8 +23,6 @@ package struct SQLText: Sendable {
     package let selectStack: String
     package let setStackPosition: String
     package let insertEvent: String
-    /// A log-first commit's event, into ``SQLDialect/appendedEvents`` when the engine has it.
-    package let appendEvent: String
     package let insertSnapshot: String
     /// A snapshot kept apart from its state write, which failed: none is written twice.
     package let insertSnapshotUnlessPresent: String
@@ -103,20 +101,7 @@ package struct SQLText: Sendable {
         let ms = d.milliseconds
 
         // The log's latest seq when it is past the state's version, else the state's version.
-        // Events not yet moved out of the appended table are the session's newest.
-        let appendedVersion = d.appendedEvents.map { "(SELECT max(seq) FROM \($0) WHERE \($0).session = sessions.id), " } ?? ""
         let logVersion = """
-            coalesce(\(appendedVersion)(SELECT max(seq) FROM events
-                      WHERE events.session = sessions.id AND events.seq > sessions.version), sessions.version)
-            """
-        // Every event: those moved into `events` and those still in the appended table (a move
-        // is one transaction, so a read's snapshot sees each event once).
-        let allEvents = d.appendedEvents.map {
-            "(SELECT session, seq, type, json, at, bytes FROM events UNION ALL SELECT session, seq, type, json, at, bytes FROM \($0)) AS events"
-        } ?? "events"
-        // The session's version as its log says for the hot commit: the events table and the
-        // state only. The SQLite driver answers from memory for a session with appended events.
-        let committedLogVersion = """
             coalesce((SELECT max(seq) FROM events
                       WHERE events.session = sessions.id AND events.seq > sessions.version), sessions.version)
             """
@@ -180,16 +165,11 @@ package struct SQLText: Sendable {
         setStackPosition = r("UPDATE screen_stacks SET position = ?1 WHERE session = ?2 AND id = ?3")
         insertEvent = r(
             "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, ?2, ?3, ?4, \(t("?5")), ?6)")
-        appendEvent = r(
-            """
-            INSERT INTO \(d.appendedEvents ?? "events") (session, seq, type, json, at, bytes)
-            VALUES (?1, ?2, ?3, ?4, \(t("?5")), ?6)
-            """)
         insertSnapshot = r("INSERT INTO snapshots (session, seq, json) VALUES (?1, ?2, ?3)")
         insertSnapshotUnlessPresent = r(
             "INSERT INTO snapshots (session, seq, json) VALUES (?1, ?2, ?3) ON CONFLICT (session, seq) DO NOTHING")
         expectVersion = r("SELECT version FROM sessions WHERE id = ?1" + d.lockingRead)
-        expectLogVersion = r("SELECT \(committedLogVersion) FROM sessions WHERE id = ?1" + d.lockingRead)
+        expectLogVersion = r("SELECT \(logVersion) FROM sessions WHERE id = ?1" + d.lockingRead)
         advanceSession = r(
             d.rewritesIndexOnAssignment
                 ? "UPDATE sessions SET version = ?1, updated_at = \(t("?2")) WHERE id = ?3 AND version = ?4"
@@ -232,37 +212,29 @@ package struct SQLText: Sendable {
         stacks = r("SELECT id, position, kind, presenter FROM screen_stacks WHERE session = ?1 ORDER BY position")
         version = r("SELECT \(logVersion) FROM sessions WHERE id = ?1")
         events = r(
-            "SELECT seq, type, json, \(ms("at")) FROM \(allEvents) WHERE session = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
+            "SELECT seq, type, json, \(ms("at")) FROM events WHERE session = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
         eventSizes = r(
             """
-            SELECT seq, coalesce(bytes, \(d.byteLength("json"))) FROM \(allEvents)
+            SELECT seq, coalesce(bytes, \(d.byteLength("json"))) FROM events
             WHERE session = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3
             """)
         eventRange = r(
             """
-            SELECT seq, type, json, \(ms("at")) FROM \(allEvents)
+            SELECT seq, type, json, \(ms("at")) FROM events
             WHERE session = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq
             """)
         // The log's version, then the state's: they differ while the state is written behind.
         access = r("SELECT token_hash, state, \(logVersion), compacted_seq, version FROM sessions WHERE id = ?1")
         eventsAfterState = r(
             """
-            SELECT events.seq, events.type, events.json, \(ms("events.at")) FROM \(allEvents)
-            WHERE events.session = ?1 AND events.seq > (SELECT version FROM sessions WHERE id = ?1)
-            ORDER BY events.seq
+            SELECT events.seq, events.type, events.json, \(ms("events.at")) FROM events
+            JOIN sessions ON sessions.id = events.session
+            WHERE events.session = ?1 AND events.seq > sessions.version ORDER BY events.seq
             """)
-        let laggingAppended = d.appendedEvents.map {
-            """
-            UNION
-            SELECT sessions.id FROM \($0) JOIN sessions ON sessions.id = \($0).session
-            WHERE \($0).seq > sessions.version
-            """
-        } ?? ""
         laggingSessions = r(
             """
             SELECT id FROM sessions
             WHERE EXISTS (SELECT 1 FROM events WHERE events.session = sessions.id AND events.seq > sessions.version)
-            \(laggingAppended)
             LIMIT ?1
             """)
         snapshot = r("SELECT seq, json FROM snapshots WHERE session = ?1 AND seq <= ?2 ORDER BY seq DESC LIMIT 1")

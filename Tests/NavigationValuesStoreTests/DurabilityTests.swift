@@ -39,8 +39,7 @@ import Testing
             #expect(try db.fetchAll("PRAGMA integrity_check") { $0.string(0) } == ["ok"])
             #expect(try db.fetchAll("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
             var stored = Set<Acknowledged>()
-            // A log-first commit's event is in event_log until the writer moves it (Migrations/0012).
-            try db.forEachRow("SELECT session, seq FROM events UNION ALL SELECT session, seq FROM event_log") { row in
+            try db.forEachRow("SELECT session, seq FROM events") { row in
                 stored.insert(Acknowledged(session: row.string(0), seq: row.int64(1)))
             }
             let missing = Set(acknowledged).subtracting(stored)

@@ -9,7 +9,7 @@ import Testing
     static let tables: Set<String> = [
         "schema_migrations", "sessions", "screen_contexts", "context_values", "preference_handlers",
         "received_preferences", "events", "snapshots", "idempotency_keys", "purged_sessions", "screen_stacks",
-        "observer_tokens", "readiness_probe", "handoffs", "device_tokens", "event_log",
+        "observer_tokens", "readiness_probe", "handoffs", "device_tokens",
     ]
 
     func tableNames(_ db: Database) throws -> Set<String> {
