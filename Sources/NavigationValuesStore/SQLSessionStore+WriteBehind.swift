@@ -267,50 +267,32 @@ extension SQLSessionStore {
             for index in 0..<count where kept[index] {
                 switch changes[index] {
                 case .deleteScreens(let ids):
-                    var remaining: [ScreenID]?  // made once an id cancels out
-                    for (position, id) in ids.enumerated() {
-                        let added = standingAddition(before: index, kept: kept, in: changes, replaced: replaced) {
-                            switch $0 {
+                    let remaining = cancelAdditions(
+                        of: ids, removedAt: index, kept: kept, in: changes, replaced: replaced,
+                        adds: { change, id in
+                            switch change {
                             case .insertScreen(let screen): screen.id == id ? true : nil
                             case .deleteScreens(let removed): removed.contains(id) ? false : nil
                             default: nil
                             }
-                        }
-                        guard let added else {
-                            remaining?.append(id)
-                            continue
-                        }
-                        if remaining == nil { remaining = Array(ids[..<position]) }
-                        kept[added] = false
-                        for between in added + 1..<index where kept[between] && screen(writtenBy: changes[between]) == id {
-                            kept[between] = false
-                        }
-                    }
+                        },
+                        writesOn: { change, id in screen(writtenBy: change) == id })
                     if let remaining {
                         if remaining.isEmpty { kept[index] = false } else { replaced[index] = .deleteScreens(remaining) }
                     }
                 case .deleteStacks(let owner, let ids):
-                    var remaining: [StackID]?
-                    for (position, id) in ids.enumerated() {
-                        let added = standingAddition(before: index, kept: kept, in: changes, replaced: replaced) {
-                            switch $0 {
+                    let remaining = cancelAdditions(
+                        of: ids, removedAt: index, kept: kept, in: changes, replaced: replaced,
+                        adds: { change, id in
+                            switch change {
                             case .insertStack(let stack): stack.id == id ? true : nil
                             case .deleteStacks(_, let removed): removed.contains(id) ? false : nil
                             default: nil
                             }
-                        }
-                        guard let added else {
-                            remaining?.append(id)
-                            continue
-                        }
-                        if remaining == nil { remaining = Array(ids[..<position]) }
-                        kept[added] = false
-                        for between in added + 1..<index where kept[between] {
-                            if case .setStackPosition(_, let stack, _) = changes[between], stack == id {
-                                kept[between] = false
-                            }
-                        }
-                    }
+                        },
+                        writesOn: { change, id in
+                            if case .setStackPosition(_, let stack, _) = change { stack == id } else { false }
+                        })
                     if let remaining {
                         if remaining.isEmpty { kept[index] = false } else { replaced[index] = .deleteStacks(owner, remaining) }
                     }
@@ -323,6 +305,30 @@ extension SQLSessionStore {
             for index in 0..<count where kept[index] { rows.append(replaced[index] ?? changes[index]) }
             return rows
         }
+    }
+
+    /// Cancels each of `ids`, removed by the change at `index`, against its standing addition
+    /// before it (``standingAddition(before:kept:in:replaced:adds:)``): the addition and what was
+    /// written on the id in between (`writesOn`) are no longer kept. Nil when no id cancels out
+    /// (the removal stays as it is); otherwise the ids it still removes.
+    private static func cancelAdditions<ID: Equatable>(
+        of ids: [ID], removedAt index: Int, kept: UnsafeMutableBufferPointer<Bool>, in changes: [StateChange],
+        replaced: [Int: StateChange], adds: (StateChange, ID) -> Bool?, writesOn: (StateChange, ID) -> Bool
+    ) -> [ID]? {
+        var remaining: [ID]?  // made once an id cancels out
+        for (position, id) in ids.enumerated() {
+            guard let added = standingAddition(before: index, kept: kept, in: changes, replaced: replaced, adds: { adds($0, id) })
+            else {
+                remaining?.append(id)
+                continue
+            }
+            if remaining == nil { remaining = Array(ids[..<position]) }
+            kept[added] = false
+            for between in added + 1..<index where kept[between] && writesOn(changes[between], id) {
+                kept[between] = false
+            }
+        }
+        return remaining
     }
 
     /// Where the screen or stack a removal at `end` removes was added, when that addition still
