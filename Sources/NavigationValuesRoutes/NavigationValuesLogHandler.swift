@@ -181,13 +181,13 @@ public struct NavigationValuesLogHandler: LogHandler {
         case .json:
             // Built by hand to keep the field order: at, level, message, then the fields.
             out.append(contentsOf: #"{"at":""#.utf8)
-            appendTimestamp(at, to: &out)
+            Timestamp.write(at, to: &out)
             out.append(contentsOf: #"","level":""#.utf8)
             out.append(contentsOf: levelName.utf8)
             out.append(contentsOf: #"","message":"#.utf8)
             JSONValue.writeString(message, to: &out)
         case .text:
-            appendTimestamp(at, to: &out)
+            Timestamp.write(at, to: &out)
             out.append(0x20)
             out.append(contentsOf: levelName.utf8)
             out.append(0x20)
@@ -314,43 +314,6 @@ public struct NavigationValuesLogHandler: LogHandler {
         guard !text.utf8.contains(where: excluded) else { return false }
         out.append(contentsOf: text.utf8)
         return true
-    }
-
-    /// `Timestamp.string(from:)`, written in place: `2026-11-30T10:00:00.000Z`.
-    static func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let year = Int(parts.tm_year) + 1900
-        guard (0...9999).contains(year), milliseconds >= 0 else {
-            out.append(contentsOf: Timestamp.string(from: date).utf8)  // outside the usual shape
-            return
-        }
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(year, 4)
-        out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2)
-        out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2)
-        out.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2)
-        out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2)
-        out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2)
-        out.append(UInt8(ascii: "."))
-        digits(Int(milliseconds % 1000), 3)
-        out.append(UInt8(ascii: "Z"))
     }
 }
 

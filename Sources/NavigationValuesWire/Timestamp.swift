@@ -15,11 +15,27 @@ public enum Timestamp {
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
+        /// `value` in decimal, zero-padded to `width`, then `separator`. Digits are written
+        /// straight to `output`; a negative value (a year before 1 BC) goes through its string.
         func pad(_ value: Int32, _ width: Int, then separator: UInt8) {
-            let text = String(value)  // at most 11 bytes: a small string, not on the heap
-            let count = text.utf8.count
-            if count < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
-            output.append(contentsOf: text.utf8)
+            if value < 0 {
+                let text = String(value)
+                let count = text.utf8.count
+                if count < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+                output.append(contentsOf: text.utf8)
+            } else {
+                var divisor: Int32 = 1
+                var count = 1
+                while value / divisor >= 10 {
+                    divisor *= 10
+                    count += 1
+                }
+                if count < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+                while divisor > 0 {
+                    output.append(UInt8(ascii: "0") + UInt8((value / divisor) % 10))
+                    divisor /= 10
+                }
+            }
             output.append(separator)
         }
         let millis = Int32(((milliseconds % 1000) + 1000) % 1000)

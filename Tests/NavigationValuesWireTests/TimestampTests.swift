@@ -10,6 +10,19 @@ import Testing
         #expect(Timestamp.date(from: text) == date)
     }
 
+    /// Each field zero-padded to its width, however many digits it has, and a year past four
+    /// digits written whole (what a log line of such a date shows).
+    @Test func fieldsArePaddedToTheirWidths() {
+        let cases: [(TimeInterval, String)] = [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (93_845.125, "1970-01-02T02:04:05.125Z"),
+            (253_402_300_800, "10000-01-01T00:00:00.000Z"),
+        ]
+        for (seconds, expected) in cases {
+            #expect(Timestamp.string(from: Date(timeIntervalSince1970: seconds)) == expected)
+        }
+    }
+
     @Test func anythingButThatShapeIsNotATimestamp() {
         for text in ["", "2026-11-30T10:40:00Z", "2026-11-30 10:40:00.250Z", "2026-11-30T10:40:00.250+01:00"] {
             #expect(Timestamp.date(from: text) == nil, "\(text)")
