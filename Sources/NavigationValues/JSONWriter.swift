@@ -105,11 +105,9 @@ package struct JSONWriter {
 
     /// An object of `members`, sorted by name as `serialized()` sorts them.
     package mutating func object(_ members: [String: JSONValue]) {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
+        beginObject()
         JSONValue.writeMembers(members, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
+        endObject()
     }
 
     /// An array of strings.

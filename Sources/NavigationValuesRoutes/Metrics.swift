@@ -57,10 +57,10 @@ public final class Metrics: Sendable {
 
         static func < (lhs: RouteKey, rhs: RouteKey) -> Bool { (lhs.route, lhs.method) < (rhs.route, rhs.method) }
 
-        /// Hashes the lengths and the last bytes of the two labels, not every byte: there are a few
-        /// dozen keys, and the lookup of every request hashed both strings whole. Keys that agree
-        /// on these are told apart by `==`, which for the router's own pattern (the same string
-        /// each time) compares no bytes.
+        /// Hashes the two labels' lengths, the route's last byte and the method's first, not every
+        /// byte: there are a few dozen keys, and the lookup of every request hashed both strings
+        /// whole. Keys that agree on these are told apart by `==`, which for the router's own
+        /// pattern (the same string each time) compares no bytes.
         func hash(into hasher: inout Hasher) {
             hasher.combine(route.utf8.count &<< 8 | method.utf8.count)
             hasher.combine(UInt16(route.utf8.last ?? 0) &<< 8 | UInt16(method.utf8.first ?? 0))

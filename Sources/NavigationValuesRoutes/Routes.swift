@@ -391,7 +391,6 @@ enum HeaderValue {
     }
 
 
-    /// `text` without leading and trailing spaces and tabs (and `extra`).
     /// Whether a `Content-Type` names JSON: its media type (before any `;`, between spaces and
     /// tabs, in any case) is `application/json` or ends in `+json`. Read on the header's bytes, so
     /// that the usual request allocates nothing here.
@@ -420,6 +419,7 @@ enum HeaderValue {
         }
     }
 
+    /// `text` without leading and trailing spaces and tabs (and `extra`).
     static func trimmed(_ text: some StringProtocol, also extra: Character? = nil) -> String {
         func isTrimmed(_ character: Character) -> Bool { character == " " || character == "\t" || character == extra }
         guard let first = text.firstIndex(where: { !isTrimmed($0) }),

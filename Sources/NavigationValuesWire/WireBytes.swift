@@ -100,7 +100,6 @@ extension RecordedEvent {
                 output.append(UInt8(ascii: "\""))
             }
         }
-        func ids(_ ids: [ScreenID]) { writer.ids(ids) }
         writer.beginObject()
         switch event {
         case .screenPushed(let screen):
@@ -112,7 +111,7 @@ extension RecordedEvent {
         case .screensPopped(let screens):
             writeAt()
             writer.key("screens")
-            ids(screens)
+            writer.ids(screens)
             seqAndSession()
             type()
         case .stackScreenPushed(let stack, let screen):
@@ -128,7 +127,7 @@ extension RecordedEvent {
             writer.key("dismissed")
             writer.ids(dismissed)
             writer.key("screens")
-            ids(screens)
+            writer.ids(screens)
             seqAndSession()
             writer.key("stack")
             writer.string(stack.rawValue)
@@ -190,7 +189,6 @@ extension MutationResult {
     /// `json` as its text's UTF-8 bytes (the answer's body); nil for `.ended` (204, no body).
     package func serializedBytes() -> [UInt8]? {
         var writer = JSONWriter()
-        func ids(_ ids: [ScreenID]) { writer.ids(ids) }
         writer.beginObject()
         switch self {
         case .pushed(let screen, _), .handlerSet(let screen, _):
@@ -198,7 +196,7 @@ extension MutationResult {
             screen.write(to: &writer)
         case .popped(let popped, _):
             writer.key("popped")
-            ids(popped)
+            writer.ids(popped)
         case .valuesUpdated(let screen, let affected, _):
             writer.key("affected")
             writer.beginArray()
@@ -212,7 +210,7 @@ extension MutationResult {
             writer.key("dismissed")
             writer.ids(dismissed)
             writer.key("popped")
-            ids(popped)
+            writer.ids(popped)
             writer.key("stack")
             writer.string(stack.rawValue)
         case .ended:
