@@ -22,21 +22,30 @@ import Testing
             #expect(ProcFile.entryCount(folder.appendingPathComponent("missing").path) == nil)
         }
 
-        /// Hundreds of descriptors open at once: `/proc/self/fd` lists them in several full
-        /// buffers, each of which ends with a record shorter than a whole `dirent`.
+        /// Hundreds of descriptors open at once: `/proc/PID/fd` lists them in several full
+        /// buffers, each of which ends with a record shorter than a whole `dirent`. They are held
+        /// by a child shell that waits on its input, so nothing else opens or closes any while both
+        /// counts are taken (this process's own descriptors change as other suites run).
         @Test func theOpenDescriptorsAreCountedWhenManyAreOpen() throws {
-            let before = try #require(ProcFile.entryCount("/proc/self/fd"))
-            var descriptors: [Int32] = []
-            defer { for descriptor in descriptors { close(descriptor) } }
-            for _ in 0..<800 {
-                let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else { break }
-                descriptors.append(descriptor)
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+            shell.arguments = ["-c", "for i in $(seq 10 809); do eval \"exec $i</dev/null\"; done; echo ready; read _"]
+            let input = Pipe()
+            let output = Pipe()
+            shell.standardInput = input
+            shell.standardOutput = output
+            try shell.run()
+            defer {
+                try? input.fileHandleForWriting.close()
+                shell.waitUntilExit()
             }
-            try #require(descriptors.count > 600, "could not open descriptors: errno \(errno)")
-            let during = try #require(ProcFile.entryCount("/proc/self/fd"))
-            // Other suites open and close descriptors meanwhile: within a margin of what was added.
-            #expect(abs(during - before - descriptors.count) < 500)
+            let ready = output.fileHandleForReading.availableData
+            try #require(String(decoding: ready, as: UTF8.self) == "ready\n")
+            let folder = "/proc/\(shell.processIdentifier)/fd"
+            let counted = try #require(ProcFile.entryCount(folder))
+            let listed = try FileManager.default.contentsOfDirectory(atPath: folder).count
+            #expect(counted == listed)
+            #expect(counted >= 800)
         }
     #endif
 }
