@@ -12,7 +12,10 @@ public enum Timestamp {
     /// Appends `string(from:)`'s text to `output` (no string on the way).
     package static func write(_ date: Date, to output: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
+        // Whole seconds rounded down (toward the past), as the milliseconds below are counted
+        // from them: -1 ms is 23:59:59.999 of the day before 1970, not 00:00:00.999.
+        let (quotient, remainder) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        var seconds = time_t(remainder < 0 ? quotient - 1 : quotient)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         /// `value` in decimal, zero-padded to `width`, then `separator`. Digits are written

@@ -17,9 +17,17 @@ import Testing
             (0, "1970-01-01T00:00:00.000Z"),
             (93_845.125, "1970-01-02T02:04:05.125Z"),
             (253_402_300_800, "10000-01-01T00:00:00.000Z"),
+            // Before 1970: the second is the one the instant falls in, rounded toward the past.
+            (-0.25, "1969-12-31T23:59:59.750Z"),
+            (-1, "1969-12-31T23:59:59.000Z"),
+            (-86_399.5, "1969-12-31T00:00:00.500Z"),
         ]
         for (seconds, expected) in cases {
-            #expect(Timestamp.string(from: Date(timeIntervalSince1970: seconds)) == expected)
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(Timestamp.string(from: date) == expected)
+            if seconds < 253_402_300_800 {  // a five-digit year is written, not parsed
+                #expect(Timestamp.date(from: expected) == date, "\(expected) parses back")
+            }
         }
     }
 
