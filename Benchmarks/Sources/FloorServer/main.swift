@@ -89,6 +89,8 @@ final class GroupLog: Sendable {
     }
 
     private func run() {
+        // Named, so that its CPU can be read apart (/proc/PID/task/*/comm).
+        nameCurrentThread("group-log")
         while true {
             ready.wait()
             let group = pending.withLock { pending -> Pending in
