@@ -38,7 +38,8 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
                          WHERE events.session = sessions.id AND events.seq > sessions.version), sessions.version)
         FROM sessions WHERE id = ?1
         """
-    private static let insertEvent = "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+    private static let insertEvent =
+        "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 
     /// Used by the log's thread alone once `init` returns.
     private let database: Database
@@ -76,7 +77,8 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
             """)
         try database.inTransaction {
             for session in sessions {
-                try database.execute("INSERT INTO sessions (id, version) VALUES (?1, ?2)", [.text(session), .integer(version)])
+                try database.execute(
+                    "INSERT INTO sessions (id, version) VALUES (?1, ?2)", [.text(session), .integer(version)])
             }
         }
         basePages = database.pagesWritten
@@ -126,7 +128,9 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
                         if shape == .product {
                             let latest = try database.fetchOne(Self.logVersion, [session]) { $0.int64(0) }
                             guard latest == entry.version - 1 else {
-                                throw BenchError("\(entry.session) is at \(latest.map(String.init) ?? "no row"), not \(entry.version - 1)")
+                                throw BenchError(
+                                    "\(entry.session) is at \(latest.map(String.init) ?? "no row"), not \(entry.version - 1)"
+                                )
                             }
                         }
                         try database.execute(
