@@ -74,10 +74,14 @@ let package = Package(
                 root("NavigationValuesClient"), root("NavigationValuesAPI"),
             ]),
         // The floor under the durable write path: push and pop on the repository's HTTP stack, applied in memory and
-        // appended to one log with group fdatasync; `scripts/bench-table.sh --floor` runs it beside Redis.
+        // appended to one log with group fdatasync (or, as a second anchor, committed in groups to a SQLite file);
+        // `scripts/bench-table.sh` runs both in its table rounds.
         .executableTarget(
             name: "FloorServer",
-            dependencies: ["BenchmarkSupport", root("NavigationValues"), root("HTTPServer")]),
+            dependencies: [
+                "BenchmarkSupport", root("NavigationValues"), root("HTTPServer"), root("NavigationValuesSQLite"),
+                root("NavigationValuesStore"),
+            ]),
     ]
 )
 

@@ -5,6 +5,9 @@
 #   push/pop alternating over 1,000 sessions, `--sync full` and `--sync normal`, mutations/s
 #     vs the floor: floor-server, push/pop on this repository's HTTP stack applied in memory and
 #        appended to one log with group fdatasync (Benchmarks/Sources/FloorServer)      goal >= 0.6
+#     vs the same floor with a SQLite file as its log (`floor-server --log-store sqlite`: each group
+#        one transaction of event rows, the product's events table and unique index, WAL,
+#        synchronous=FULL); also printed: that floor / the file-log floor       (information)
 #     vs plain SQLite, one row per commit, WAL, synchronous=FULL (scripts/bench-table/sqlite-commits.c)
 #                                                                                       goal >= 5
 #     vs redis-server (appendonly yes, appendfsync always) LPUSH and RPOP on 1,000 lists, 64 clients
@@ -467,7 +470,8 @@ if [ "$mode" = profile ]; then
 fi
 
 # The benchmarks package's parts of the table, built before anything is measured: the floor
-# (floor-server, with 1,000 sessions of its own), and api-bench and events-bench (memory per
+# (floor-server, with 1,000 sessions of its own, once with its flat log file and once with a SQLite
+# file as its log), and api-bench and events-bench (memory per
 # resident session, fan-out, idle streams).
 for product in floor-server api-bench events-bench; do
     swift build --package-path Benchmarks -c release --product "$product" >/dev/null
@@ -478,6 +482,11 @@ mkdir -p "$work/floor"
     >"$work/floor/out" 2>"$work/floor/err" &
 pids+=($!)
 await_listening floor
+mkdir -p "$work/floorsql"
+"$benchmarks_bin/floor-server" --sessions 1000 --sessions-file "$work/sessions-floorsql" \
+    --log "$work/floorsql/log.sqlite" --log-store sqlite >"$work/floorsql/out" 2>"$work/floorsql/err" &
+pids+=($!)
+await_listening floorsql
 
 # The session GET's bytes as nginx's static file, and its configuration.
 create_read_session "$port_normal"
@@ -509,6 +518,7 @@ echo "-- warm-up (2 s each)"
 pushpop full 2 64 2s >/dev/null
 pushpop normal 2 64 2s >/dev/null
 pushpop floor 2 64 2s >/dev/null
+pushpop floorsql 2 64 2s >/dev/null
 run_wrk 2 64 2s "http://127.0.0.1:$port_normal/v1/sessions/$reads_id" scripts/bench-table/auth.lua "$reads_token" >/dev/null
 run_wrk 2 64 2s "http://127.0.0.1:$nginx_port/v1/sessions/$reads_id" scripts/bench-table/auth.lua >/dev/null
 run_wrk 2 64 2s "http://127.0.0.1:$port_normal/healthz" scripts/bench-table/auth.lua >/dev/null
@@ -536,6 +546,11 @@ for round in $(seq 1 "$rounds"); do
     [ "$bad" = 0 ] || { echo "floor-server answered $bad non-2xx"; exit 1; }
     record floor_rps "$rps"; record floor_p50 "$p50"; record floor_p99 "$p99"
     printf 'round %s  floor push/pop (fdatasync) %7s mutations/s  p50 %7s ms  p99 %7s ms  load %s\n' "$round" "$rps" "$p50" "$p99" "$(load)"
+
+    read -r rps p50 p99 bad < <(pushpop floorsql 2 64 "$duration")
+    [ "$bad" = 0 ] || { echo "floor-server (SQLite log) answered $bad non-2xx"; exit 1; }
+    record floorsql_rps "$rps"; record floorsql_p50 "$p50"; record floorsql_p99 "$p99"
+    printf 'round %s  floor push/pop (SQLite log) %6s mutations/s  p50 %7s ms  p99 %7s ms  load %s\n' "$round" "$rps" "$p50" "$p99" "$(load)"
 
     read -r rps p50 p99 bad < <(pushpop normal 2 64 "$duration")
     [ "$bad" = 0 ] || { echo "ours (normal) answered $bad non-2xx"; exit 1; }
@@ -617,8 +632,11 @@ ceiling() { # ceiling WORKLOAD OURS_TEXT ANCHOR_TEXT VALUE LIMIT: a figure that 
 }
 row "push/pop, 1,000 sessions, --sync full" "$(n full_rps)/s p50 $(m full_p50) p99 $(m full_p99) ms" \
     "floor push/pop fdatasync: $(n floor_rps)/s" "$(m full_rps)" "$(m floor_rps)" 0.6
+row "same, --sync full" "" "floor push/pop SQLite log: $(n floorsql_rps)/s" "$(m full_rps)" "$(m floorsql_rps)"
 row "same, --sync full" "" "sqlite 1 row/commit FULL: $(n sqlite)/s" "$(m full_rps)" "$(m sqlite)" 5
 row "same, --sync full" "" "redis LPUSH always: $(n lpush)/s p50 $(m lpush_p50) ms" "$(m full_rps)" "$(m lpush)"
+row "floor push/pop (SQLite log)" "$(n floorsql_rps)/s p50 $(m floorsql_p50) p99 $(m floorsql_p99) ms" \
+    "floor push/pop fdatasync: $(n floor_rps)/s" "$(m floorsql_rps)" "$(m floor_rps)"
 row "push/pop, 1,000 sessions, --sync normal" "$(n normal_rps)/s p50 $(m normal_p50) p99 $(m normal_p99) ms" \
     "floor push/pop fdatasync: $(n floor_rps)/s" "$(m normal_rps)" "$(m floor_rps)"
 row "GET /v1/sessions/{id} ($read_size B)" "$(n get_rps) req/s p99 $(m get_p99) ms" \

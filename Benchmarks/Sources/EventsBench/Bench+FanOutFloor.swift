@@ -146,7 +146,7 @@ private final class FloorSender: @unchecked Sendable {
 
     func start() {
         let thread = Thread { [self] in
-            ThreadCPU.nameCurrentThread("floor-sender")
+            nameCurrentThread("floor-sender")
             while true {
                 go.wait()
                 if isStopping.load(ordering: .acquiring) { return }

@@ -137,7 +137,7 @@ final class StreamReader: @unchecked Sendable {
     // MARK: - The reader thread
 
     private func run() {
-        ThreadCPU.nameCurrentThread("stream-reader")
+        nameCurrentThread("stream-reader")
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !isStopping.load(ordering: .acquiring) {
             let ready = poll(&pollSet, nfds_t(pollSet.count), 50)

@@ -11,15 +11,6 @@ struct ThreadCPU {
     /// Nanoseconds on a CPU by thread name (threads of one name added up).
     var byName: [String: UInt64] = [:]
 
-    /// Names the calling thread as `/proc` shows it (15 bytes at most), so that its CPU time is
-    /// reported under that name. Foundation's `Thread.name` does not reach the kernel here, and
-    /// Glibc's module hides `pthread_setname_np`: it is looked up instead.
-    static func nameCurrentThread(_ name: String) {
-        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else { return }
-        _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), String(name.prefix(15)))
-    }
-
     static func now() -> ThreadCPU {
         var figures = ThreadCPU()
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

@@ -3,7 +3,8 @@
 // `scripts/bench-table.sh --floor` runs beside redis-server (appendfsync always) and the real server.
 //
 //     swift run --package-path Benchmarks -c release floor-server --sessions 1000 --sessions-file F
-//         [--log PATH] [--port 0] [--sync full|off]
+//         [--log PATH] [--port 0] [--sync full|off] [--log-store file|sqlite|sqlite-rowid]
+//         [--checkpoint-pages 1000]
 //
 // It answers the push and pop requests of scripts/bench-table/pushpop.lua as cheaply as a
 // server built on `HTTPServer` could while still keeping the contract that matters for the
@@ -12,9 +13,15 @@
 //   product's (no middleware: no request log, metrics, request ids or CORS headers);
 // - the body is parsed with the core's own JSON parser, the bearer token compared with the
 //   session's, and the change applied to an in-memory stack of screen names under a lock;
-// - the change is appended to one log file as a JSON line, and the handler waits for the
-//   group commit that wrote it (`write` then `fdatasync`, one per group, on a thread of its own,
-//   the way Redis's appendfsync always shares one fsync among the clients of a loop turn);
+// - the change is queued under the session's lock, and the handler waits for the group commit
+//   that wrote it (one per group, on a thread of its own, the way Redis's appendfsync always
+//   shares one fsync among the clients of a loop turn). With `--log-store file` (the default,
+//   the table's floor) the group is appended to one log file as JSON lines, `write` then
+//   `fdatasync`; with `sqlite` it is one transaction on a new SQLite file (WAL,
+//   synchronous=FULL, the product's `events` table, unique index and log-version check, and
+//   SQLite's automatic checkpoint every `--checkpoint-pages` frames: SQLiteLogStore.swift), to
+//   see what SQLite as the synced log costs by itself; `sqlite-rowid` appends the rows by rowid
+//   alone (no per-session index, so no version check);
 // - the answer is a small JSON object with the session's new version and depth.
 // What it leaves out, a real log-first store would still need: validation against the schema,
 // values and preferences, events and their fan-out to subscribers, idempotency, limits, the
@@ -30,25 +37,38 @@ import Synchronization
     import Glibc
 #endif
 
-/// One log file and the thread that commits to it in groups.
+/// One change as the log keeps it: its session, the version it made, its event's type, and the
+/// bytes the store writes (a JSON line in the file; the event's JSON in the SQLite row).
+struct LogEntry: Sendable {
+    var session: String
+    var version: Int64
+    var type: String
+    var bytes: [UInt8]
+}
+
+/// Where the group commits write: ``commit(_:)`` runs on the log's thread alone, one group at a
+/// time, and returns once the group is durable (or why it is not).
+protocol LogStore: Sendable {
+    /// What a change is logged as; runs on the request's thread.
+    func entry(session: String, version: Int64, pushed: (name: String, values: JSONValue?)?, depth: Int) -> LogEntry
+    func commit(_ entries: [LogEntry]) -> BenchError?
+}
+
+/// The log and the thread that commits it in groups.
 final class GroupLog: Sendable {
     private struct Pending {
-        var bytes: [UInt8] = []
+        var entries: [LogEntry] = []
         var waiters: [CheckedContinuation<Void, any Error>] = []
     }
 
-    private let descriptor: Int32
-    private let syncs: Bool
+    let store: any LogStore
     private let pending = Mutex(Pending())
     private let ready = DispatchSemaphore(value: 0)
     private let groups = Atomic<Int>(0)
 
-    /// Appends are committed in groups by a thread this starts; `syncs` false leaves out the
-    /// `fdatasync` (to see what the rest costs, never to compare with a durable anchor).
-    init(path: String, syncs: Bool) throws {
-        self.syncs = syncs
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw BenchError.system("open(\(path))") }
+    /// Entries are committed to `store` in groups by a thread this starts.
+    init(store: any LogStore) {
+        self.store = store
         let thread = Thread { [self] in run() }
         thread.start()
     }
@@ -56,20 +76,21 @@ final class GroupLog: Sendable {
     /// Groups committed so far.
     var groupCount: Int { groups.load(ordering: .relaxed) }
 
-    /// Returns once `record` is on disk (written and synced).
-    func append(_ record: [UInt8]) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let wasIdle = pending.withLock { pending -> Bool in
-                let wasIdle = pending.waiters.isEmpty
-                pending.bytes.append(contentsOf: record)
-                pending.waiters.append(continuation)
-                return wasIdle
-            }
-            if wasIdle { ready.signal() }
+    /// Queues `entry`; `waiter` resumes once it is committed. Called under the session's lock,
+    /// so that a session's entries reach the store in the order of its versions.
+    func enqueue(_ entry: LogEntry, _ waiter: CheckedContinuation<Void, any Error>) {
+        let wasIdle = pending.withLock { pending -> Bool in
+            let wasIdle = pending.waiters.isEmpty
+            pending.entries.append(entry)
+            pending.waiters.append(waiter)
+            return wasIdle
         }
+        if wasIdle { ready.signal() }
     }
 
     private func run() {
+        // Named, so that its CPU can be read apart (/proc/PID/task/*/comm).
+        nameCurrentThread("group-log")
         while true {
             ready.wait()
             let group = pending.withLock { pending -> Pending in
@@ -77,19 +98,49 @@ final class GroupLog: Sendable {
                 return pending
             }
             if group.waiters.isEmpty { continue }
-            let failure = commit(group.bytes)
+            let failure = store.commit(group.entries)
             groups.add(1, ordering: .relaxed)
             for waiter in group.waiters {
                 if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
             }
         }
     }
+}
 
-    private func commit(_ bytes: [UInt8]) -> BenchError? {
+/// The flat log: each change a JSON line, a group one `write` and one `fdatasync` (the way
+/// Redis's appendfsync always shares one fsync among the clients of a loop turn).
+final class FileLogStore: LogStore, @unchecked Sendable {
+    private let descriptor: Int32
+    private let syncs: Bool
+    /// The group's bytes; touched by the log's thread alone.
+    private var buffer: [UInt8] = []
+
+    /// `syncs` false leaves out the `fdatasync` (to see what the rest costs, never to compare
+    /// with a durable anchor).
+    init(path: String, syncs: Bool) throws {
+        self.syncs = syncs
+        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw BenchError.system("open(\(path))") }
+    }
+
+    func entry(session: String, version: Int64, pushed: (name: String, values: JSONValue?)?, depth: Int) -> LogEntry {
+        let operation = pushed == nil ? "pop" : "push"
+        var record: [UInt8] = []
+        record.reserveCapacity(96)
+        record.append(contentsOf: #"{"session":"#.utf8)
+        JSONValue.writeString(session, to: &record)
+        record.append(contentsOf: #","version":\#(version),"op":"\#(operation)","depth":\#(depth)}"#.utf8)
+        record.append(0x0A)
+        return LogEntry(session: session, version: version, type: operation, bytes: record)
+    }
+
+    func commit(_ entries: [LogEntry]) -> BenchError? {
+        buffer.removeAll(keepingCapacity: true)
+        for entry in entries { buffer.append(contentsOf: entry.bytes) }
         var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { bytes in
+                write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -134,14 +185,19 @@ final class FloorSessions: Sendable {
         case conflict(String)
     }
 
-    /// Applies `change` to the session `id` when `token` is its token.
-    func change(_ id: String, token: Substring, _ change: (inout FloorSession) -> String?) -> Outcome {
+    /// Applies `change` to the session `id` when `token` is its token, then calls `changed` with
+    /// the new version and depth, still under the session's lock.
+    func change(
+        _ id: String, token: Substring, _ change: (inout FloorSession) -> String?,
+        changed: (_ version: Int64, _ depth: Int) -> Void
+    ) -> Outcome {
         shard(id).sessions.withLock { sessions -> Outcome in
             guard var session = sessions[id] else { return .notFound }
             guard session.token.utf8.elementsEqual(token.utf8) else { return .unauthorized }
             if let problem = change(&session) { return .conflict(problem) }
             session.version += 1
             sessions[id] = session
+            changed(session.version, session.screens.count)
             return .changed(version: session.version, depth: session.screens.count)
         }
     }
@@ -152,19 +208,26 @@ struct FloorError: Error {
     var detail: String
 }
 
-func answer(_ outcome: FloorSessions.Outcome, id: String, operation: String, log: GroupLog) async throws -> Response {
+/// Applies `change` to the session `id` and answers once its log entry is committed. The entry is
+/// queued under the session's lock, so a session's entries reach the log in the order of its
+/// versions (the SQLite log checks each against the one before).
+func mutate(
+    _ id: String, _ request: Request, pushed: (name: String, values: JSONValue?)?,
+    _ change: (inout FloorSession) -> String?
+) async throws -> Response {
+    var outcome = FloorSessions.Outcome.notFound
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        outcome = sessions.change(id, token: bearer(request), change) { version, depth in
+            log.enqueue(log.store.entry(session: id, version: version, pushed: pushed, depth: depth), continuation)
+        }
+        if case .changed = outcome { return }
+        continuation.resume()
+    }
     switch outcome {
     case .notFound: throw FloorError(status: .notFound, detail: "no session \(id)")
     case .unauthorized: throw FloorError(status: .unauthorized, detail: "wrong token")
     case .conflict(let detail): throw FloorError(status: .conflict, detail: detail)
     case .changed(let version, let depth):
-        var record: [UInt8] = []
-        record.reserveCapacity(96)
-        record.append(contentsOf: #"{"session":"#.utf8)
-        JSONValue.writeString(id, to: &record)
-        record.append(contentsOf: #","version":\#(version),"op":"\#(operation)","depth":\#(depth)}"#.utf8)
-        record.append(0x0A)
-        try await log.append(record)
         var body: [UInt8] = []
         body.reserveCapacity(48)
         body.append(contentsOf: #"{"version":\#(version),"depth":\#(depth)}"#.utf8)
@@ -192,6 +255,8 @@ var sessionsFile = "floor-sessions.txt"
 var logPath = "floor.log"
 var port = 0
 var syncs = true
+var logStore = "file"
+var checkpointPages = 1_000
 while let argument = arguments.popFirst() {
     let value = arguments.popFirst() ?? ""
     switch argument {
@@ -205,22 +270,54 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         syncs = value == "full"
+    case "--log-store":
+        guard value == "file" || SQLiteLogStore.Shape(rawValue: value) != nil else {
+            FileHandle.standardError.write(Data("--log-store is file, sqlite or sqlite-rowid\n".utf8))
+            exit(2)
+        }
+        logStore = value
+    case "--checkpoint-pages":
+        guard let pages = Int(value), pages >= 0 else {
+            FileHandle.standardError.write(Data("--checkpoint-pages is a count of pages\n".utf8))
+            exit(2)
+        }
+        checkpointPages = pages
     default:
         FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
         exit(2)
     }
 }
 
-let log = try GroupLog(path: logPath, syncs: syncs)
 let sessions = FloorSessions()
+let initialVersion: Int64 = 1
+var ids: [String] = []
 var lines = ""
 for index in 0..<sessionCount {
     let id = "s_floor\(index)"
     let token = "t_\(UInt64.random(in: 0...UInt64.max))"
     // Five screens above the root, as bench-table's sessions have, so that a pop that
     // overtakes its push still finds a screen.
-    sessions.insert(id, FloorSession(token: token, screens: ["Home"] + (0..<5).map { "List\($0)" }))
+    sessions.insert(
+        id, FloorSession(token: token, version: initialVersion, screens: ["Home"] + (0..<5).map { "List\($0)" }))
+    ids.append(id)
     lines += "\(id) \(token)\n"
+}
+let sqliteStore: SQLiteLogStore?
+let log: GroupLog
+do {
+    if let shape = SQLiteLogStore.Shape(rawValue: logStore) {
+        guard syncs else { throw BenchError("--sync off is for the file log alone") }
+        let store = try SQLiteLogStore(
+            path: logPath, shape: shape, checkpointPages: checkpointPages, sessions: ids, version: initialVersion)
+        sqliteStore = store
+        log = GroupLog(store: store)
+    } else {
+        sqliteStore = nil
+        log = GroupLog(store: try FileLogStore(path: logPath, syncs: syncs))
+    }
+} catch {
+    FileHandle.standardError.write(Data("floor-server: \(error)\n".utf8))
+    exit(1)
 }
 try lines.write(toFile: sessionsFile, atomically: true, encoding: .utf8)
 
@@ -231,12 +328,11 @@ router.post("/v1/sessions/{id}/push") { request async throws -> Response in
     guard case .string(let name)? = members["name"], !name.isEmpty else {
         throw FloorError(status: .badRequest, detail: "name must be a non-empty string")
     }
-    let outcome = sessions.change(id, token: bearer(request)) { session in
+    return try await mutate(id, request, pushed: (name, members["values"])) { session in
         guard session.screens.count < 1_000 else { return "the stack is full" }
         session.screens.append(name)
         return nil
     }
-    return try await answer(outcome, id: id, operation: "push", log: log)
 }
 router.post("/v1/sessions/{id}/pop") { request async throws -> Response in
     let id = request.parameters["id"] ?? ""
@@ -248,12 +344,11 @@ router.post("/v1/sessions/{id}/pop") { request async throws -> Response in
         }
         count = Int(clamping: given)
     }
-    let outcome = sessions.change(id, token: bearer(request)) { session in
+    return try await mutate(id, request, pushed: nil) { session in
         guard session.screens.count > count else { return "only \(session.screens.count - 1) screens to pop" }
         session.screens.removeLast(count)
         return nil
     }
-    return try await answer(outcome, id: id, operation: "pop", log: log)
 }
 router.get("/healthz") { _ in Response(status: .ok, headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ok"}"#.utf8)) }
 
@@ -262,7 +357,11 @@ let server = HTTPServer(
     responder: router.buildResponder(),
     errorResponder: { error, _ in
         let (status, detail) =
-            if let error = error as? FloorError { (error.status, error.detail) } else {
+            if let error = error as? FloorError {
+                (error.status, error.detail)
+            } else if let error = error as? BenchError {
+                (HTTPStatus.internalServerError, error.description)  // the log's commit failed
+            } else {
                 (HTTPStatus.badRequest, String(describing: error))
             }
         var body: [UInt8] = Array(#"{"detail":"#.utf8)
@@ -275,3 +374,6 @@ FileHandle.standardOutput.write(Data("listening on http://127.0.0.1:\(server.por
 server.shutdownOnSignals()
 await server.waitUntilStopped()
 print("groups committed: \(log.groupCount)")
+if let sqliteStore {
+    print("changes committed: \(sqliteStore.entriesCommitted), WAL pages written: \(sqliteStore.pagesWritten)")
+}
