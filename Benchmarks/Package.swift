@@ -80,7 +80,7 @@ let package = Package(
             name: "FloorServer",
             dependencies: [
                 "BenchmarkSupport", root("NavigationValues"), root("HTTPServer"), root("NavigationValuesSQLite"),
-                root("NavigationValuesStore"),
+                root("NavigationValuesStore"), root("NavigationValuesWire"),
             ]),
     ]
 )

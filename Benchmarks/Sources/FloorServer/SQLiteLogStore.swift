@@ -3,16 +3,14 @@ import Foundation
 import NavigationValues
 import NavigationValuesSQLite
 import NavigationValuesStore
+import NavigationValuesWire
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The log as a SQLite file, to see what SQLite as the synced log costs by itself: each group one
-/// `BEGIN IMMEDIATE` transaction, each change in a savepoint of it, as the product's writer
-/// commits log-first mutations. The connection is the product's own (`NavigationValuesSQLite`'s
-/// `Database`: foreign keys on, WAL, `synchronous=FULL`, SQLite's default page size and cache), and
+/// `BEGIN IMMEDIATE` transaction of its changes' statements, as the product's writer commits
+/// log-first mutations without idempotency keys (no savepoint per change). The connection is the
+/// product's own (`NavigationValuesSQLite`'s `Database`: foreign keys on, WAL, `synchronous=FULL`,
+/// SQLite's default page size and cache), and
 /// `events` has the product's columns, checks, foreign key and unique index
 /// (Migrations/0001_create_schema.sql and 0009).
 ///
@@ -96,7 +94,7 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
         var json: [UInt8] = []
         json.reserveCapacity(288)
         json.append(contentsOf: #"{"at":""#.utf8)
-        Self.writeTimestamp(to: &json)
+        json.append(contentsOf: Timestamp.string(from: Date()).utf8)
         if let pushed {
             json.append(contentsOf: #"","screen":{"handlers":{},"id":"#.utf8)
             Self.writeScreenID(session, depth - 1, to: &json)
@@ -123,24 +121,22 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
         do {
             try database.inTransaction {
                 for entry in group {
-                    try database.inSavepoint {
-                        let session = DatabaseValue.text(entry.session)
-                        if shape == .product {
-                            let latest = try database.fetchOne(Self.logVersion, [session]) { $0.int64(0) }
-                            guard latest == entry.version - 1 else {
-                                throw BenchError(
-                                    "\(entry.session) is at \(latest.map(String.init) ?? "no row"), not \(entry.version - 1)"
-                                )
-                            }
+                    let session = DatabaseValue.text(entry.session)
+                    if shape == .product {
+                        let latest = try database.fetchOne(Self.logVersion, [session]) { $0.int64(0) }
+                        guard latest == entry.version - 1 else {
+                            throw BenchError(
+                                "\(entry.session) is at \(latest.map(String.init) ?? "no row"), not \(entry.version - 1)"
+                            )
                         }
-                        try database.execute(
-                            Self.insertEvent,
-                            [
-                                session, .integer(entry.version), .text(entry.type),
-                                .text(String(decoding: entry.bytes, as: UTF8.self)), .integer(at),
-                                .integer(entry.bytes.count),
-                            ])
                     }
+                    try database.execute(
+                        Self.insertEvent,
+                        [
+                            session, .integer(entry.version), .text(entry.type),
+                            .text(String(decoding: entry.bytes, as: UTF8.self)), .integer(at),
+                            .integer(entry.bytes.count),
+                        ])
                 }
             }
         } catch let error as BenchError {
@@ -161,38 +157,5 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
         output.append(0x22)
         output.append(contentsOf: id)
         output.append(0x22)
-    }
-
-    /// The current time as RFC 3339 with milliseconds, UTC (`2026-12-04T16:23:14.662Z`).
-    private static func writeTimestamp(to output: inout [UInt8]) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var fields = tm()
-        gmtime_r(&seconds, &fields)
-        func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                output.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(fields.tm_year) + 1900, 4)
-        output.append(UInt8(ascii: "-"))
-        digits(Int(fields.tm_mon) + 1, 2)
-        output.append(UInt8(ascii: "-"))
-        digits(Int(fields.tm_mday), 2)
-        output.append(UInt8(ascii: "T"))
-        digits(Int(fields.tm_hour), 2)
-        output.append(UInt8(ascii: ":"))
-        digits(Int(fields.tm_min), 2)
-        output.append(UInt8(ascii: ":"))
-        digits(Int(fields.tm_sec), 2)
-        output.append(UInt8(ascii: "."))
-        digits(now.tv_nsec / 1_000_000, 3)
-        output.append(UInt8(ascii: "Z"))
     }
 }
