@@ -13,13 +13,21 @@ extension SQLSessionStore {
     ///
     /// With `isLogFirst` (``writesBehind(_:)``), each mutation writes its event and idempotency
     /// record only, checked against the version its log reaches; its state is written behind.
+    ///
+    /// `known` holds log versions this process's own commits reached (``LogVersions``): a
+    /// log-first mutation made from the one known for its session is not checked again in SQL.
     func plan(_ mutations: [StoredMutation], isLogFirst: Bool = false) throws -> PlannedWrite {
+        var known = LogVersions()
+        return try plan(mutations, isLogFirst: isLogFirst, known: &known)
+    }
+
+    func plan(_ mutations: [StoredMutation], isLogFirst: Bool, known: inout LogVersions) throws -> PlannedWrite {
         if isLogFirst {
             // Every mutation's steps into one array, sized once (a version check, an event, and
             // two statements for an idempotency record at most).
             var steps: [WriteStep] = []
             steps.reserveCapacity(4 * mutations.count)
-            for mutation in mutations { try appendLogSteps(for: mutation, to: &steps) }
+            for mutation in mutations { try appendLogSteps(for: mutation, to: &steps, known: &known) }
             return PlannedWrite(mutations: mutations, steps: steps)
         }
         let session = mutations.first?.session
@@ -79,8 +87,9 @@ extension SQLSessionStore {
     }
 
     /// Appends the statements of a log-first mutation: the check that the session's log is at
-    /// the version it was made from, its event, its idempotency record.
-    func appendLogSteps(for mutation: StoredMutation, to steps: inout [WriteStep]) throws {
+    /// the version it was made from (none when `known` says so, ``LogVersions/take(_:at:)``),
+    /// its event, its idempotency record.
+    func appendLogSteps(for mutation: StoredMutation, to steps: inout [WriteStep], known: inout LogVersions) throws {
         guard mutation.event.session == mutation.session,
             mutation.snapshot.map({ $0.session == mutation.session }) ?? true
         else {
@@ -89,8 +98,11 @@ extension SQLSessionStore {
         }
         let session = DatabaseValue.text(mutation.session.rawValue)
         let event = mutation.event
-        steps.append(
-            WriteStep(text.expectLogVersion, [session], check: .logVersion(mutation.session, expected: event.seq - 1)))
+        if !known.take(mutation.session, at: event.seq - 1) {
+            steps.append(
+                WriteStep(
+                    text.expectLogVersion, [session], check: .logVersion(mutation.session, expected: event.seq - 1)))
+        }
         steps.append(
             WriteStep(
                 text.insertEvent,
@@ -253,6 +265,51 @@ extension SQLSessionStore {
         } catch {
             throw StoreError(code: .invalidData, message: "cannot encode headers as JSON: \(error)")
         }
+    }
+}
+
+/// The version each session's event log reached at this process's latest log-first commit of
+/// it, where this process is its file's only writer (SQLite): a log-first mutation made from
+/// that version needs no read of the log to check it (a `max(seq)` over the session's events,
+/// about a tenth of the writer's time per mutation). Only what a commit proved is kept: an entry
+/// is taken out when a batch plans a mutation on it, and put back with the version the mutation
+/// reached only once its transaction committed, so a failed or rolled-back write, a second
+/// writer of the session in the same batch, a purge or a write that is not log-first leaves the
+/// session unknown, and its next mutation is checked in SQL as before. A session unknown here
+/// (after a restart, or once the table was cleared at its bound) is always checked in SQL.
+struct LogVersions: Sendable {
+    /// The most sessions kept; past it the table starts again empty (each session then costs
+    /// one check in SQL to be known again).
+    static let bound = 100_000
+    private var versions: [SessionID: Int64] = [:]
+
+    /// Whether the log of `session` is known to be at `version`; the session is unknown after
+    /// this, until ``record(_:isCommitted:)`` says what its commit reached.
+    mutating func take(_ session: SessionID, at version: Int64) -> Bool {
+        versions.removeValue(forKey: session) == version
+    }
+
+    /// After a batch: what the committed log-first mutations of one request reached; with
+    /// `isCommitted` false (a failure, or a write that is not log-first), their sessions and
+    /// those they purge are unknown.
+    mutating func record(_ mutations: [StoredMutation], isCommitted: Bool) {
+        for mutation in mutations {
+            if isCommitted {
+                versions[mutation.session] = mutation.event.seq
+            } else {
+                versions[mutation.session] = nil
+                for case .purgeSession(let id) in mutation.changes { versions[id] = nil }
+            }
+        }
+        if versions.count > Self.bound { versions = [:] }
+    }
+
+    /// The table, leaving an empty one in its place (the writer works on its own copy while it
+    /// plans and runs a batch).
+    mutating func take() -> LogVersions {
+        var taken = LogVersions()
+        swap(&taken, &self)
+        return taken
     }
 }
 

@@ -44,6 +44,12 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
     /// Whether a session's state may be behind its log with no changes held here to catch it up
     /// (until the first ``settleState()``): an earlier process may have stopped before writing it.
     let mayLagItsLog: Mutex<Bool>
+    /// The version each session's event log reached at its latest log-first commit (``LogVersions``),
+    /// kept only where this process is the file's only writer (``remembersLogVersions``).
+    let logVersions = Mutex(LogVersions())
+    /// False where other instances write (and where turns commit outside the group commit: only
+    /// such drivers hold connections for them).
+    let remembersLogVersions: Bool
 
     /// A store on `driver`'s database, which the driver opened (and migrated).
     public init(driver: Driver) {
@@ -52,6 +58,7 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
         splitsSessionUpdate = driver.dialect.rewritesIndexOnAssignment
         options = driver.options
         mayLagItsLog = Mutex(!driver.isShared)
+        remembersLogVersions = !driver.isShared
     }
 
     /// Opens a store on the driver `open` makes, on a thread of its own rather than the caller's:
@@ -137,10 +144,13 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
         var writes: [PlannedWrite] = []
         var positions: [Int] = []
         var isLogFirst = [Bool](repeating: false, count: batch.count)
+        writes.reserveCapacity(batch.count)
+        positions.reserveCapacity(batch.count)
+        var known = remembersLogVersions ? logVersions.withLock { $0.take() } : LogVersions()
         for (index, request) in batch.enumerated() {
             do {
                 isLogFirst[index] = writesBehind(request.mutations)
-                writes.append(try plan(request.mutations, isLogFirst: isLogFirst[index]))
+                writes.append(try plan(request.mutations, isLogFirst: isLogFirst[index], known: &known))
                 positions.append(index)
             } catch {
                 results[index] = .failure(error)
@@ -152,6 +162,13 @@ public final class SQLSessionStore<Driver: SQLDriver>: SessionStore {
             }
         }
         let final = results.map { $0 ?? .failure(StoreError(code: .failed, message: "the mutation was not run")) }
+        if remembersLogVersions {
+            for (index, result) in final.enumerated() {
+                let isCommitted = if case .success = result { isLogFirst[index] } else { false }
+                known.record(batch[index].mutations, isCommitted: isCommitted)
+            }
+            logVersions.withLock { $0 = known }
+        }
         let finished = ContinuousClock.now
         if let outcome = WriteOutcome.of(final, at: finished) { lastWrite.withLock { $0 = outcome } }
         figures.withLock { metrics in
