@@ -29,10 +29,42 @@ import Testing
                 try await store.commit(sample.mutation(3, [.setValue(sample.root, key: "a", json: "3")]))
             }
             #expect(Self.isCheckedInSQL(error, at: 3, not: 2), "\(String(describing: error))")
-            // Still known after the refusal: the next mutation from version 3 commits.
+            // The refusal leaves the session to the check in SQL, which the next one from 3 passes.
             try await store.commit(sample.mutation(4, [.setValue(sample.root, key: "a", json: "4")]))
             #expect(try await store.events(of: sample.id, after: 0, limit: 10).map(\.seq) == [1, 2, 3, 4])
             #expect(try #require(try await store.loadSession(sample.id)).screens[0].values == ["a": "4"])
+        }
+    }
+
+    /// Another writer of the file (`prune` may run beside a server) appends to a session this
+    /// store remembers: the store's next mutation of it, made from the version it remembers, is
+    /// refused by the events' unique key as a conflict (the session's actor then reloads it), and
+    /// the one after is checked in SQL.
+    @Test func anotherWriterOfTheFileMakesTheRememberedVersionAConflict() async throws {
+        try await withWriteBehindStore(Self.held) { store, path in
+            let sample = SampleSession()
+            try await store.commit(sample.creation)
+            try await store.commit(sample.mutation(2, [.setValue(sample.root, key: "a", json: "1")]))
+            // Another connection to the file appends the session's next event, as `prune` ends a session.
+            do {
+                let other = try Database(path: path)
+                let latest = try other.fetchOne(
+                    "SELECT max(seq) FROM events WHERE session = ?1", [.text(sample.id.rawValue)]) { $0.int64(0) }
+                #expect(latest == 2)
+                _ = try other.execute(
+                    "INSERT INTO events (session, seq, type, json, at, bytes) VALUES (?1, 3, 'session.ended', '{}', 0, 2)",
+                    [.text(sample.id.rawValue)])
+            }  // closed here
+            let error = await expectStoreError(.conflict) {
+                try await store.commit(sample.mutation(3, [.setValue(sample.root, key: "a", json: "mine")]))
+            }
+            #expect(error?.resultCode == 2067, "\(String(describing: error))")  // SQLITE_CONSTRAINT_UNIQUE
+            let again = await expectStoreError(.conflict) {
+                try await store.commit(sample.mutation(3, [.setValue(sample.root, key: "a", json: "mine")]))
+            }
+            #expect(Self.isCheckedInSQL(again, at: 3, not: 2), "\(String(describing: again))")
+            try await store.commit(sample.mutation(4, [.setValue(sample.root, key: "a", json: "4")]))
+            #expect(try await store.events(of: sample.id, after: 0, limit: 10).map(\.seq) == [1, 2, 3, 4])
         }
     }
 
