@@ -15,6 +15,7 @@
 #   GET /healthz (the product's chain: request logging and metrics) vs nginx `return 204`  goal >= 0.85
 #   push and pop p99 paced at half the --sync full peak vs Redis appendfsync always's p99 at the
 #     same paced load (scripts/bench-table/paced-load.c)                                 goal: no worse
+#     and the SQLite-log floor's p99 at the same load beside Redis's                   (information)
 #   bytes per resident session, 100,000 sessions of 5 screens x 3 values, all resident
 #     (api-bench, Benchmarks/Thresholds/api.json)                                        goal <= 2 KB
 #   1,000 SSE subscribers of one session, 50 pushes: p99 of the event at the last subscriber after
@@ -45,8 +46,8 @@
 #   --allocs       instead of the table: heap allocations per request (push/pop, GET session,
 #                  /healthz) in the server, counted by scripts/bench-table/count-allocs.c (LD_PRELOAD)
 #   --only-paced   instead of the table: the paced phase alone, `--rounds` times (ours with --sync
-#                  full, nginx 204 and Redis always, each for DURATION at the same rate), then the
-#                  medians; about 1 + 4 x DURATION x rounds s
+#                  full, nginx 204, Redis always and the SQLite-log floor, each for DURATION at the
+#                  same rate), then the medians; about 1 + 5 x DURATION x rounds s
 #   --rate N       with --only-paced: requests/s in all, instead of half the peak of one wrk run of
 #                  push/pop (--sync full, DURATION): a fixed rate compares builds on a shared machine
 #   --syncs        with --only-paced: `perf trace` of the server's fdatasync/fsync during each of its
@@ -352,6 +353,16 @@ if [ "$mode" = paced ]; then
         location / { return 204; }
     }"
     start_redis_always
+    # The SQLite-log floor (floor-server --log-store sqlite): what the same paced load's p99 is
+    # with SQLite as the synced log and nothing else.
+    swift build --package-path Benchmarks -c release --product floor-server >/dev/null
+    mkdir -p "$work/floorsql"
+    "$(swift build --package-path Benchmarks -c release --show-bin-path)/floor-server" --sessions 1000 \
+        --sessions-file "$work/sessions-floorsql" --log "$work/floorsql/log.sqlite" --log-store sqlite \
+        >"$work/floorsql/out" 2>"$work/floorsql/err" &
+    pids+=($!)
+    await_listening floorsql
+    pushpop floorsql 2 64 2s >/dev/null
     pushpop full 2 64 2s >/dev/null
     if [ -n "$paced_rate" ]; then
         paced_at="$paced_rate"
@@ -405,10 +416,12 @@ fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); t = time.monotonic(); os.fd
         fi
         paced "nginx 204" "   (the floor: same load, an answer that does nothing)" "$nginx_paced_port" "$work/sessions-full"
         paced "redis always" "   (the anchor: LPUSH / LPOP, appendfsync always)" "$redis_port" "$work/sessions-full" redis
+        paced "floor sqlite" "   (the SQLite-log floor: push/pop in memory, one SQLite commit per group)" \
+            "$port_floorsql" "$work/sessions-floorsql"
     done
     echo
     echo "== medians of $rounds rounds at $paced_at requests/s (each run p50/p90/p99 ms), load now $(load)"
-    for label in "--sync full" "nginx 204" "redis always"; do
+    for label in "--sync full" "nginx 204" "redis always" "floor sqlite"; do
         for kind in push pop; do
             median_of() { printf '%s\n' ${paced_all[$label/$kind]} | cut -d/ -f"$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
             printf '%-14s %-4s p50 %7s  p90 %7s  p99 %7s ms   runs:%s\n' "$label" "$kind" "$(median_of 1)" "$(median_of 2)" "$(median_of 3)" "${paced_all[$label/$kind]}"
@@ -599,6 +612,9 @@ paced "nginx 204" "   (the anchor: same load, an answer that does nothing)" "$ng
 # redis-server with appendfsync always (LPUSH and LPOP on a list per session, same schedule): what a
 # durable write's p99 is on this machine's disk when the store is Redis; the goal is ours no worse.
 paced "redis always" "   (the anchor: LPUSH / LPOP, appendfsync always)" "$redis_port" "$work/sessions-full" redis
+# The SQLite-log floor at the same load: the p99 of SQLite as the synced log with nothing else.
+paced "floor sqlite" "   (the SQLite-log floor: push/pop in memory, one SQLite commit per group)" \
+    "$port_floorsql" "$work/sessions-floorsql"
 
 # Memory per resident session and fan-out, measured by the benchmarks package (in-process
 # servers of the same release code), each figure with its threshold and verdict in
@@ -647,6 +663,11 @@ for kind in push pop; do
     ceiling "paced $kind p99 at half peak, --sync full" "${paced_p99[--sync full/$kind]:-} ms ($half/s)" \
         "redis always, same load: ${paced_p99[redis always/$kind]:-} ms" "${paced_p99[--sync full/$kind]:-}" \
         "${paced_p99[redis always/$kind]:-0}"
+done
+for kind in push pop; do
+    row "paced $kind p99, SQLite-log floor" "${paced_p99[floor sqlite/$kind]:-} ms ($half/s)" \
+        "redis always, same load: ${paced_p99[redis always/$kind]:-} ms" "${paced_p99[floor sqlite/$kind]:-0}" \
+        "${paced_p99[redis always/$kind]:-1}"
 done
 resident="$(figure api.maxBytesPerResidentSession)"
 ceiling "bytes per resident session (100,000)" "${resident%.*} B" "api-bench, 5 screens x 3 values" "$resident" 2048
