@@ -12,12 +12,12 @@ import Synchronization
 /// product's own (`NavigationValuesSQLite`'s `Database`: foreign keys on, WAL, `synchronous=FULL`,
 /// SQLite's default page size and cache), and
 /// `events` has the product's columns, checks, foreign key and unique index
-/// (Migrations/0001_create_schema.sql and 0009).
+/// (created by the product's own migrations).
 ///
 /// What differs from the product's store: checkpoints are SQLite's automatic ones, inside the commit
 /// that crosses `checkpointPages` frames (the product turns those off and checkpoints on a thread of
-/// its own, finishing on the writer between batches); `sessions` has only the columns the checks
-/// read; a failed change fails its whole group; no state rows are written behind the log.
+/// its own, finishing on the writer between batches); the sessions' rows have only the columns a
+/// session needs; a failed change fails its whole group; no state rows are written behind the log.
 final class SQLiteLogStore: LogStore, @unchecked Sendable {
     /// How `events` is keyed.
     enum Shape: String {
@@ -58,25 +58,28 @@ final class SQLiteLogStore: LogStore, @unchecked Sendable {
         try database.enableWriteAheadLog(synchronous: .full)
         // PRAGMA arguments cannot be bound; the value is an integer.
         try database.execute("PRAGMA wal_autocheckpoint = \(max(0, checkpointPages))")
-        try database.executeScript(
-            """
-            CREATE TABLE sessions (
-                id      TEXT    PRIMARY KEY NOT NULL,
-                version INTEGER NOT NULL CHECK (version >= 0)
-            ) STRICT;
-            CREATE TABLE events (
-                session TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-                seq     INTEGER NOT NULL CHECK (seq >= 1),
-                type    TEXT    NOT NULL,
-                json    TEXT    NOT NULL CHECK (json_valid(json)),
-                at      INTEGER NOT NULL,
-                bytes   INTEGER CHECK (bytes >= 0)\(shape == .product ? ",\n    UNIQUE (session, seq)" : "")
-            ) STRICT;
-            """)
+        // The product's schema, by its own migrations; for `rowid`, `events` again without its
+        // unique key (its definition read back from the file, that clause left out).
+        _ = try Migrator().migrate(database)
+        if shape == .rowid {
+            let definition = try database.fetchOne(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'") { $0.string(0) }
+            guard let definition, definition.contains("UNIQUE (session, seq)") else {
+                throw BenchError("the events table's definition has no UNIQUE (session, seq) to leave out")
+            }
+            // A constraint that always holds in the key's place keeps the definition's shape.
+            try database.executeScript(
+                "DROP TABLE events; " + definition.replacingOccurrences(of: "UNIQUE (session, seq)", with: "CHECK (1)")
+                    + ";")
+        }
         try database.inTransaction {
             for session in sessions {
+                // The token's hash is unique: the session's id stands in for it.
                 try database.execute(
-                    "INSERT INTO sessions (id, version) VALUES (?1, ?2)", [.text(session), .integer(version)])
+                    """
+                    INSERT INTO sessions (id, version, state, token_hash, created_at, updated_at)
+                    VALUES (?1, ?2, 'active', ?1, 0, 0)
+                    """, [.text(session), .integer(version)])
             }
         }
         basePages = database.pagesWritten
