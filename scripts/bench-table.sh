@@ -152,6 +152,19 @@ await_listening() {
     eval "port_$name=$(sed -n 's/^listening on http:\/\/127.0.0.1://p' "$work/$name/out")"
 }
 
+# Starts floor-server ("$benchmarks_bin", built beforehand) with 1,000 sessions of its own on
+# $work/NAME, their ids and tokens in $work/sessions-NAME, and ARGS... (its log's options); sets
+# `port_<name>`.
+start_floor() { # start_floor NAME ARGS...
+    local name="$1"
+    shift
+    mkdir -p "$work/$name"
+    "$benchmarks_bin/floor-server" --sessions 1000 --sessions-file "$work/sessions-$name" "$@" \
+        >"$work/$name/out" 2>"$work/$name/err" &
+    pids+=($!)
+    await_listening "$name"
+}
+
 # 1,000 sessions with five screens above the root each (so that a pop never finds only the root,
 # even when it overtakes its push, or when a push was cut off at the end of an earlier run),
 # created over 16 keep-alive connections; writes "id token" lines to FILE.
@@ -356,12 +369,8 @@ if [ "$mode" = paced ]; then
     # The SQLite-log floor (floor-server --log-store sqlite): what the same paced load's p99 is
     # with SQLite as the synced log and nothing else.
     swift build --package-path Benchmarks -c release --product floor-server >/dev/null
-    mkdir -p "$work/floorsql"
-    "$(swift build --package-path Benchmarks -c release --show-bin-path)/floor-server" --sessions 1000 \
-        --sessions-file "$work/sessions-floorsql" --log "$work/floorsql/log.sqlite" --log-store sqlite \
-        >"$work/floorsql/out" 2>"$work/floorsql/err" &
-    pids+=($!)
-    await_listening floorsql
+    benchmarks_bin="$(swift build --package-path Benchmarks -c release --show-bin-path)"
+    start_floor floorsql --log "$work/floorsql/log.sqlite" --log-store sqlite
     pushpop floorsql 2 64 2s >/dev/null
     pushpop full 2 64 2s >/dev/null
     if [ -n "$paced_rate" ]; then
@@ -490,16 +499,8 @@ for product in floor-server api-bench events-bench; do
     swift build --package-path Benchmarks -c release --product "$product" >/dev/null
 done
 benchmarks_bin="$(swift build --package-path Benchmarks -c release --show-bin-path)"
-mkdir -p "$work/floor"
-"$benchmarks_bin/floor-server" --sessions 1000 --sessions-file "$work/sessions-floor" --log "$work/floor/log" \
-    >"$work/floor/out" 2>"$work/floor/err" &
-pids+=($!)
-await_listening floor
-mkdir -p "$work/floorsql"
-"$benchmarks_bin/floor-server" --sessions 1000 --sessions-file "$work/sessions-floorsql" \
-    --log "$work/floorsql/log.sqlite" --log-store sqlite >"$work/floorsql/out" 2>"$work/floorsql/err" &
-pids+=($!)
-await_listening floorsql
+start_floor floor --log "$work/floor/log"
+start_floor floorsql --log "$work/floorsql/log.sqlite" --log-store sqlite
 
 # The session GET's bytes as nginx's static file, and its configuration.
 create_read_session "$port_normal"
